@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { basicAuth, httpUrl, timeoutsSchema, tlsSchema } from './common-schema.js';
+
+const system = z
+  .strictObject({
+    /** The value documents carry in `erpHttpContent:source`. */
+    name: z.string().min(1),
+    client: z.string().regex(/^\d{3}$/, 'must be a three-digit SAP client, e.g. "100"'),
+    language: z.string().length(2).optional(),
+    /** SOAP-RFC service, e.g. `https://sap.example.com:44300/sap/bc/soap/rfc`. */
+    rfc: z.strictObject({ url: httpUrl, auth: basicAuth }).optional(),
+    /** Gateway/OData host, e.g. `https://sap.example.com:44300`. */
+    rest: z.strictObject({ url: httpUrl, auth: basicAuth, csrf: z.boolean().default(true) }).optional(),
+    tls: tlsSchema,
+    timeouts: timeoutsSchema,
+    maxConcurrentCalls: z.number().int().min(1).max(64).default(4),
+  })
+  .refine((s) => s.rfc !== undefined || s.rest !== undefined, { message: 'needs an rfc or a rest connection' });
+
+/** `config/erpHttp.yaml`: the ERP systems, by name. */
+export const erpSchema = z.strictObject({
+  systems: z.array(system).min(1),
+});
+
+export type ErpConfig = z.infer<typeof erpSchema>;
+export type ErpSystemConfig = ErpConfig['systems'][number];

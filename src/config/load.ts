@@ -1,0 +1,130 @@
+import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError, type ConfigProblem } from '../errors.js';
+import { erpSchema, type ErpConfig } from './erp-schema.js';
+import { resolveReferences } from './secrets.js';
+import { storageSchema, type StorageConfig } from './storage-schema.js';
+import { taskSchema, type TaskConfig } from './task-schema.js';
+
+export interface Config {
+  storage: StorageConfig;
+  erp: ErpConfig;
+  tasks: TaskConfig[];
+}
+
+export interface ConfigLocation {
+  configDir: string;
+  /** Defaults to the `jobs` folder beside the config folder. */
+  jobsDir?: string;
+}
+
+export function configLocation(options: { config?: string; jobs?: string }): Required<ConfigLocation> {
+  const configDir = resolve(options.config ?? process.env.CONNECT2ERP_CONFIG ?? 'config');
+  const jobsDir = resolve(options.jobs ?? process.env.CONNECT2ERP_JOBS ?? join(dirname(configDir), 'jobs'));
+  return { configDir, jobsDir };
+}
+
+/** Read one YAML file, resolve its secret references and validate it; problems are collected. */
+function displayName(path: string): string {
+  return relative(process.cwd(), path) || path;
+}
+
+function loadFile<T extends z.ZodType>(path: string, schema: T, problems: ConfigProblem[]): z.infer<T> | undefined {
+  const file = displayName(path);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    problems.push({ file, path: '', message: 'cannot read the file' });
+    return undefined;
+  }
+  const document = parseDocument(text, { prettyErrors: false });
+  if (document.errors.length > 0) {
+    for (const error of document.errors) {
+      const at = error.linePos?.[0];
+      problems.push({ file, path: '', message: `${at ? `line ${at.line}, column ${at.col}: ` : ''}${error.message.split('\n')[0]}` });
+    }
+    return undefined;
+  }
+  const resolved = resolveReferences(document.toJS(), file, problems);
+  const result = schema.safeParse(resolved ?? {});
+  if (!result.success) {
+    for (const issue of result.error.issues) problems.push({ file, path: issue.path.join('.'), message: issue.message });
+    return undefined;
+  }
+  checkCaFiles(result.data, file, problems);
+  return result.data;
+}
+
+/** A configured CA file must be readable now, not at the first HTTPS call. */
+function checkCaFiles(tree: unknown, file: string, problems: ConfigProblem[], path: string[] = []): void {
+  if (tree === null || typeof tree !== 'object') return;
+  for (const [key, value] of Object.entries(tree)) {
+    if (key === 'caFile' && typeof value === 'string') {
+      try {
+        accessSync(value, constants.R_OK);
+      } catch {
+        problems.push({ file, path: [...path, key].join('.'), message: `cannot read ${value}` });
+      }
+    } else {
+      checkCaFiles(value, file, problems, [...path, key]);
+    }
+  }
+}
+
+function listTaskFiles(jobsDir: string, problems: ConfigProblem[]): string[] {
+  try {
+    return readdirSync(jobsDir)
+      .filter((name) => /\.ya?ml$/.test(name))
+      .sort()
+      .map((name) => join(jobsDir, name));
+  } catch {
+    problems.push({ file: displayName(jobsDir), path: '', message: 'cannot read the jobs folder' });
+    return [];
+  }
+}
+
+/** Checks that span files: names are unique and every task's ERP systems exist with its transport. */
+function crossCheck(erpFile: string, erp: ErpConfig, tasks: Array<{ file: string; task: TaskConfig }>, problems: ConfigProblem[]): void {
+  const systems = new Map(erp.systems.map((s) => [s.name, s]));
+  if (systems.size !== erp.systems.length) {
+    problems.push({ file: erpFile, path: 'systems', message: 'system names must be unique' });
+  }
+  const seen = new Map<string, string>();
+  for (const { file, task } of tasks) {
+    const other = seen.get(task.name);
+    if (other !== undefined) problems.push({ file, path: 'name', message: `task name "${task.name}" is also used by ${other}` });
+    seen.set(task.name, file);
+    const names = task.systems ?? [...systems.keys()];
+    names.forEach((name, i) => {
+      const system = systems.get(name);
+      const path = task.systems ? `systems.${i}` : 'function';
+      if (system === undefined) {
+        problems.push({ file, path, message: `ERP system "${name}" is not defined in erpHttp.yaml` });
+      } else if ((task.function === 'RFC' ? system.rfc : system.rest) === undefined) {
+        problems.push({ file, path, message: `ERP system "${name}" has no ${task.function === 'RFC' ? 'rfc' : 'rest'} connection` });
+      }
+    });
+  }
+}
+
+/**
+ * Load and validate `storage.yaml`, `erpHttp.yaml` and `jobs/*.yaml`. Contacts no server.
+ * Throws one ConfigError listing every problem with its file and key path.
+ */
+export function loadConfig(location: Required<ConfigLocation>): Config {
+  const problems: ConfigProblem[] = [];
+  const storage = loadFile(join(location.configDir, 'storage.yaml'), storageSchema, problems);
+  const erpPath = join(location.configDir, 'erpHttp.yaml');
+  const erp = loadFile(erpPath, erpSchema, problems);
+  const tasks: Array<{ file: string; task: TaskConfig }> = [];
+  for (const path of listTaskFiles(location.jobsDir, problems)) {
+    const task = loadFile(path, taskSchema, problems);
+    if (task) tasks.push({ file: displayName(path), task });
+  }
+  if (erp) crossCheck(displayName(erpPath), erp, tasks, problems);
+  if (problems.length > 0 || !storage || !erp) throw new ConfigError(problems);
+  return { storage, erp, tasks: tasks.map((t) => t.task) };
+}

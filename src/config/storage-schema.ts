@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { basicAuth, httpUrl, timeoutsSchema, tlsSchema } from './common-schema.js';
+
+/** `config/storage.yaml`: how to reach the content repository. */
+export const storageSchema = z.strictObject({
+  /** Base URL of the server, e.g. `https://nuxeo.example.com/nuxeo`. */
+  url: httpUrl,
+  apiPath: z.string().startsWith('/').default('/api/v1'),
+  auth: z.discriminatedUnion('type', [
+    basicAuth.extend({ type: z.literal('basic') }),
+    z.strictObject({ type: z.literal('token'), token: z.string().min(1) }),
+  ]),
+  /** Folder holding the mapping file (spec §2.1). */
+  adminPath: z.string().regex(/^\/\S*$/, 'must be an absolute repository path'),
+  /** Principals allowed to read the mapping file; anyone else is reported (spec §5.2). */
+  administrators: z.array(z.string().min(1)).min(1).default(['Administrator', 'administrators']),
+  tls: tlsSchema,
+  timeouts: timeoutsSchema,
+  maxConcurrentRequests: z.number().int().min(1).max(64).default(8),
+  pageSize: z.number().int().min(1).max(1000).default(100),
+  retries: z.number().int().min(0).max(10).default(3),
+});
+
+export type StorageConfig = z.infer<typeof storageSchema>;

@@ -1,0 +1,56 @@
+import winston from 'winston';
+
+const secrets = new Set<string>();
+const SECRET_KEYS = /pass(word)?|token|secret|authorization|cookie/i;
+
+/** Remember a secret value so that it is masked wherever it would appear in a log line. */
+export function registerSecret(value: string): void {
+  if (value.length >= 4) secrets.add(value);
+}
+
+function mask(text: string): string {
+  let masked = text;
+  for (const secret of secrets) masked = masked.split(secret).join('***');
+  return masked;
+}
+
+function redact(value: unknown, key = ''): unknown {
+  if (SECRET_KEYS.test(key) && value !== undefined && value !== null) return '***';
+  if (typeof value === 'string') return mask(value);
+  if (Array.isArray(value)) return value.map((item) => redact(item));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v, k)]));
+  }
+  return value;
+}
+
+const redactFormat = winston.format((info) => {
+  for (const key of Object.keys(info)) info[key] = redact(info[key], key === 'message' ? '' : key);
+  return info;
+});
+
+const readable = winston.format.printf(({ level, message, timestamp, ...fields }) => {
+  const extra = Object.entries(fields)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
+  return `${String(timestamp)} ${level} ${String(message)}${extra === '' ? '' : ` ${extra}`}`;
+});
+
+/**
+ * One logger for the process: JSON lines when stderr is not a terminal (containers, CI),
+ * readable lines on a terminal. Secrets are masked by key name and by registered value.
+ */
+export function createLogger(options: { level?: string; json?: boolean } = {}): winston.Logger {
+  const json = options.json ?? !process.stderr.isTTY;
+  return winston.createLogger({
+    level: options.level ?? process.env.CONNECT2ERP_LOG_LEVEL ?? 'info',
+    format: winston.format.combine(
+      redactFormat(),
+      winston.format.timestamp(),
+      json ? winston.format.json() : readable,
+    ),
+    transports: [new winston.transports.Stream({ stream: process.stderr })],
+  });
+}
+
+export type Logger = winston.Logger;

@@ -1,0 +1,50 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** One injected failure: matched by method and a substring of the path, used `times` times. */
+export interface FaultRule {
+  method?: string;
+  path?: string;
+  times?: number;
+  /** Answer with this status instead of handling the request. */
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Wait this long before answering (or before handling, when no status is given): a time-out. */
+  delayMs?: number;
+  /** Close the connection without answering. */
+  drop?: boolean;
+}
+
+/** Latency and faults, shared by both sandboxes, for tests and benchmarks. */
+export class Faults {
+  latencyMs = 0;
+  private rules: Array<FaultRule & { left: number }> = [];
+
+  add(rule: FaultRule): void {
+    this.rules.push({ ...rule, left: rule.times ?? 1 });
+  }
+
+  clear(): void {
+    this.rules = [];
+  }
+
+  /** Returns true when the request was answered (or dropped) by a fault. */
+  async apply(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    if (this.latencyMs > 0) await sleep(this.latencyMs);
+    const rule = this.rules.find(
+      (r) => r.left > 0 && (r.method === undefined || r.method === req.method) && (r.path === undefined || (req.url ?? '').includes(r.path)),
+    );
+    if (rule === undefined) return false;
+    rule.left--;
+    if (rule.delayMs !== undefined) await sleep(rule.delayMs);
+    if (rule.drop) {
+      req.socket.destroy();
+      return true;
+    }
+    if (rule.status === undefined) return false;
+    res.writeHead(rule.status, rule.headers ?? { 'Content-Type': 'text/plain' });
+    res.end(rule.body ?? '');
+    return true;
+  }
+}

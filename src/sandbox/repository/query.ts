@@ -1,0 +1,279 @@
+import { parseQuery, NxqlSyntaxError, type Condition, type Literal, type Query } from '../../nxql/parse.js';
+import { RepositoryError, type Actor, type Store, type StoredDoc } from './store.js';
+
+const ECM_BOOLEANS = new Set(['ecm:isVersion', 'ecm:isProxy', 'ecm:isTrashed', 'ecm:isCheckedIn', 'ecm:isLatestVersion', 'ecm:isLatestMajorVersion']);
+const ECM_STRINGS = new Set(['ecm:uuid', 'ecm:name', 'ecm:primaryType', 'ecm:currentLifeCycleState', 'ecm:lockOwner', 'ecm:parentId', 'ecm:ancestorId', 'ecm:path', 'ecm:mixinType']);
+const OPERATOR_LIMITS: Record<string, string[]> = {
+  'ecm:path': ['=', '<>', 'startswith'],
+  'ecm:parentId': ['=', '<>'],
+  'ecm:ancestorId': ['=', '<>'],
+  'ecm:mixinType': ['=', '<>', 'in'],
+};
+
+/** Query errors are 400s with the parser's message, never a crash. */
+function invalid(message: string): RepositoryError {
+  return new RepositoryError(400, `Failed to execute query: ${message}`);
+}
+
+function operatorOf(condition: Condition): string {
+  return condition.kind === 'compare' ? condition.op : condition.kind;
+}
+
+function validate(store: Store, condition: Condition | undefined): void {
+  if (condition === undefined) return;
+  if (condition.kind === 'not') return validate(store, condition.operand);
+  if (!('property' in condition)) {
+    validate(store, condition.left);
+    return validate(store, condition.right);
+  }
+  const { property } = condition;
+  const allowed = OPERATOR_LIMITS[property];
+  if (allowed && !allowed.includes(operatorOf(condition))) {
+    throw invalid(`${property} does not support operator ${operatorOf(condition).toUpperCase()}`);
+  }
+  if (ECM_BOOLEANS.has(property)) {
+    const values = condition.kind === 'compare' ? [condition.value] : condition.kind === 'in' ? condition.values : [];
+    if (values.length === 0 || values.some((v) => v.kind !== 'number' || (v.value !== 0 && v.value !== 1))) {
+      throw invalid(`${property} can only be compared to 0 or 1`);
+    }
+    return;
+  }
+  if (ECM_STRINGS.has(property)) return;
+  if (store.registry.property(property.split('/')[0]) === undefined) throw invalid(`No such property: ${property}`);
+}
+
+/** Values of a property on a document: always a list, so that lists compare "any element". */
+function valuesOf(store: Store, doc: StoredDoc, property: string): unknown[] {
+  switch (property) {
+    case 'ecm:uuid': return [doc.uid];
+    case 'ecm:name': return [doc.name];
+    case 'ecm:path': return [doc.path];
+    case 'ecm:primaryType': return [doc.type];
+    case 'ecm:parentId': return [doc.parentId];
+    case 'ecm:mixinType': return store.facetsOf(doc).filter((f) => f !== 'Immutable');
+    case 'ecm:currentLifeCycleState': return [doc.state];
+    case 'ecm:lockOwner': return [null];
+    case 'ecm:isTrashed': return [doc.trashed ? 1 : 0];
+    case 'ecm:isVersion': case 'ecm:isProxy': case 'ecm:isLatestVersion': case 'ecm:isLatestMajorVersion': return [0];
+    case 'ecm:isCheckedIn': return [0];
+    default: {
+      const [key, ...rest] = property.split('/');
+      let values: unknown[] = [doc.properties[key]];
+      for (const part of rest) {
+        values = values.flatMap((v) => (Array.isArray(v) ? v : [v])).map((v) =>
+          part === '*' || /^\*\d+$/.test(part) ? v : v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined,
+        );
+      }
+      return values.flatMap((v) => (Array.isArray(v) ? v : [v])).map((v) => (v === undefined ? null : v));
+    }
+  }
+}
+
+function literalValue(literal: Literal): string | number {
+  return literal.value;
+}
+
+/** Booleans compare with 1/0; everything else by its natural order. */
+function compareValues(a: unknown, b: string | number): number {
+  const left = typeof a === 'boolean' ? (a ? 1 : 0) : a;
+  if (typeof left === 'number' && typeof b === 'number') return left - b;
+  const l = String(left);
+  const r = String(b);
+  return l < r ? -1 : l > r ? 1 : 0;
+}
+
+function likeRegex(pattern: string, caseInsensitive: boolean): RegExp {
+  let source = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i];
+    if (ch === '\\' && i + 1 < pattern.length) source += pattern[++i].replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    else if (ch === '%') source += '.*';
+    else if (ch === '_') source += '.';
+    else source += ch.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`, caseInsensitive ? 'is' : 's');
+}
+
+function matches(store: Store, doc: StoredDoc, condition: Condition): boolean {
+  switch (condition.kind) {
+    case 'and': return matches(store, doc, condition.left) && matches(store, doc, condition.right);
+    case 'or': return matches(store, doc, condition.left) || matches(store, doc, condition.right);
+    case 'not': return !matches(store, doc, condition.operand);
+    case 'null': {
+      const present = valuesOf(store, doc, condition.property).some((v) => v !== null);
+      return condition.negated ? present : !present;
+    }
+    case 'startswith': {
+      const prefix = condition.prefix.replace(/\/+$/, '');
+      if (condition.property === 'ecm:path') return doc.path.startsWith(`${prefix}/`);
+      return valuesOf(store, doc, condition.property).some((v) => typeof v === 'string' && v.startsWith(prefix));
+    }
+    case 'in': {
+      const values = valuesOf(store, doc, condition.property).filter((v) => v !== null);
+      const found = values.some((v) => condition.values.some((l) => compareValues(v, literalValue(l)) === 0));
+      return condition.negated ? !found && (values.length > 0 || condition.property === 'ecm:mixinType') : found;
+    }
+    case 'between': {
+      const values = valuesOf(store, doc, condition.property).filter((v) => v !== null);
+      const inside = values.some((v) => compareValues(v, literalValue(condition.low)) >= 0 && compareValues(v, literalValue(condition.high)) <= 0);
+      return values.length > 0 && (condition.negated ? !inside : inside);
+    }
+    case 'like': {
+      const regex = likeRegex(condition.pattern, condition.caseInsensitive);
+      const values = valuesOf(store, doc, condition.property).filter((v): v is string => typeof v === 'string');
+      const found = values.some((v) => regex.test(v));
+      return values.length > 0 && (condition.negated ? !found : found);
+    }
+    case 'compare': {
+      const values = valuesOf(store, doc, condition.property);
+      const literal = literalValue(condition.value);
+      // A list "<>" means no element equals; an absent scalar matches no comparison.
+      if (condition.op === '<>') {
+        const present = values.filter((v) => v !== null);
+        const listy = condition.property === 'ecm:mixinType' || present.length !== 1 || Array.isArray(doc.properties[condition.property]);
+        return (listy || present.length > 0) && !present.some((v) => compareValues(v, literal) === 0);
+      }
+      return values.some((v) => v !== null && test(compareValues(v, literal), condition.op));
+    }
+  }
+}
+
+function test(order: number, op: string): boolean {
+  switch (op) {
+    case '=': return order === 0;
+    case '<': return order < 0;
+    case '<=': return order <= 0;
+    case '>': return order > 0;
+    default: return order >= 0;
+  }
+}
+
+/** Smallest candidate set that the AND-ed conditions allow, from the store's indexes. */
+function candidates(store: Store, query: Query): Iterable<StoredDoc> {
+  const options: Array<{ size: number; docs: () => Iterable<StoredDoc> }> = [];
+  const fromIds = (ids: Iterable<string>): Iterable<StoredDoc> => [...ids].map((id) => store.get(id)).filter((d): d is StoredDoc => d !== undefined);
+  const conjuncts: Condition[] = [];
+  const collect = (c: Condition | undefined): void => {
+    if (c?.kind === 'and') {
+      collect(c.left);
+      collect(c.right);
+    } else if (c) conjuncts.push(c);
+  };
+  collect(query.where);
+  for (const c of conjuncts) {
+    if (c.kind === 'startswith' && c.property === 'ecm:path') {
+      const base = store.getByPath(c.prefix);
+      if (!base) return [];
+      options.push({ size: store.countDescendants(base.uid), docs: () => store.descendants(base.uid) });
+    } else if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:ancestorId') {
+      const base = store.get(String(c.value.value));
+      if (!base) return [];
+      options.push({ size: store.countDescendants(base.uid), docs: () => store.descendants(base.uid) });
+    } else if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:uuid') {
+      const doc = store.get(String(c.value.value));
+      return doc ? [doc] : [];
+    } else if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:path') {
+      const doc = store.getByPath(String(c.value.value));
+      return doc ? [doc] : [];
+    } else if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:parentId') {
+      const ids = store.childIds(String(c.value.value));
+      options.push({ size: ids.size, docs: () => fromIds(ids) });
+    } else if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:mixinType') {
+      const ids = store.idsWithFacet(String(c.value.value));
+      options.push({ size: ids.size, docs: () => fromIds(ids) });
+    } else if ((c.kind === 'compare' && c.op === '=') || (c.kind === 'in' && !c.negated)) {
+      const indexed = indexedLookup(store, c);
+      if (indexed) options.push({ size: indexed.size, docs: () => fromIds(indexed) });
+    }
+  }
+  const typed = query.types.filter((t) => t !== 'Document');
+  if (typed.length === query.types.length) {
+    const ids = new Set<string>();
+    for (const [name] of store.registry.types) {
+      if (typed.some((t) => store.registry.isSubtypeOf(name, t))) for (const id of store.idsOfType(name)) ids.add(id);
+    }
+    options.push({ size: ids.size, docs: () => fromIds(ids) });
+  }
+  if (options.length === 0) return store.all();
+  options.sort((a, b) => a.size - b.size);
+  return options[0].docs();
+}
+
+/** Equality on a plain string or boolean property uses the store's lazily built value index. */
+function indexedLookup(store: Store, c: Condition): Set<string> | undefined {
+  if (c.kind !== 'compare' && c.kind !== 'in') return undefined;
+  if (c.property.startsWith('ecm:') || c.property.includes('/')) return undefined;
+  const field = store.registry.property(c.property)?.field;
+  if (!field || (field.type !== 'string' && field.type !== 'boolean')) return undefined;
+  const literals = c.kind === 'compare' ? [c.value] : c.values;
+  const ids = new Set<string>();
+  for (const literal of literals) {
+    const value = field.type === 'boolean' ? literal.value === 1 : String(literal.value);
+    for (const id of store.idsWithValue(c.property, value)) ids.add(id);
+  }
+  return ids;
+}
+
+export interface SortKey {
+  property: string;
+  descending: boolean;
+}
+
+function compareDocs(store: Store, a: StoredDoc, b: StoredDoc, keys: SortKey[]): number {
+  for (const key of keys) {
+    const left = valuesOf(store, a, key.property)[0] ?? null;
+    const right = valuesOf(store, b, key.property)[0] ?? null;
+    let order = 0;
+    if (left === null || right === null) order = left === right ? 0 : left === null ? -1 : 1;
+    else order = compareValues(left, right as string | number);
+    if (order !== 0) return key.descending ? -order : order;
+  }
+  return 0;
+}
+
+export interface QueryResult {
+  total: number;
+  entries: StoredDoc[];
+}
+
+/**
+ * Run an NXQL query for an actor: the caller's Browse permission filters results,
+ * no implicit filters are added (versions, proxies and trash must be excluded by the query).
+ */
+export function runQuery(
+  store: Store,
+  actor: Actor,
+  text: string,
+  page: { offset: number; limit: number; sort?: SortKey[] },
+): QueryResult {
+  let query: Query;
+  try {
+    query = parseQuery(text);
+  } catch (error) {
+    throw invalid((error as NxqlSyntaxError).message);
+  }
+  for (const type of query.types) {
+    if (type !== 'Document' && !store.registry.types.has(type)) throw invalid(`Unknown type: ${type}`);
+  }
+  validate(store, query.where);
+  const typed = query.types.includes('Document') ? undefined : query.types;
+  const browse = new Map<string, boolean>();
+  const visible = (doc: StoredDoc): boolean => {
+    if (actor.isAdministrator) return true;
+    let allowed = browse.get(doc.uid);
+    if (allowed === undefined) {
+      allowed = store.can(actor, doc, 'Browse');
+      browse.set(doc.uid, allowed);
+    }
+    return allowed;
+  };
+  const found: StoredDoc[] = [];
+  for (const doc of candidates(store, query)) {
+    if (typed && !typed.some((t) => store.registry.isSubtypeOf(doc.type, t))) continue;
+    if (query.where && !matches(store, doc, query.where)) continue;
+    if (visible(doc)) found.push(doc);
+  }
+  const keys = page.sort && page.sort.length > 0 ? page.sort : query.orderBy;
+  if (keys.length > 0) found.sort((a, b) => compareDocs(store, a, b, keys));
+  return { total: found.length, entries: found.slice(page.offset, page.offset + page.limit) };
+}

@@ -1,0 +1,98 @@
+import { aceId, aceStatus, type Acl } from './acl.js';
+import type { FieldDef } from './schemas.js';
+import type { Store, StoredBlob, StoredDoc } from './store.js';
+
+/** Which schemas to render, from the `properties` header; undefined means no `properties` key. */
+export type SchemaSelection = '*' | string[] | undefined;
+
+function defaultValue(field: FieldDef): unknown {
+  if (field.list) return [];
+  if (field.type === 'complex') return Object.fromEntries((field.fields as FieldDef[]).map((f) => [f.name, defaultValue(f)]));
+  return null;
+}
+
+function blobEntity(blob: StoredBlob, baseUrl: string, doc: StoredDoc, xpath: string, token: string): Record<string, unknown> {
+  const url = `${baseUrl}/nxfile/default/${doc.uid}/${xpath}/${encodeURIComponent(blob.name)}?changeToken=${token}`;
+  return { ...blob, data: url, blobUrl: url };
+}
+
+function renderValue(value: unknown, field: FieldDef, ctx: { baseUrl: string; doc: StoredDoc; xpath: string; token: string }): unknown {
+  if (value === undefined || value === null) return defaultValue(field);
+  if (field.list) {
+    return (value as unknown[]).map((item, i) => renderValue(item, { ...field, list: false }, { ...ctx, xpath: `${ctx.xpath}/${i}` }));
+  }
+  if (field.type === 'blob') return blobEntity(value as StoredBlob, ctx.baseUrl, ctx.doc, ctx.xpath, ctx.token);
+  if (field.type === 'complex') {
+    const record = value as Record<string, unknown>;
+    return Object.fromEntries((field.fields as FieldDef[]).map((f) => [f.name, renderValue(record[f.name], f, { ...ctx, xpath: `${ctx.xpath}/${f.name}` })]));
+  }
+  return value;
+}
+
+/** The document entity, keys in the order the real server writes them. */
+export function renderDocument(store: Store, doc: StoredDoc, selection: SchemaSelection, baseUrl: string): Record<string, unknown> {
+  const token = store.changeToken(doc);
+  const schemas = store.schemasOf(doc);
+  const entity: Record<string, unknown> = {
+    'entity-type': 'document', repository: 'default', uid: doc.uid, path: doc.path, type: doc.type, state: doc.state,
+    parentRef: doc.parentId, isCheckedOut: true, isRecord: false, retainUntil: null, hasLegalHold: false,
+    isUnderRetentionOrLegalHold: false, isVersion: false, isProxy: false, changeToken: token, isTrashed: doc.trashed,
+    title: (doc.properties['dc:title'] as string | undefined) ?? doc.name,
+  };
+  if (doc.properties['dc:modified'] !== undefined) entity.lastModified = doc.properties['dc:modified'];
+  if (selection !== undefined) {
+    const properties: Record<string, unknown> = {};
+    for (const name of schemas) {
+      if (selection !== '*' && !selection.includes(name)) continue;
+      const schema = store.registry.schemas.get(name);
+      if (schema === undefined) continue;
+      for (const field of schema.fields.values()) {
+        const key = `${schema.prefix}:${field.name}`;
+        properties[key] = renderValue(doc.properties[key], field, { baseUrl, doc, xpath: key, token });
+      }
+    }
+    entity.properties = properties;
+  }
+  entity.facets = store.facetsOf(doc);
+  entity.schemas = schemas.map((name) => ({ name, prefix: store.registry.schemas.get(name)?.prefix ?? name }));
+  return entity;
+}
+
+export interface PageInfo {
+  total: number;
+  pageSize: number;
+  pageIndex: number;
+  offset: number;
+  paginated: boolean;
+}
+
+/** The `documents` entity with the pagination fields of DefaultListJsonWriter. */
+export function renderPage(entries: Array<Record<string, unknown>>, page: PageInfo): Record<string, unknown> {
+  const pages = page.paginated ? Math.max(1, Math.ceil(page.total / page.pageSize)) : 1;
+  const next = page.paginated && page.total > page.pageSize + page.offset;
+  return {
+    'entity-type': 'documents', isPaginable: true, resultsCount: page.total, pageSize: page.pageSize, maxPageSize: 1000,
+    resultsCountLimit: 0, currentPageSize: entries.length, currentPageIndex: page.pageIndex, currentPageOffset: page.offset,
+    numberOfPages: pages, isPreviousPageAvailable: page.pageIndex > 0, isNextPageAvailable: next,
+    isLastPageAvailable: next, isSortable: true, hasError: false, errorMessage: null, totalSize: page.total,
+    pageIndex: page.pageIndex, pageCount: pages, entries,
+  };
+}
+
+function renderAces(acl: Acl): Array<Record<string, unknown>> {
+  return acl.aces.map((ace) => ({ id: aceId(ace), ...ace, status: aceStatus(ace) }));
+}
+
+/** `@acl`: the local ACLs, then a synthetic `inherited` ACL with every ancestor's ACEs. */
+export function renderAcls(store: Store, doc: StoredDoc): Record<string, unknown> {
+  const [own, ...ancestors] = store.aclChain(doc);
+  const acl = own.map((a) => ({ name: a.name, ace: renderAces(a) }));
+  const inherited = ancestors.flat().flatMap(renderAces);
+  if (inherited.length > 0) acl.push({ name: 'inherited', ace: inherited });
+  return { 'entity-type': 'acls', acl };
+}
+
+/** Error entity; messages of 5xx are hidden as in production mode. */
+export function renderException(status: number, message: string): Record<string, unknown> {
+  return { 'entity-type': 'exception', status, message: status >= 500 ? 'Internal Server Error' : message };
+}

@@ -1,0 +1,151 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { XMLParser } from 'fast-xml-parser';
+
+export type ScalarType = 'string' | 'boolean' | 'long' | 'double' | 'date' | 'blob';
+
+export interface FieldDef {
+  name: string;
+  type: ScalarType | 'complex';
+  list: boolean;
+  /** Sub-fields of a complex field. */
+  fields?: FieldDef[];
+}
+
+export interface SchemaDef {
+  name: string;
+  prefix: string;
+  fields: Map<string, FieldDef>;
+}
+
+export interface TypeDef {
+  name: string;
+  parent?: string;
+  schemas: string[];
+  facets: string[];
+}
+
+const f = (name: string, type: ScalarType, list = false): FieldDef => ({ name, type, list });
+
+/** The stock schemas the job and the sandbox's own users touch, as a fresh Nuxeo declares them. */
+const BUILTIN_SCHEMAS: SchemaDef[] = [
+  schema('dublincore', 'dc', [
+    f('title', 'string'), f('description', 'string'), f('subjects', 'string', true), f('rights', 'string'),
+    f('source', 'string'), f('coverage', 'string'), f('created', 'date'), f('modified', 'date'),
+    f('issued', 'date'), f('valid', 'date'), f('expired', 'date'), f('format', 'string'),
+    f('language', 'string'), f('creator', 'string'), f('contributors', 'string', true),
+    f('lastContributor', 'string'), f('publisher', 'string'), f('nature', 'string'),
+  ]),
+  schema('common', 'common', [f('icon', 'string'), f('icon-expanded', 'string'), f('size', 'long')]),
+  schema('file', 'file', [f('content', 'blob')]),
+  schema('files', 'files', [{ name: 'files', type: 'complex', list: true, fields: [f('file', 'blob')] }]),
+  schema('note', 'note', [f('note', 'string'), f('mime_type', 'string')]),
+  schema('uid', 'uid', [f('uid', 'string'), f('major_version', 'long'), f('minor_version', 'long')]),
+];
+
+const FOLDER = ['common', 'dublincore'];
+const BUILTIN_TYPES: TypeDef[] = [
+  { name: 'Document', schemas: [], facets: [] },
+  { name: 'Root', parent: 'Document', schemas: ['common'], facets: ['Folderish', 'NotCollectionMember'] },
+  { name: 'Domain', parent: 'Document', schemas: FOLDER, facets: ['Folderish', 'SuperSpace', 'NotCollectionMember'] },
+  { name: 'WorkspaceRoot', parent: 'Document', schemas: FOLDER, facets: ['Folderish', 'NotCollectionMember'] },
+  { name: 'SectionRoot', parent: 'Document', schemas: FOLDER, facets: ['Folderish', 'NotCollectionMember'] },
+  { name: 'TemplateRoot', parent: 'Document', schemas: FOLDER, facets: ['Folderish', 'NotCollectionMember'] },
+  { name: 'Workspace', parent: 'Document', schemas: [...FOLDER, 'files'], facets: ['Folderish', 'SuperSpace', 'NotCollectionMember'] },
+  { name: 'Folder', parent: 'Document', schemas: FOLDER, facets: ['Folderish', 'NotCollectionMember'] },
+  { name: 'OrderedFolder', parent: 'Folder', schemas: FOLDER, facets: ['Folderish', 'Orderable', 'NotCollectionMember'] },
+  { name: 'File', parent: 'Document', schemas: [...FOLDER, 'uid', 'file', 'files'], facets: ['Downloadable', 'Versionable', 'Publishable', 'Commentable', 'HasRelatedText'] },
+  { name: 'Note', parent: 'Document', schemas: [...FOLDER, 'uid', 'note', 'files'], facets: ['Versionable', 'Publishable', 'Commentable', 'HasRelatedText'] },
+];
+
+function schema(name: string, prefix: string, fields: FieldDef[]): SchemaDef {
+  return { name, prefix, fields: new Map(fields.map((field) => [field.name, field])) };
+}
+
+const XSD_TYPES: Record<string, ScalarType> = {
+  string: 'string', boolean: 'boolean', long: 'long', integer: 'long', int: 'long',
+  double: 'double', date: 'date', dateTime: 'date', content: 'blob',
+};
+
+const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', removeNSPrefix: true });
+
+/** Read the scalar elements of a Nuxeo XSD; anything richer is refused rather than guessed. */
+function parseXsd(path: string, name: string, prefix: string): SchemaDef {
+  const doc = xml.parse(readFileSync(path, 'utf8')) as { schema?: { element?: unknown } };
+  const elements = asArray(doc.schema?.element as Array<{ name: string; type: string }> | undefined);
+  const fields = elements.map((element) => {
+    const type = XSD_TYPES[String(element.type).replace(/^.*:/, '')];
+    if (type === undefined) throw new Error(`${path}: element ${element.name} has unsupported type ${element.type}`);
+    return f(element.name, type);
+  });
+  return schema(name, prefix, fields);
+}
+
+interface Contribution {
+  component?: { extension?: unknown };
+}
+interface Extension {
+  point: string;
+  schema?: unknown;
+  facet?: unknown;
+}
+
+export class SchemaRegistry {
+  readonly schemas = new Map<string, SchemaDef>();
+  readonly byPrefix = new Map<string, SchemaDef>();
+  readonly facets = new Map<string, string[]>();
+  readonly types = new Map<string, TypeDef>();
+
+  constructor() {
+    BUILTIN_SCHEMAS.forEach((s) => this.addSchema(s));
+    BUILTIN_TYPES.forEach((t) => this.types.set(t.name, t));
+    for (const facet of ['Folderish', 'SuperSpace', 'NotCollectionMember', 'Orderable', 'Downloadable', 'Versionable', 'Publishable', 'Commentable', 'HasRelatedText', 'HiddenInNavigation']) {
+      this.facets.set(facet, []);
+    }
+  }
+
+  private addSchema(def: SchemaDef): void {
+    this.schemas.set(def.name, def);
+    this.byPrefix.set(def.prefix, def);
+  }
+
+  /** Load a Nuxeo XML contribution (schema and doctype extension points) and the XSDs it names. */
+  loadContribution(path: string): void {
+    const doc = xml.parse(readFileSync(path, 'utf8')) as Contribution;
+    const extensions = asArray(doc.component?.extension as Extension[] | Extension | undefined);
+    for (const extension of extensions) {
+      if (extension.point === 'schema') {
+        for (const s of asArray(extension.schema as Array<{ name: string; prefix?: string; src: string }>)) {
+          this.addSchema(parseXsd(join(dirname(path), '..', s.src), s.name, s.prefix ?? s.name));
+        }
+      }
+      if (extension.point === 'doctype') {
+        for (const facet of asArray(extension.facet as Array<{ name: string; schema?: unknown }>)) {
+          const schemas = asArray(facet.schema as Array<{ name: string }> | undefined).map((s) => s.name);
+          this.facets.set(facet.name, schemas);
+        }
+      }
+    }
+  }
+
+  /** The type and its ancestors, for `FROM File` matching subtypes. */
+  isSubtypeOf(type: string, ancestor: string): boolean {
+    for (let current: string | undefined = type; current !== undefined; current = this.types.get(current)?.parent) {
+      if (current === ancestor) return true;
+    }
+    return false;
+  }
+
+  /** Resolve `prefix:field` (a schema with no prefix uses its name) to its schema and field. */
+  property(key: string): { schema: SchemaDef; field: FieldDef } | undefined {
+    const colon = key.indexOf(':');
+    if (colon < 0) return undefined;
+    const schemaDef = this.byPrefix.get(key.slice(0, colon));
+    const field = schemaDef?.fields.get(key.slice(colon + 1));
+    return schemaDef && field ? { schema: schemaDef, field } : undefined;
+  }
+}
+
+/** Where the feature's Nuxeo declarations live, shared with real Nuxeo deployments. */
+export const FEATURE_CONTRIBUTION = join(import.meta.dirname, '..', '..', '..', 'config', 'nuxeo', 'OSGI-INF', 'connect2erp-types-contrib.xml');

@@ -1,0 +1,351 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Faults } from '../faults.js';
+import { readBody, sendEmpty, sendJson } from '../http.js';
+import { EVERYONE } from './acl.js';
+import { OPERATIONS, type OperationResult } from './automation.js';
+import { runQuery, type SortKey } from './query.js';
+import { renderAcls, renderDocument, renderException, renderPage, type SchemaSelection } from './render.js';
+import { FEATURE_CONTRIBUTION, SchemaRegistry } from './schemas.js';
+import { RepositoryError, Store, type Actor, type StoredBlob, type StoredDoc, type User } from './store.js';
+import { Batches } from './uploads.js';
+
+export interface RepositorySandboxOptions {
+  host?: string;
+  port?: number;
+  /** Keep state in this folder across restarts; in memory when absent. */
+  dataDir?: string;
+  /** Users besides `Administrator`/`Administrator`. */
+  users?: Record<string, User>;
+}
+
+const DEFAULT_USERS: Record<string, User> = {
+  Administrator: { password: 'Administrator', groups: ['administrators'] },
+};
+const GROUPS = new Set(['administrators', 'members']);
+
+/** A Nuxeo-compatible repository server (REST API v1 subset) for the demo and the tests. */
+export class RepositorySandbox {
+  readonly store: Store;
+  readonly faults = new Faults();
+  private readonly users: Record<string, User>;
+  private readonly tokens = new Map<string, { user: string; key: string }>();
+  private readonly batches = new Batches();
+  private server?: Server;
+  private base = '';
+
+  constructor(options: RepositorySandboxOptions = {}) {
+    const registry = new SchemaRegistry();
+    registry.loadContribution(FEATURE_CONTRIBUTION);
+    this.store = new Store(registry, options.dataDir);
+    this.users = { ...DEFAULT_USERS, ...options.users };
+    this.options = options;
+  }
+
+  private readonly options: RepositorySandboxOptions;
+
+  /** Base URL, e.g. `http://127.0.0.1:8080/nuxeo`. */
+  get url(): string {
+    return this.base;
+  }
+
+  async start(): Promise<string> {
+    const server = createServer((req, res) => void this.handle(req, res));
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', resolve));
+    const address = server.address() as AddressInfo;
+    this.base = `http://${address.address}:${address.port}/nuxeo`;
+    return this.base;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** An actor for in-process setup code (tests, demo), with the same checks as HTTP callers. */
+  actor(name = 'Administrator'): Actor {
+    const user = this.users[name];
+    const principals = new Set([name, ...user.groups, EVERYONE]);
+    return { name, principals, isAdministrator: user.groups.includes('administrators') };
+  }
+
+  private principalNames(): Set<string> {
+    return new Set([...Object.keys(this.users), ...GROUPS, ...Object.values(this.users).flatMap((u) => u.groups), EVERYONE]);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      if (await this.faults.apply(req, res)) return;
+      await this.route(req, res);
+    } catch (error) {
+      const status = error instanceof RepositoryError ? error.status : 500;
+      if (!res.headersSent) sendJson(res, status, renderException(status, (error as Error).message));
+      else res.end();
+    }
+  }
+
+  private authenticate(req: IncomingMessage, url: URL): Actor | undefined {
+    const token = (req.headers['x-authentication-token'] as string | undefined) ?? url.searchParams.get('token') ?? undefined;
+    if (token !== undefined) {
+      const entry = this.tokens.get(token);
+      return entry ? this.actor(entry.user) : undefined;
+    }
+    const header = req.headers.authorization ?? '';
+    if (!header.startsWith('Basic ')) return undefined;
+    const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    const name = decoded.slice(0, colon);
+    const user = this.users[name];
+    return colon > 0 && user?.password === decoded.slice(colon + 1) ? this.actor(name) : undefined;
+  }
+
+  /** 401 as the servlet container sends it: no JSON entity, a Basic challenge unless suppressed. */
+  private unauthorized(req: IncomingMessage, res: ServerResponse): void {
+    const quiet = req.headers['x-no-basic-header'] !== undefined || req.headers['x-authentication-token'] !== undefined || req.headers.cookie !== undefined;
+    res.writeHead(401, { 'Content-Type': 'text/html', ...(quiet ? {} : { 'WWW-Authenticate': 'Basic realm="Nuxeo Automation"' }) });
+    res.end('<html><body><h1>401 Unauthorized</h1></body></html>');
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sandbox');
+    if (!url.pathname.startsWith('/nuxeo/')) throw new RepositoryError(404, url.pathname);
+    const actor = this.authenticate(req, url);
+    if (actor === undefined) return this.unauthorized(req, res);
+    const path = url.pathname.slice('/nuxeo'.length);
+    if (path === '/json/cmis') return sendJson(res, 200, { default: { repositoryId: 'default', productName: 'connect2erp sandbox', productVersion: '2023.0' } });
+    if (path === '/authentication/token') return this.token(res, url, actor);
+    if (path.startsWith('/nxfile/default/')) {
+      const [uid, ...xpath] = path.slice('/nxfile/default/'.length).split('/');
+      return this.download(res, actor, this.byRef(uid), xpath.slice(0, -1).join('/'));
+    }
+    if (!path.startsWith('/api/v1/')) throw new RepositoryError(404, path);
+    const api = path.slice('/api/v1/'.length).replace(/^repo\/default\//, '');
+    const [head, ...rest] = api.split('/');
+    switch (head) {
+      case 'path':
+      case 'id':
+        return this.document(req, res, url, actor, head, rest.join('/'));
+      case 'automation':
+        return this.automation(req, res, actor, decodeURIComponent(rest.join('/')), undefined);
+      case 'search':
+      case 'query':
+        return this.search(req, res, url, actor, api);
+      case 'upload':
+        return this.batches.handle(req, res, rest.filter((p) => p !== ''));
+      case 'user':
+        return sendJson(res, 200, this.userEntity(decodeURIComponent(rest[0] ?? '')));
+      case 'me':
+        return sendJson(res, 200, this.userEntity(actor.name));
+      case 'config':
+        return this.config(res, rest);
+      default:
+        throw new RepositoryError(404, path);
+    }
+  }
+
+  private token(res: ServerResponse, url: URL, actor: Actor): void {
+    const params = ['applicationName', 'deviceId', 'permission'].map((p) => url.searchParams.get(p));
+    if (params.some((p) => p === null || p === '')) throw new RepositoryError(400, 'Missing parameters: applicationName, deviceId and permission are required');
+    const key = `${actor.name}|${params[0]}|${params[1]}`;
+    const existing = [...this.tokens.entries()].find(([, v]) => v.key === key)?.[0];
+    if (url.searchParams.get('revoke') === 'true') {
+      if (existing) this.tokens.delete(existing);
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      return void res.end('');
+    }
+    const token = existing ?? randomUUID();
+    this.tokens.set(token, { user: actor.name, key });
+    res.writeHead(201, { 'Content-Type': 'text/plain' });
+    res.end(token);
+  }
+
+  private userEntity(name: string): Record<string, unknown> {
+    const user = this.users[name];
+    if (user === undefined) throw new RepositoryError(404, `user does not exist: ${name}`);
+    return {
+      'entity-type': 'user', id: name,
+      properties: { username: name, firstName: '', lastName: '', email: '', company: '', groups: user.groups },
+      extendedGroups: user.groups.map((g) => ({ name: g, label: g, url: `group/${g}` })),
+      isAdministrator: user.groups.includes('administrators'), isAnonymous: false,
+    };
+  }
+
+  private config(res: ServerResponse, parts: string[]): void {
+    const registry = this.store.registry;
+    const facet = (name: string): Record<string, unknown> => ({
+      'entity-type': 'facet', name,
+      schemas: (registry.facets.get(name) ?? []).map((s) => ({ name: s, prefix: registry.schemas.get(s)?.prefix ?? s })),
+    });
+    if (parts[0] === 'facets' && parts[1] === undefined) return sendJson(res, 200, [...registry.facets.keys()].map(facet));
+    if (parts[0] === 'facets' && registry.facets.has(parts[1])) return sendJson(res, 200, facet(parts[1]));
+    const schema = parts[0] === 'schemas' ? registry.schemas.get(parts[1]) : undefined;
+    if (schema === undefined) throw new RepositoryError(404, parts.join('/'));
+    const fields = Object.fromEntries([...schema.fields.values()].map((f) => [f.name, f.list ? `${f.type}[]` : f.type]));
+    return sendJson(res, 200, { 'entity-type': 'schema', name: schema.name, prefix: schema.prefix, '@prefix': schema.prefix, fields });
+  }
+
+  private byRef(ref: string): StoredDoc {
+    const doc = ref.startsWith('/') ? this.store.getByPath(ref) : this.store.get(ref);
+    if (doc === undefined) throw new RepositoryError(404, ref);
+    return doc;
+  }
+
+  private selection(req: IncomingMessage, url: URL): SchemaSelection {
+    const values = ['properties', 'x-nxproperties', 'x-nxdocumentproperties']
+      .map((h) => req.headers[h] as string | undefined)
+      .concat(url.searchParams.get('properties') ?? undefined)
+      .filter((v): v is string => v !== undefined)
+      .flatMap((v) => v.split(',').map((s) => s.trim()))
+      .filter((v) => v !== '');
+    if (values.length === 0) return undefined;
+    return values.includes('*') ? '*' : values;
+  }
+
+  private render(req: IncomingMessage, url: URL, doc: StoredDoc): Record<string, unknown> {
+    return renderDocument(this.store, doc, this.selection(req, url), this.base);
+  }
+
+  private async jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+    const body = await readBody(req);
+    if (body.length === 0) return {};
+    try {
+      const parsed = JSON.parse(body.toString('utf8')) as unknown;
+      return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+    } catch {
+      throw new RepositoryError(400, 'Invalid JSON body');
+    }
+  }
+
+  /** Run a write that may attach uploaded blobs; used batches are dropped after the request. */
+  private withBlobs<T>(req: IncomingMessage, write: (resolve: ReturnType<Batches['resolver']>) => T): T {
+    const used = new Set<string>();
+    const result = write(this.batches.resolver(this.store, used));
+    if (req.headers['x-batch-no-drop'] !== 'true') this.batches.drop(used);
+    return result;
+  }
+
+  private async document(req: IncomingMessage, res: ServerResponse, url: URL, actor: Actor, kind: 'path' | 'id', rest: string): Promise<void> {
+    const at = rest.indexOf('@');
+    const refPart = at >= 0 ? rest.slice(0, at).replace(/\/$/, '') : rest;
+    const adapter = at >= 0 ? rest.slice(at) : '';
+    const decoded = refPart.split('/').map(decodeURIComponent).join('/');
+    const ref = kind === 'path' ? `/${decoded}`.replace(/\/+$/, '') || '/' : decoded;
+    const doc = this.byRef(ref);
+    if (adapter.startsWith('@op/')) return this.automation(req, res, actor, decodeURIComponent(adapter.slice(4)), doc);
+    if (adapter === '@acl') {
+      this.store.require(actor, doc, 'ReadSecurity');
+      return sendJson(res, 200, renderAcls(this.store, doc));
+    }
+    if (adapter.startsWith('@blob/')) return this.download(res, actor, doc, decodeURIComponent(adapter.slice(6)));
+    if (adapter === '@children') {
+      this.store.require(actor, doc, 'ReadChildren');
+      const children = [...this.store.childIds(doc.uid)].map((id) => this.store.get(id) as StoredDoc).filter((c) => this.store.can(actor, c, 'Browse'));
+      return sendJson(res, 200, renderPage(children.map((c) => this.render(req, url, c)), { total: children.length, pageSize: 0, pageIndex: 0, offset: 0, paginated: false }));
+    }
+    if (adapter !== '') throw new RepositoryError(404, adapter);
+    switch (req.method) {
+      case 'GET':
+        this.store.require(actor, doc, 'Read');
+        return sendJson(res, 200, this.render(req, url, doc));
+      case 'POST': {
+        const body = await this.jsonBody(req);
+        if (typeof body.type !== 'string' || typeof body.name !== 'string') throw new RepositoryError(400, 'type or name property is missing');
+        const input = { type: body.type, name: body.name, properties: (body.properties as Record<string, unknown> | undefined) ?? {} };
+        const created = this.withBlobs(req, (resolve) => this.store.create(actor, doc, input, resolve));
+        return sendJson(res, 201, this.render(req, url, created));
+      }
+      case 'PUT': {
+        const body = await this.jsonBody(req);
+        const changeToken = typeof body.changeToken === 'string' ? body.changeToken : undefined;
+        const properties = (body.properties as Record<string, unknown> | undefined) ?? {};
+        const updated = this.withBlobs(req, (resolve) => this.store.update(actor, doc, properties, resolve, { changeToken }));
+        return sendJson(res, 200, this.render(req, url, updated));
+      }
+      case 'DELETE':
+        this.store.remove(actor, doc);
+        return sendEmpty(res, 204);
+      default:
+        throw new RepositoryError(405, `Method ${String(req.method)} not allowed`);
+    }
+  }
+
+  private download(res: ServerResponse, actor: Actor, doc: StoredDoc, xpath: string): void {
+    this.store.require(actor, doc, 'Read');
+    const key = xpath === 'blobholder:0' || xpath === '' ? 'file:content' : xpath;
+    const [prop, ...rest] = key.split('/');
+    let value: unknown = doc.properties[prop];
+    for (const part of rest) value = value === undefined || value === null ? undefined : (value as Record<string, unknown>)[part];
+    const blob = value as StoredBlob | undefined;
+    const bytes = blob?.digest === undefined ? undefined : this.store.blobBytes(blob);
+    if (blob === undefined || bytes === undefined) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' });
+      return void res.end('No blob found');
+    }
+    res.writeHead(200, {
+      'Content-Type': blob['mime-type'],
+      'Content-Length': bytes.length,
+      'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(blob.name)}`,
+      ETag: `"${blob.digest}"`,
+    });
+    res.end(bytes);
+  }
+
+  private async search(req: IncomingMessage, res: ServerResponse, url: URL, actor: Actor, api: string): Promise<void> {
+    const known = ['search/execute', 'search/lang/NXQL/execute', 'query', 'query/NXQL'];
+    if (!known.includes(api.replace(/\/$/, ''))) {
+      if (/^search\/lang\/[^/]+\/execute$/.test(api)) throw new RepositoryError(400, 'invalid query language');
+      throw new RepositoryError(404, api);
+    }
+    const params = url.searchParams;
+    const requested = Number(params.get('pageSize') ?? '0');
+    // Absent or 0 means "no pagination", still capped at the maximum page size.
+    const paginated = requested > 0;
+    const limit = paginated ? Math.min(requested, 1000) : 1000;
+    const pageIndex = Number(params.get('currentPageIndex') ?? '0');
+    const offset = params.get('offset') !== null ? Number(params.get('offset')) : paginated ? pageIndex * limit : 0;
+    const orders = (params.get('sortOrder') ?? '').split(',');
+    const sort: SortKey[] | undefined = params.get('sortBy')?.split(',').map((property, i) => ({
+      property: property.trim(),
+      // Only "asc" sorts ascending; anything else, or nothing, sorts descending.
+      descending: orders[i]?.trim().toLowerCase() !== 'asc',
+    }));
+    const result = runQuery(this.store, actor, params.get('query') ?? 'SELECT * FROM Document', { offset, limit, sort });
+    const entries = result.entries.map((doc) => this.render(req, url, doc));
+    return sendJson(res, 200, renderPage(entries, { total: result.total, pageSize: paginated ? limit : 0, pageIndex, offset, paginated }));
+  }
+
+  private async automation(req: IncomingMessage, res: ServerResponse, actor: Actor, operationId: string, adapted: StoredDoc | undefined): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sandbox');
+    if (operationId === 'login') return sendJson(res, 200, { 'entity-type': 'login', username: actor.name, id: actor.name, isAdministrator: actor.isAdministrator });
+    const operation = OPERATIONS[operationId];
+    if (operation === undefined) throw new RepositoryError(404, `No operation with id ${operationId}`);
+    const body = await this.jsonBody(req);
+    const { input, list } = adapted ? { input: [adapted], list: false } : this.resolveInput(body.input);
+    const params = (body.params as Record<string, unknown> | undefined) ?? {};
+    const result = this.withBlobs(req, (resolveBlob) =>
+      operation({ store: this.store, actor, users: this.principalNames(), resolveBlob, input, inputIsList: list, params }),
+    );
+    const voidOp = adapted === undefined && req.headers['x-nxvoidoperation'] === 'true';
+    if (result === null || voidOp) return sendEmpty(res, 204);
+    return sendJson(res, 200, this.renderResult(req, url, result));
+  }
+
+  private resolveInput(input: unknown): { input: StoredDoc[]; list: boolean } {
+    if (typeof input !== 'string' || input === '') return { input: [], list: false };
+    if (input.startsWith('docs:')) return { input: input.slice(5).split(',').map((ref) => this.byRef(ref.trim())), list: true };
+    return { input: [this.byRef(input.startsWith('doc:') ? input.slice(4) : input)], list: false };
+  }
+
+  private renderResult(req: IncomingMessage, url: URL, result: Exclude<OperationResult, null>): Record<string, unknown> {
+    if (Array.isArray(result)) return { 'entity-type': 'documents', entries: result.map((doc) => this.render(req, url, doc)) };
+    if ('page' in result) {
+      const { page, pageSize, pageIndex, paginated } = result;
+      return renderPage(page.entries.map((doc) => this.render(req, url, doc)), { total: page.total, pageSize, pageIndex, offset: paginated ? pageIndex * pageSize : 0, paginated });
+    }
+    return this.render(req, url, result);
+  }
+}

@@ -1,0 +1,479 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkPermission, type Acl } from './acl.js';
+import { pathSegment, uniqueName } from './naming.js';
+import type { FieldDef, SchemaRegistry } from './schemas.js';
+
+export interface StoredBlob {
+  name: string;
+  'mime-type': string;
+  encoding: string | null;
+  digestAlgorithm: 'MD5';
+  digest: string;
+  length: string;
+}
+
+export interface StoredDoc {
+  readonly uid: string;
+  readonly parentId: string | null;
+  readonly name: string;
+  readonly path: string;
+  readonly type: string;
+  /** Instance facets (added with AddFacet); type facets come from the type. */
+  readonly facets: readonly string[];
+  readonly properties: Readonly<Record<string, unknown>>;
+  readonly acls: readonly Acl[];
+  readonly trashed: boolean;
+  readonly state: string;
+  readonly sysChange: number;
+  readonly userChange: number;
+}
+
+export interface User {
+  password: string;
+  groups: string[];
+}
+
+/** A failure that the HTTP layer turns into an exception entity with this status. */
+export class RepositoryError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+const SECURED = new Set(['dc:created', 'dc:modified', 'dc:creator', 'dc:contributors', 'dc:lastContributor']);
+
+export interface Actor {
+  name: string;
+  principals: ReadonlySet<string>;
+  isAdministrator: boolean;
+}
+
+/** A batch-upload reference resolves to a stored blob, or to undefined when unknown. */
+export type BlobResolver = (reference: Record<string, unknown>) => StoredBlob | undefined;
+
+export class Store {
+  private readonly docs = new Map<string, StoredDoc>();
+  private readonly byPath = new Map<string, string>();
+  private readonly children = new Map<string, Set<string>>();
+  private readonly byType = new Map<string, Set<string>>();
+  private readonly byFacet = new Map<string, Set<string>>();
+  private readonly descendantCount = new Map<string, number>();
+  private readonly propIndexes = new Map<string, Map<string, Set<string>>>();
+  private readonly blobContent = new Map<string, Buffer>();
+  private readonly journal?: string;
+  readonly rootId: string;
+
+  constructor(readonly registry: SchemaRegistry, private readonly dataDir?: string) {
+    if (dataDir !== undefined) {
+      mkdirSync(join(dataDir, 'blobs'), { recursive: true });
+      this.journal = join(dataDir, 'journal.jsonl');
+      if (existsSync(this.journal)) this.replay(this.journal);
+    }
+    const root = this.byPath.get('/');
+    this.rootId = root ?? this.initialTree();
+  }
+
+  // ---- reading -------------------------------------------------------------
+
+  get size(): number {
+    return this.docs.size;
+  }
+
+  get(uid: string): StoredDoc | undefined {
+    return this.docs.get(uid);
+  }
+
+  getByPath(path: string): StoredDoc | undefined {
+    const uid = this.byPath.get(path.length > 1 ? path.replace(/\/+$/, '') : path);
+    return uid === undefined ? undefined : this.docs.get(uid);
+  }
+
+  all(): IterableIterator<StoredDoc> {
+    return this.docs.values();
+  }
+
+  childIds(uid: string): ReadonlySet<string> {
+    return this.children.get(uid) ?? new Set();
+  }
+
+  /** Every document strictly below `uid`, depth first. */
+  *descendants(uid: string): Generator<StoredDoc> {
+    const stack = [...this.childIds(uid)];
+    while (stack.length > 0) {
+      const id = stack.pop() as string;
+      yield this.docs.get(id) as StoredDoc;
+      stack.push(...this.childIds(id));
+    }
+  }
+
+  countDescendants(uid: string): number {
+    return this.descendantCount.get(uid) ?? 0;
+  }
+
+  idsOfType(type: string): ReadonlySet<string> {
+    return this.byType.get(type) ?? new Set();
+  }
+
+  idsWithFacet(facet: string): ReadonlySet<string> {
+    return this.byFacet.get(facet) ?? new Set();
+  }
+
+  /** Documents whose property (or one of its list items) has this value; the index is built on first use. */
+  idsWithValue(key: string, value: unknown): ReadonlySet<string> {
+    let index = this.propIndexes.get(key);
+    if (index === undefined) {
+      index = new Map();
+      this.propIndexes.set(key, index);
+      for (const doc of this.docs.values()) this.indexValue(index, doc.uid, doc.properties[key], true);
+    }
+    return index.get(JSON.stringify(value)) ?? new Set();
+  }
+
+  typeFacets(doc: StoredDoc): string[] {
+    return this.registry.types.get(doc.type)?.facets ?? [];
+  }
+
+  facetsOf(doc: StoredDoc): string[] {
+    return [...this.typeFacets(doc), ...doc.facets.filter((f) => !this.typeFacets(doc).includes(f))];
+  }
+
+  schemasOf(doc: StoredDoc): string[] {
+    const schemas = new Set(this.registry.types.get(doc.type)?.schemas ?? []);
+    for (const facet of doc.facets) for (const s of this.registry.facets.get(facet) ?? []) schemas.add(s);
+    return [...schemas];
+  }
+
+  isFolderish(doc: StoredDoc): boolean {
+    return this.typeFacets(doc).includes('Folderish');
+  }
+
+  changeToken(doc: StoredDoc): string {
+    return `${doc.sysChange}-${doc.userChange}`;
+  }
+
+  /** The document's ACLs, then each ancestor's, nearest first. */
+  aclChain(doc: StoredDoc): Acl[][] {
+    const chain: Acl[][] = [];
+    for (let current: StoredDoc | undefined = doc; current; current = current.parentId ? this.docs.get(current.parentId) : undefined) {
+      chain.push([...current.acls]);
+    }
+    return chain;
+  }
+
+  can(actor: Actor, doc: StoredDoc, permission: string): boolean {
+    return actor.isAdministrator || checkPermission(this.aclChain(doc), actor.principals, permission);
+  }
+
+  require(actor: Actor, doc: StoredDoc, permission: string): void {
+    if (!this.can(actor, doc, permission)) {
+      throw new RepositoryError(403, `Privilege '${permission}' is not granted to '${actor.name}'`);
+    }
+  }
+
+  blobBytes(blob: StoredBlob): Buffer | undefined {
+    if (this.dataDir === undefined) return this.blobContent.get(blob.digest);
+    const file = join(this.dataDir, 'blobs', blob.digest);
+    return existsSync(file) ? readFileSync(file) : undefined;
+  }
+
+  storeBlob(content: Buffer, name: string, mimeType: string): StoredBlob {
+    const digest = createHash('md5').update(content).digest('hex');
+    if (this.dataDir === undefined) this.blobContent.set(digest, content);
+    else writeFileSync(join(this.dataDir, 'blobs', digest), content);
+    return { name, 'mime-type': mimeType, encoding: null, digestAlgorithm: 'MD5', digest, length: String(content.length) };
+  }
+
+  // ---- writing -------------------------------------------------------------
+
+  /**
+   * Create a child. `rawName` keeps the name as given (Automation Document.Create);
+   * otherwise the name goes through PathSegmentService (REST POST).
+   */
+  create(
+    actor: Actor,
+    parent: StoredDoc,
+    input: { type: string; name: string; properties: Record<string, unknown>; rawName?: boolean; fromText?: boolean },
+    resolveBlob: BlobResolver,
+  ): StoredDoc {
+    if (!this.registry.types.has(input.type) || input.type === 'Document' || input.type === 'Root') {
+      throw new RepositoryError(400, `Type: ${input.type} does not exist`);
+    }
+    if (!this.isFolderish(parent)) throw new RepositoryError(400, `Cannot create a document in ${parent.path}: it is not a folder`);
+    this.require(actor, parent, 'AddChildren');
+    const base = input.rawName ? input.name : pathSegment(input.name);
+    const name = uniqueName(base, (candidate) => this.byPath.has(join(parent.path, candidate)));
+    const now = new Date().toISOString();
+    let doc: StoredDoc = {
+      uid: randomUUID(), parentId: parent.uid, name, path: join(parent.path, name), type: input.type,
+      facets: [], properties: {}, acls: [], trashed: false, state: 'project', sysChange: 0, userChange: 0,
+    };
+    doc = this.withProperties(actor, doc, input.properties, resolveBlob, input.fromText ?? false);
+    doc = this.stamp(doc, actor, { 'dc:created': now, 'dc:creator': actor.name });
+    this.commit(undefined, { ...doc, sysChange: 1 });
+    return this.docs.get(doc.uid) as StoredDoc;
+  }
+
+  /**
+   * Partial update. Properties of a schema the document lacks are dropped silently,
+   * exactly as the real server does; a stale user change token is a 409.
+   */
+  update(
+    actor: Actor,
+    doc: StoredDoc,
+    properties: Record<string, unknown>,
+    resolveBlob: BlobResolver,
+    options: { changeToken?: string; fromText?: boolean } = {},
+  ): StoredDoc {
+    this.require(actor, doc, 'WriteProperties');
+    const checked = options.changeToken !== undefined && options.changeToken !== null;
+    if (checked && String(options.changeToken).split('-').pop() !== String(doc.userChange)) {
+      throw new RepositoryError(409, `${doc.uid}, Invalid change token`);
+    }
+    const changed = this.stamp(this.withProperties(actor, doc, properties, resolveBlob, options.fromText ?? false), actor);
+    return this.save(doc, changed, checked);
+  }
+
+  addFacet(actor: Actor, doc: StoredDoc, facet: string): StoredDoc {
+    if (!this.registry.facets.has(facet)) throw new RepositoryError(500, `No such facet: ${facet}`);
+    this.require(actor, doc, 'WriteProperties');
+    if (this.facetsOf(doc).includes(facet)) return doc;
+    return this.save(doc, this.stamp({ ...doc, facets: [...doc.facets, facet] }, actor), false);
+  }
+
+  /** Only instance facets can go; their schemas' fields are cleared unless still supplied. */
+  removeFacet(actor: Actor, doc: StoredDoc, facet: string): StoredDoc {
+    this.require(actor, doc, 'WriteProperties');
+    if (!doc.facets.includes(facet)) return doc;
+    const without = { ...doc, facets: doc.facets.filter((f) => f !== facet) };
+    const kept = new Set(this.schemasOf(without));
+    const properties = Object.fromEntries(
+      Object.entries(doc.properties).filter(([key]) => {
+        const prop = this.registry.property(key);
+        return prop !== undefined && kept.has(prop.schema.name);
+      }),
+    );
+    return this.save(doc, this.stamp({ ...without, properties }, actor), false);
+  }
+
+  move(actor: Actor, doc: StoredDoc, target: StoredDoc, newName?: string): StoredDoc {
+    if (!this.isFolderish(target)) throw new RepositoryError(400, `Cannot move into ${target.path}: it is not a folder`);
+    if (target.uid === doc.uid || target.path.startsWith(`${doc.path}/`)) {
+      throw new RepositoryError(400, `Cannot move ${doc.path} into itself`);
+    }
+    this.require(actor, doc, 'Remove');
+    this.require(actor, target, 'AddChildren');
+    const base = newName ?? doc.name;
+    const name = target.uid === doc.parentId && base === doc.name
+      ? base
+      : uniqueName(base, (candidate) => this.byPath.has(join(target.path, candidate)));
+    const moved = { ...doc, parentId: target.uid, name, path: join(target.path, name), sysChange: doc.sysChange + 1 };
+    this.commit(doc, moved);
+    this.repath(moved);
+    return moved;
+  }
+
+  remove(actor: Actor, doc: StoredDoc): void {
+    if (doc.uid === this.rootId) throw new RepositoryError(400, 'Cannot remove the root');
+    this.require(actor, doc, 'Remove');
+    for (const child of [...this.descendants(doc.uid)].reverse()) this.commit(child, undefined);
+    this.commit(doc, undefined);
+  }
+
+  setAcls(actor: Actor, doc: StoredDoc, acls: Acl[]): StoredDoc {
+    this.require(actor, doc, 'WriteSecurity');
+    return this.save(doc, { ...doc, acls }, false);
+  }
+
+  // ---- internals -----------------------------------------------------------
+
+  private save(before: StoredDoc, after: StoredDoc, userChange: boolean): StoredDoc {
+    const saved = { ...after, sysChange: before.sysChange + 1, userChange: before.userChange + (userChange ? 1 : 0) };
+    this.commit(before, saved);
+    return saved;
+  }
+
+  /** DublinCoreListener: modification date and contributors follow every save. */
+  private stamp(doc: StoredDoc, actor: Actor, extra: Record<string, unknown> = {}): StoredDoc {
+    if (!this.schemasOf(doc).includes('dublincore')) return doc;
+    const contributors = (doc.properties['dc:contributors'] as string[] | undefined) ?? [];
+    return {
+      ...doc,
+      properties: {
+        ...doc.properties,
+        ...extra,
+        'dc:modified': new Date().toISOString(),
+        'dc:lastContributor': actor.name,
+        'dc:contributors': contributors.includes(actor.name) ? contributors : [...contributors, actor.name],
+      },
+    };
+  }
+
+  private withProperties(
+    actor: Actor,
+    doc: StoredDoc,
+    input: Record<string, unknown>,
+    resolveBlob: BlobResolver,
+    fromText: boolean,
+  ): StoredDoc {
+    const schemas = this.schemasOf(doc);
+    const properties = { ...doc.properties };
+    for (const [key, raw] of Object.entries(input)) {
+      const prop = this.registry.property(key);
+      // Unknown, or of a schema the document lacks: skipped without error (the real server's trap).
+      if (prop === undefined || !schemas.includes(prop.schema.name)) continue;
+      if (SECURED.has(key) && !actor.isAdministrator) {
+        throw new RepositoryError(400, `Cannot set the value of property: ${key} since it is readonly`);
+      }
+      const value = coerce(prop.field, raw, key, fromText, resolveBlob);
+      if (value === UNCHANGED) continue;
+      if (value === null || (Array.isArray(value) && value.length === 0)) delete properties[key];
+      else properties[key] = value;
+    }
+    return { ...doc, properties };
+  }
+
+  private initialTree(): string {
+    const system: Actor = { name: 'system', principals: new Set(), isAdministrator: true };
+    const rootId = randomUUID();
+    this.commit(undefined, {
+      uid: rootId, parentId: null, name: '', path: '/', type: 'Root', facets: [], properties: {},
+      acls: [{ name: 'local', aces: [
+        { username: 'administrators', permission: 'Everything', granted: true, creator: null, begin: null, end: null },
+        { username: 'members', permission: 'Read', granted: true, creator: null, begin: null, end: null },
+      ] }],
+      trashed: false, state: 'undefined', sysChange: 0, userChange: 0,
+    });
+    const none: BlobResolver = () => undefined;
+    const domain = this.create(system, this.get(rootId) as StoredDoc, { type: 'Domain', name: 'default-domain', properties: { 'dc:title': 'Domain' } }, none);
+    this.create(system, domain, { type: 'WorkspaceRoot', name: 'workspaces', properties: { 'dc:title': 'Workspaces' } }, none);
+    this.create(system, domain, { type: 'SectionRoot', name: 'sections', properties: { 'dc:title': 'Sections' } }, none);
+    this.create(system, domain, { type: 'TemplateRoot', name: 'templates', properties: { 'dc:title': 'Templates' } }, none);
+    return rootId;
+  }
+
+  /** After a move, every descendant's path follows its parent's. */
+  private repath(parent: StoredDoc): void {
+    for (const childId of this.childIds(parent.uid)) {
+      const child = this.docs.get(childId) as StoredDoc;
+      const moved = { ...child, path: join(parent.path, child.name) };
+      this.commit(child, moved);
+      this.repath(moved);
+    }
+  }
+
+  private commit(before: StoredDoc | undefined, after: StoredDoc | undefined): void {
+    if (before) this.unindex(before);
+    if (after) this.index(after);
+    if (this.journal !== undefined) {
+      appendFileSync(this.journal, `${JSON.stringify(after ? { put: after } : { del: (before as StoredDoc).uid })}\n`);
+    }
+  }
+
+  private index(doc: StoredDoc): void {
+    const isNew = !this.docs.has(doc.uid);
+    this.docs.set(doc.uid, doc);
+    this.byPath.set(doc.path, doc.uid);
+    if (doc.parentId !== null) addTo(this.children, doc.parentId, doc.uid);
+    addTo(this.byType, doc.type, doc.uid);
+    for (const facet of this.facetsOf(doc)) addTo(this.byFacet, facet, doc.uid);
+    for (const [key, index] of this.propIndexes) this.indexValue(index, doc.uid, doc.properties[key], true);
+    if (isNew) this.adjustCounts(doc.parentId, 1);
+  }
+
+  private unindex(doc: StoredDoc): void {
+    this.docs.delete(doc.uid);
+    if (this.byPath.get(doc.path) === doc.uid) this.byPath.delete(doc.path);
+    if (doc.parentId !== null) this.children.get(doc.parentId)?.delete(doc.uid);
+    this.byType.get(doc.type)?.delete(doc.uid);
+    for (const facet of this.facetsOf(doc)) this.byFacet.get(facet)?.delete(doc.uid);
+    for (const [key, index] of this.propIndexes) this.indexValue(index, doc.uid, doc.properties[key], false);
+    this.adjustCounts(doc.parentId, -1);
+  }
+
+  /** Keep descendant counts of ancestors, so a query can pick its smallest candidate set. */
+  private adjustCounts(parentId: string | null, delta: number): void {
+    for (let id = parentId; id !== null; id = this.docs.get(id)?.parentId ?? null) {
+      this.descendantCount.set(id, (this.descendantCount.get(id) ?? 0) + delta);
+    }
+  }
+
+  private indexValue(index: Map<string, Set<string>>, uid: string, value: unknown, add: boolean): void {
+    if (value === undefined) return;
+    for (const item of Array.isArray(value) ? value : [value]) {
+      const key = JSON.stringify(item);
+      if (add) addTo(index, key, uid);
+      else index.get(key)?.delete(uid);
+    }
+  }
+
+  /** Rebuild state from the journal, then compact it to one line per live document. */
+  private replay(journal: string): void {
+    const lines = readFileSync(journal, 'utf8').split('\n');
+    for (const line of lines) {
+      if (line === '') continue;
+      const entry = JSON.parse(line) as { put?: StoredDoc; del?: string };
+      const existing = this.docs.get(entry.put?.uid ?? (entry.del as string));
+      if (existing) this.unindex(existing);
+      if (entry.put) this.index(entry.put);
+    }
+    const compacted = `${journal}.tmp`;
+    writeFileSync(compacted, [...this.docs.values()].map((doc) => `${JSON.stringify({ put: doc })}\n`).join(''));
+    renameSync(compacted, journal);
+  }
+}
+
+function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  let set = map.get(key);
+  if (set === undefined) {
+    set = new Set();
+    map.set(key, set);
+  }
+  set.add(value);
+}
+
+const UNCHANGED = Symbol('unchanged');
+
+/** Check and normalise one value against its field; a wrong type is a 400 as on the real server. */
+function coerce(field: FieldDef, raw: unknown, key: string, fromText: boolean, resolveBlob: BlobResolver): unknown {
+  if (raw === null || raw === undefined) return null;
+  if (field.list) {
+    const items = fromText && typeof raw === 'string' ? (JSON.parse(raw) as unknown) : raw;
+    if (!Array.isArray(items)) throw mismatch(key, raw);
+    return items.map((item) => coerce({ ...field, list: false }, item, key, fromText, resolveBlob));
+  }
+  switch (field.type) {
+    case 'string':
+      if (typeof raw === 'object') throw mismatch(key, raw);
+      return String(raw);
+    case 'boolean':
+      if (typeof raw === 'boolean') return raw;
+      if (fromText && (raw === 'true' || raw === 'false')) return raw === 'true';
+      throw mismatch(key, raw);
+    case 'long':
+    case 'double': {
+      const value = fromText && typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+      if (typeof value !== 'number' || Number.isNaN(value) || (field.type === 'long' && !Number.isInteger(value))) throw mismatch(key, raw);
+      return value;
+    }
+    case 'date': {
+      const time = typeof raw === 'string' ? Date.parse(raw) : Number.NaN;
+      if (Number.isNaN(time)) throw mismatch(key, raw);
+      return new Date(time).toISOString();
+    }
+    case 'blob':
+      if (typeof raw !== 'object') throw mismatch(key, raw);
+      return resolveBlob(raw as Record<string, unknown>) ?? UNCHANGED;
+    case 'complex': {
+      if (typeof raw !== 'object' || Array.isArray(raw)) throw mismatch(key, raw);
+      const fields = field.fields as FieldDef[];
+      const value = raw as Record<string, unknown>;
+      return Object.fromEntries(fields.map((sub) => [sub.name, coerce(sub, value[sub.name], `${key}/${sub.name}`, fromText, resolveBlob)]).filter(([, v]) => v !== UNCHANGED));
+    }
+  }
+}
+
+function mismatch(key: string, raw: unknown): RepositoryError {
+  return new RepositoryError(400, `Unable to set value ${JSON.stringify(raw)} on property: ${key}: wrong type`);
+}
