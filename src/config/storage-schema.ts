@@ -18,7 +18,10 @@ export const storageSchema = z.strictObject({
   timeouts: timeoutsSchema,
   maxConcurrentRequests: z.number().int().min(1).max(64).default(8),
   pageSize: z.number().int().min(1).max(1000).default(100),
+  /** Transient failures (connection errors, 429, 502/503/504) are retried this often… */
   retries: z.number().int().min(0).max(10).default(3),
+  /** …waiting this long, doubled at each try, unless the server sends Retry-After. */
+  retryDelayMs: z.number().int().min(0).max(60_000).default(1_000),
 });
 
 export type StorageConfig = z.infer<typeof storageSchema>;

@@ -147,5 +147,5 @@ export class SchemaRegistry {
   }
 }
 
-/** Where the feature's Nuxeo declarations live, shared with real Nuxeo deployments. */
-export const FEATURE_CONTRIBUTION = join(import.meta.dirname, '..', '..', '..', 'config', 'nuxeo', 'OSGI-INF', 'connect2erp-types-contrib.xml');
+/** The feature's Nuxeo declarations, shared by the sandbox, the job's mapping validation and real Nuxeo deployments. */
+export const FEATURE_CONTRIBUTION = join(import.meta.dirname, '..', '..', 'config', 'nuxeo', 'OSGI-INF', 'connect2erp-types-contrib.xml');

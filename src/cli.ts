@@ -1,0 +1,76 @@
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { configLocation, loadConfig } from './config/load.js';
+import { ConfigError } from './errors.js';
+import { createLogger } from './log.js';
+import { EXIT } from './report/report.js';
+import { renderReport } from './report/table.js';
+import { runJob } from './run.js';
+import { runDemo } from './sandbox/demo.js';
+import { startSandbox } from './sandbox/start.js';
+
+const USAGE = `usage: connect2erp <command> [options]
+
+commands:
+  validate                       check configuration and jobs without contacting any server
+  run [--dry-run] [--task NAME] [--report FILE]
+                                 label new documents and process ready ones
+  sandbox [--repo-port N] [--data DIR]
+                                 start the local repository sandbox in the foreground
+  demo [--data DIR]              run the whole feature on the sandbox
+
+common options:
+  --config DIR                   configuration folder (default: $CONNECT2ERP_CONFIG or ./config)
+  --jobs DIR                     task folder (default: $CONNECT2ERP_JOBS or the jobs folder beside the configuration)`;
+
+const OPTIONS = {
+  config: { type: 'string' },
+  jobs: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  task: { type: 'string' },
+  report: { type: 'string' },
+  'repo-port': { type: 'string' },
+  data: { type: 'string' },
+  help: { type: 'boolean' },
+} as const;
+
+export async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+    return EXIT.configuration;
+  }
+  const { values, positionals } = parsed;
+  const command = positionals[0];
+  const location = configLocation({ config: values.config, jobs: values.jobs });
+  switch (command) {
+    case 'validate':
+      try {
+        const config = loadConfig(location);
+        process.stdout.write(`configuration is valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s)\n`);
+        return EXIT.ok;
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        process.stderr.write(`${error.problems.length} problem(s):\n${error.message}\n`);
+        return EXIT.configuration;
+      }
+    case 'run': {
+      const report = await runJob({ location, dryRun: values['dry-run'] ?? false, task: values.task }, createLogger());
+      if (values.report !== undefined) writeFileSync(values.report, `${JSON.stringify(report, null, 2)}\n`);
+      process.stdout.write(`${renderReport(report)}\n`);
+      return report.exitCode;
+    }
+    case 'sandbox': {
+      const port = values['repo-port'] === undefined ? 8080 : Number(values['repo-port']);
+      await startSandbox({ port, dataDir: values.data }, (line) => process.stdout.write(`${line}\n`));
+      return EXIT.ok;
+    }
+    case 'demo':
+      return runDemo({ dataDir: values.data }, (line) => process.stdout.write(`${line}\n`));
+    default:
+      process.stderr.write(`${command === undefined || values.help ? '' : `unknown command: ${command}\n`}${USAGE}\n`);
+      return command === undefined && values.help ? EXIT.ok : EXIT.configuration;
+  }
+}

@@ -1,0 +1,74 @@
+import { ConfigError, type ConfigProblem } from '../errors.js';
+import type { RepositoryClient } from '../repository/client.js';
+import type { AclEntity, RepositoryDocument } from '../repository/document.js';
+import { nxqlString } from '../nxql/literal.js';
+import type { SchemaRegistry } from '../nuxeo/schemas.js';
+import { mappingSchema, type MappingFile } from './mapping-schema.js';
+
+export const CONFIG_FACET = 'fct_erp_config_file_connect2erp';
+const READ_PERMISSIONS = ['Read', 'ReadWrite', 'Everything', 'Browse', 'ReadProperties'];
+
+export interface LoadedMapping {
+  document: RepositoryDocument;
+  mapping: MappingFile;
+  /** Principals other than the administrators who can read the file (spec §5.2). */
+  readableBy: string[];
+}
+
+/**
+ * Find, read and validate the mapping file, fresh on every run, so edits take effect at
+ * the next run. Problems name the file by its repository path and the key path inside it.
+ */
+export async function loadMapping(
+  client: RepositoryClient,
+  options: { adminPath: string; administrators: string[]; registry: SchemaRegistry; systems: string[] },
+): Promise<LoadedMapping> {
+  const query = `SELECT * FROM Document WHERE ecm:mixinType = ${nxqlString(CONFIG_FACET)} AND ecm:path STARTSWITH ${nxqlString(options.adminPath)} AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0`;
+  const found = await client.search(query, { pageSize: 10 });
+  const where = `repository:${options.adminPath}`;
+  if (found.entries.length === 0) {
+    throw new ConfigError([{ file: where, path: '', message: `no document under adminPath carries the facet ${CONFIG_FACET}; upload the mapping file and label it (spec §4.1)` }]);
+  }
+  if (found.entries.length > 1) {
+    throw new ConfigError([{ file: where, path: '', message: `several documents carry ${CONFIG_FACET}: ${found.entries.map((d) => d.path).join(', ')}; keep one` }]);
+  }
+  const document = found.entries[0];
+  const file = `repository:${document.path}`;
+  const text = (await client.downloadBlob(document.uid)).toString('utf8');
+  const mapping = parseMapping(text, file, options.registry, options.systems);
+  const readableBy = readers(await client.getAcl(document.uid), options.administrators);
+  return { document, mapping, readableBy };
+}
+
+export function parseMapping(text: string, file: string, registry: SchemaRegistry, systems: string[]): MappingFile {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError([{ file, path: '', message: `not valid JSON: ${(error as Error).message}` }]);
+  }
+  const result = mappingSchema(registry, systems).safeParse(json);
+  if (!result.success) {
+    const problems: ConfigProblem[] = result.error.issues.map((issue) => ({ file, path: issue.path.join('.'), message: issue.message }));
+    throw new ConfigError(problems);
+  }
+  return result.data;
+}
+
+/**
+ * Who may read the document besides the administrators: ACEs are read in order (local,
+ * then inherited) and the blocking "deny Everyone Everything" ends the walk.
+ */
+export function readers(acl: AclEntity, administrators: string[]): string[] {
+  const found = new Set<string>();
+  const denied = new Set<string>();
+  for (const list of acl.acl) {
+    for (const ace of list.ace) {
+      if (ace.status !== undefined && ace.status !== 'effective') continue;
+      if (!ace.granted && ace.username === 'Everyone') return [...found];
+      if (!ace.granted) denied.add(ace.username);
+      else if (READ_PERMISSIONS.includes(ace.permission) && !administrators.includes(ace.username) && !denied.has(ace.username)) found.add(ace.username);
+    }
+  }
+  return [...found];
+}

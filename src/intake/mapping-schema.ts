@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import type { SchemaRegistry } from '../nuxeo/schemas.js';
+import { ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../tasks/readiness.js';
+import type { UseCase } from '../config/task-schema.js';
+
+export const HTTP_CONTENT_FACET = 'fct_erp_http_content';
+export const WORKSPACES = '/default-domain/workspaces/';
+const HTTP_CONTENT_PROPERTIES = ['docId', 'source', 'archiveId', 'compId', 'created', 'modified', 'scanPerformed'].map((f) => `erpHttpContent:${f}`);
+/** Values the specification fixes (§2.3); anything else would break the ERP side. */
+const FIXED: Record<string, unknown> = { 'erpHttpContent:docId': '$id', 'erpHttpContent:compId': 'data', 'erpHttpContent:scanPerformed': false };
+
+const value = z.union([z.string(), z.boolean(), z.number(), z.null()]);
+
+/** `facets` is "a comma-separated list" in the spec's text and a JSON array in its example: both are read. */
+const facetList = z.union([
+  z.array(z.string().min(1)).min(1),
+  z.string().min(1).transform((text) => text.split(',').map((s) => s.trim()).filter((s) => s !== '')),
+]);
+
+export function mappingSchema(registry: SchemaRegistry, systems: readonly string[]) {
+  const entry = z
+    .strictObject({
+      path: z.string().refine((p) => p.startsWith(WORKSPACES) && p.length > WORKSPACES.length && !p.endsWith('/'), {
+        message: `must be a folder path under ${WORKSPACES}, without a trailing slash`,
+      }),
+      facets: facetList,
+      createParentALFolder: z.boolean(),
+      properties: z.record(z.string(), value),
+    })
+    .superRefine((e, ctx) => checkEntry(e, ctx, registry, systems));
+  return z.strictObject({ mapping: z.array(entry).min(1) }).superRefine((file, ctx) => {
+    const seen = new Set<string>();
+    file.mapping.forEach((e, i) => {
+      if (seen.has(e.path)) ctx.addIssue({ code: 'custom', path: ['mapping', i, 'path'], message: `${e.path} is mapped twice` });
+      seen.add(e.path);
+    });
+  });
+}
+
+type Ctx = z.RefinementCtx;
+interface Entry {
+  facets: string[];
+  properties: Record<string, string | boolean | number | null>;
+}
+
+function checkEntry(entry: Entry, ctx: Ctx, registry: SchemaRegistry, systems: readonly string[]): void {
+  const known = [HTTP_CONTENT_FACET, ...Object.values(USE_CASE_FACETS)];
+  entry.facets.forEach((facet, i) => {
+    if (!known.includes(facet)) ctx.addIssue({ code: 'custom', path: ['facets', i], message: `unknown facet ${facet}; use ${known.join(', ')}` });
+  });
+  if (!entry.facets.includes(HTTP_CONTENT_FACET)) ctx.addIssue({ code: 'custom', path: ['facets'], message: `must contain ${HTTP_CONTENT_FACET}` });
+  const useCases = entry.facets.filter((f) => f !== HTTP_CONTENT_FACET && known.includes(f));
+  if (useCases.length !== 1) {
+    ctx.addIssue({ code: 'custom', path: ['facets'], message: `needs exactly one use-case facet (${Object.values(USE_CASE_FACETS).join(', ')})` });
+  }
+  for (const key of HTTP_CONTENT_PROPERTIES) {
+    if (!(key in entry.properties)) ctx.addIssue({ code: 'custom', path: ['properties'], message: `${key} is required` });
+  }
+  for (const [key, fixed] of Object.entries(FIXED)) {
+    if (key in entry.properties && entry.properties[key] !== fixed) {
+      ctx.addIssue({ code: 'custom', path: ['properties', key], message: `must be ${JSON.stringify(fixed)}` });
+    }
+  }
+  const source = entry.properties['erpHttpContent:source'];
+  if (typeof source === 'string' && !source.startsWith('$') && !systems.includes(source)) {
+    ctx.addIssue({ code: 'custom', path: ['properties', 'erpHttpContent:source'], message: `"${source}" is not an ERP system of erpHttp.yaml (${systems.join(', ')})` });
+  }
+  const allowedSchemas = entry.facets.flatMap((f) => registry.facets.get(f) ?? []);
+  for (const [key, v] of Object.entries(entry.properties)) checkProperty(key, v, ctx, registry, allowedSchemas);
+}
+
+function checkProperty(key: string, v: string | boolean | number | null, ctx: Ctx, registry: SchemaRegistry, allowedSchemas: string[]): void {
+  const path = ['properties', key];
+  const prop = registry.property(key);
+  if (prop === undefined) return ctx.addIssue({ code: 'custom', path, message: 'unknown property' });
+  if (!allowedSchemas.includes(prop.schema.name)) {
+    const facet = [...registry.facets].find(([, schemas]) => schemas.includes(prop.schema.name))?.[0];
+    return ctx.addIssue({ code: 'custom', path, message: `belongs to facet ${facet}, which this entry does not list` });
+  }
+  if (typeof v === 'string' && v.startsWith('$') && !v.startsWith('$$')) return;
+  const expected = prop.field.type === 'boolean' ? 'boolean' : prop.field.type === 'long' || prop.field.type === 'double' ? 'number' : 'string';
+  if (v !== null && typeof v !== expected) return ctx.addIssue({ code: 'custom', path, message: `must be a ${expected} or a $ reference` });
+  if (key === 'erpStartWorkflow:erpOTyp' && typeof v === 'string' && !ORG_OBJECT_TYPES.includes(v)) {
+    ctx.addIssue({ code: 'custom', path, message: `must be one of ${ORG_OBJECT_TYPES.join(', ')}` });
+  }
+}
+
+export type MappingFile = z.infer<ReturnType<typeof mappingSchema>>;
+export type MappingEntry = MappingFile['mapping'][number];
+
+export function useCaseOf(entry: MappingEntry): UseCase {
+  const found = Object.entries(USE_CASE_FACETS).find(([, facet]) => entry.facets.includes(facet));
+  return (found as [UseCase, string])[0];
+}

@@ -1,0 +1,64 @@
+import type { UseCase } from '../config/task-schema.js';
+import { nxqlString } from '../nxql/literal.js';
+import type { RepositoryDocument } from '../repository/document.js';
+import { missingValues } from '../tasks/readiness.js';
+import { HTTP_CONTENT_FACET, useCaseOf, type MappingEntry } from './mapping-schema.js';
+import { resolveValue } from './substitute.js';
+
+export const STATUS_FACET = 'fct_erp_task_status';
+
+export interface DocumentPlan {
+  doc: RepositoryDocument;
+  entry: MappingEntry;
+  useCase: UseCase;
+  /** Facets for the document, the status facet last. */
+  facets: string[];
+  /** The mapping's values, resolved against the document (also written on the folder). */
+  values: Record<string, unknown>;
+  /** Status properties, written on the document only. */
+  status: Record<string, unknown>;
+  folder?: { name: string; title: string };
+  /** What the use case still needs from a user. */
+  missing: string[];
+  /** `$` references with no value on this document: nothing is written. */
+  unresolved: string[];
+}
+
+/** Files under the entry's path that are not labelled yet, minus deeper mapped paths (the deepest path wins). */
+export function intakeQuery(entry: MappingEntry, allPaths: string[]): string {
+  const deeper = allPaths.filter((p) => p.startsWith(`${entry.path}/`)).map((p) => ` AND NOT ecm:path STARTSWITH ${nxqlString(p)}`);
+  return `SELECT * FROM File WHERE ecm:path STARTSWITH ${nxqlString(entry.path)}${deeper.join('')}`
+    + ' AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0'
+    // docId is written last-but-atomically with the other values, so a document whose run
+    // died after AddFacet and before its properties were written is found again.
+    + ` AND (ecm:mixinType <> ${nxqlString(HTTP_CONTENT_FACET)} OR erpHttpContent:docId IS NULL) ORDER BY ecm:uuid`;
+}
+
+/** The archive-link folder is named after the file, without its extension. */
+function folderName(doc: RepositoryDocument): string {
+  const name = doc.path.slice(doc.path.lastIndexOf('/') + 1);
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? name.slice(0, dot) : name;
+}
+
+export function planDocument(entry: MappingEntry, doc: RepositoryDocument): DocumentPlan {
+  const values: Record<string, unknown> = {};
+  const unresolved: string[] = [];
+  for (const [key, raw] of Object.entries(entry.properties)) {
+    const resolved = resolveValue(raw, doc);
+    if (resolved.ok) values[key] = resolved.value;
+    else unresolved.push(`${key} = ${resolved.reference}`);
+  }
+  const useCase = useCaseOf(entry);
+  const missing = missingValues(useCase, { ...doc.properties, ...values });
+  return {
+    doc, entry, useCase, values, unresolved, missing,
+    facets: [...entry.facets, STATUS_FACET],
+    status: {
+      'erpTaskStatus:status': missing.length === 0 ? 'READY' : 'PENDING_INPUT',
+      'erpTaskStatus:message': missing.length === 0 ? null : `waiting for ${missing.join(', ')}`,
+      'erpTaskStatus:attempts': 0,
+    },
+    folder: entry.createParentALFolder ? { name: folderName(doc), title: doc.title } : undefined,
+  };
+}

@@ -1,0 +1,17 @@
+import { propertyValue, type RepositoryDocument } from '../repository/document.js';
+
+export type Resolved = { ok: true; value: unknown } | { ok: false; reference: string };
+
+/**
+ * `$` values (spec §2.2): `$id` is the UUID, `$<prefix:field>` a property of the uploaded
+ * document, with `.` or `/` into complex values (`$file:content.name`). `$$` writes a
+ * literal `$`. A reference to a missing value is reported, never replaced by a blank.
+ */
+export function resolveValue(value: unknown, doc: RepositoryDocument): Resolved {
+  if (typeof value !== 'string' || !value.startsWith('$')) return { ok: true, value };
+  if (value.startsWith('$$')) return { ok: true, value: value.slice(1) };
+  const reference = value.slice(1);
+  const found = reference === 'id' ? doc.uid : propertyValue(doc, reference);
+  if (found === undefined || found === null || found === '') return { ok: false, reference: value };
+  return { ok: true, value: found };
+}

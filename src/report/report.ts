@@ -1,0 +1,67 @@
+import type { IntakeOutcome } from '../intake/apply.js';
+
+export const EXIT = { ok: 0, documentsFailed: 1, configuration: 2, interrupted: 3 } as const;
+
+export interface IntakeRecord {
+  uid: string;
+  path: string;
+  mapping: string;
+  useCase: string;
+  result: 'labelled' | 'planned' | 'error';
+  status?: string;
+  facets: string[];
+  values: Record<string, unknown>;
+  folder?: string;
+  missing: string[];
+  error?: string;
+  transient?: boolean;
+}
+
+export interface RunReport {
+  runId: string;
+  dryRun: boolean;
+  startedAt: string;
+  finishedAt?: string;
+  mappingFile?: { uid: string; path: string; readableBy: string[] };
+  warnings: string[];
+  /** Configuration problems that stopped the run. */
+  problems: string[];
+  intake: {
+    counts: { labelled: number; planned: number; ready: number; pendingInput: number; errors: number };
+    documents: IntakeRecord[];
+  };
+  exitCode: number;
+}
+
+export function newReport(runId: string, dryRun: boolean): RunReport {
+  return {
+    runId, dryRun, startedAt: new Date().toISOString(), warnings: [], problems: [],
+    intake: { counts: { labelled: 0, planned: 0, ready: 0, pendingInput: 0, errors: 0 }, documents: [] },
+    exitCode: EXIT.ok,
+  };
+}
+
+export function recordIntake(report: RunReport, outcomes: IntakeOutcome[]): void {
+  for (const { plan, error, transient, folderPath } of outcomes) {
+    const result = error !== undefined ? 'error' : report.dryRun ? 'planned' : 'labelled';
+    const status = error === undefined ? String(plan.status['erpTaskStatus:status']) : undefined;
+    report.intake.documents.push({
+      uid: plan.doc.uid, path: plan.doc.path, mapping: plan.entry.path, useCase: plan.useCase, result, status,
+      facets: plan.facets, values: plan.values, folder: folderPath, missing: plan.missing, error, transient,
+    });
+    const counts = report.intake.counts;
+    if (result === 'error') counts.errors++;
+    else {
+      counts[result]++;
+      if (status === 'READY') counts.ready++;
+      else counts.pendingInput++;
+    }
+  }
+}
+
+export function finish(report: RunReport): RunReport {
+  report.finishedAt = new Date().toISOString();
+  if (report.problems.length > 0) report.exitCode = EXIT.configuration;
+  else if (report.intake.counts.errors > 0) report.exitCode = EXIT.documentsFailed;
+  return report;
+}

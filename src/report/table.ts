@@ -1,0 +1,37 @@
+import type { RunReport } from './report.js';
+
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+function shorten(text: string, max = 60): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** The run report as a person reads it on a terminal. */
+export function renderReport(report: RunReport): string {
+  const out: string[] = [];
+  out.push(`connect2erp run ${report.runId}${report.dryRun ? ' (dry run: nothing was written)' : ''}`);
+  if (report.mappingFile) out.push(`mapping file: ${report.mappingFile.path}`);
+  for (const problem of report.problems) out.push(`configuration problem: ${problem}`);
+  for (const warning of report.warnings) out.push(`warning: ${warning}`);
+  const docs = report.intake.documents;
+  const c = report.intake.counts;
+  out.push('', `intake: ${report.dryRun ? `${c.planned} to label` : `${c.labelled} labelled`} (${c.ready} ready, ${c.pendingInput} waiting for input), ${c.errors} errors`);
+  if (docs.length > 0) {
+    out.push(table(
+      ['document', 'use case', 'result', 'status', 'folder', 'missing / error'],
+      docs.map((d) => [shorten(d.path), d.useCase, d.result, d.status ?? '', d.folder ? shorten(d.folder, 40) : '', shorten(d.error ?? d.missing.join(', '), 80)]),
+    ));
+  }
+  if (report.dryRun && docs.some((d) => d.result === 'planned')) {
+    out.push('', 'values that would be written:');
+    for (const d of docs.filter((doc) => doc.result === 'planned')) {
+      out.push(`  ${d.path}`, `    facets: ${d.facets.join(', ')}`);
+      for (const [key, value] of Object.entries(d.values)) out.push(`    ${key} = ${JSON.stringify(value)}`);
+    }
+  }
+  return out.join('\n');
+}

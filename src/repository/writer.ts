@@ -1,0 +1,35 @@
+import type { RepositoryClient } from './client.js';
+import type { RepositoryDocument } from './document.js';
+
+/**
+ * Every write the job makes to the repository. Dry-run swaps the implementation,
+ * so no call site needs its own guard.
+ */
+export interface RepositoryWriter {
+  addFacet(uids: string[], facet: string): Promise<void>;
+  update(doc: RepositoryDocument, properties: Record<string, unknown>): Promise<RepositoryDocument>;
+  createFolder(parent: { uid: string; path: string }, name: string, properties: Record<string, unknown>): Promise<RepositoryDocument>;
+  move(doc: RepositoryDocument, target: RepositoryDocument): Promise<RepositoryDocument>;
+}
+
+export function liveWriter(client: RepositoryClient): RepositoryWriter {
+  return {
+    addFacet: (uids, facet) => client.addFacet(uids, facet),
+    update: (doc, properties) => client.update(doc, properties),
+    createFolder: (parent, name, properties) => client.create(parent.uid, { type: 'Folder', name, properties }),
+    move: (doc, target) => client.move(doc.uid, target.uid),
+  };
+}
+
+/** Writes nothing; answers with what the repository would hold afterwards, so the plan can go on. */
+export function dryRunWriter(): RepositoryWriter {
+  return {
+    addFacet: async () => undefined,
+    update: async (doc, properties) => ({ ...doc, properties: { ...doc.properties, ...properties } }),
+    createFolder: async (parent, name, properties) => ({
+      uid: `(new folder in ${parent.path})`, path: `${parent.path}/${name}`, type: 'Folder', title: String(properties['dc:title'] ?? name),
+      parentRef: parent.uid, changeToken: null, facets: [], properties,
+    }),
+    move: async (doc, target) => ({ ...doc, parentRef: target.uid, path: `${target.path}/${doc.path.split('/').pop() ?? ''}` }),
+  };
+}

@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { loadConfig, type ConfigLocation } from './config/load.js';
+import { ConfigError, AuthenticationError, errorMessage, formatProblem } from './errors.js';
+import { loadMapping } from './intake/mapping-file.js';
+import { runIntake } from './intake/run-intake.js';
+import type { Logger } from './log.js';
+import { FEATURE_CONTRIBUTION, SchemaRegistry } from './nuxeo/schemas.js';
+import { RepositoryClient } from './repository/client.js';
+import { dryRunWriter, liveWriter } from './repository/writer.js';
+import { EXIT, finish, newReport, recordIntake, type RunReport } from './report/report.js';
+
+export interface RunOptions {
+  location: Required<ConfigLocation>;
+  dryRun: boolean;
+  /** Only this task (and always the intake). */
+  task?: string;
+}
+
+export function featureRegistry(): SchemaRegistry {
+  const registry = new SchemaRegistry();
+  registry.loadContribution(FEATURE_CONTRIBUTION);
+  return registry;
+}
+
+/** One run: load and validate, read the mapping file, label new documents, report. */
+export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunReport> {
+  const report = newReport(randomUUID(), options.dryRun);
+  const log = baseLog.child({ runId: report.runId });
+  log.info('run started', { dryRun: options.dryRun });
+  try {
+    const config = loadConfig(options.location);
+    if (options.task !== undefined && !config.tasks.some((t) => t.name === options.task)) {
+      throw new ConfigError([{ file: options.location.jobsDir, path: '', message: `no task named "${options.task}"` }]);
+    }
+    const client = new RepositoryClient(config.storage, log);
+    const writer = options.dryRun ? dryRunWriter() : liveWriter(client);
+    const loaded = await loadMapping(client, {
+      adminPath: config.storage.adminPath,
+      administrators: config.storage.administrators,
+      registry: featureRegistry(),
+      systems: config.erp.systems.map((s) => s.name),
+    });
+    report.mappingFile = { uid: loaded.document.uid, path: loaded.document.path, readableBy: loaded.readableBy };
+    if (loaded.readableBy.length > 0) {
+      const warning = `the mapping file ${loaded.document.path} can be read by ${loaded.readableBy.join(', ')}; only administrators should (spec §5.2)`;
+      report.warnings.push(warning);
+      log.warn('mapping file readable by non-administrators', { path: loaded.document.path, readableBy: loaded.readableBy });
+    }
+    recordIntake(report, await runIntake(loaded.mapping, { client, writer, log, pageSize: config.storage.pageSize }));
+  } catch (error) {
+    if (error instanceof ConfigError) report.problems.push(...error.problems.map(formatProblem));
+    else if (error instanceof AuthenticationError) report.problems.push(error.message);
+    else {
+      report.warnings.push(`run stopped: ${errorMessage(error)}`);
+      report.exitCode = EXIT.documentsFailed;
+    }
+  }
+  finish(report);
+  log.info('run finished', { exitCode: report.exitCode, ...report.intake.counts, problems: report.problems.length });
+  return report;
+}

@@ -1,0 +1,101 @@
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import got, { type Got } from 'got';
+import { configLocation } from '../config/load.js';
+import { createLogger } from '../log.js';
+import { renderReport } from '../report/table.js';
+import { encodePath } from '../repository/client.js';
+import { runJob } from '../run.js';
+import { RepositorySandbox } from './repository/server.js';
+
+const PROJECT = join(import.meta.dirname, '..', '..');
+const ADMIN = 'Administrator';
+export const CONFIG_TITLE = 'Connect to ERP Feature Configuration';
+const FOLDERS = ['admin', 'ERP', 'ERP/Barcode', 'ERP/Invoices', 'ERP/Workflow'];
+const SAMPLES: Array<[string, string]> = [
+  ['ERP/Invoices', 'invoice-4711.pdf'],
+  ['ERP/Invoices', 'invoice-4712.pdf'],
+  ['ERP/Barcode', 'scan-0001.pdf'],
+  ['ERP/Workflow', 'approval-request.pdf'],
+];
+
+/** What an administrator does by hand with a REST client: folders, the mapping file, its label and ACL. */
+export async function setUpRepository(baseUrl: string, mappingJson: string, adminPath = '/default-domain/workspaces/admin'): Promise<void> {
+  const api = got.extend({ prefixUrl: `${baseUrl}/api/v1`, username: ADMIN, password: ADMIN, responseType: 'json' });
+  for (const folder of FOLDERS) {
+    const parent = `/default-domain/workspaces/${folder}`.split('/').slice(0, -1).join('/');
+    const name = folder.split('/').pop() as string;
+    const exists = await api.get(`path${encodePath(`${parent}/${name}`)}`, { throwHttpErrors: false });
+    if (exists.statusCode === 404) await api.post(`path${encodePath(parent)}`, { json: { 'entity-type': 'document', type: 'Workspace', name, properties: { 'dc:title': name } } });
+  }
+  // Only administrators may read the mapping file (spec §5.2).
+  await api.post(`path${encodePath(adminPath)}/@op/Document.BlockPermissionInheritance`, { json: { params: {} } });
+  const configPath = `${adminPath}/${CONFIG_TITLE}`;
+  const existing = await api.get(`path${encodePath(configPath)}`, { throwHttpErrors: false });
+  const uid = existing.statusCode === 200
+    ? (existing.body as unknown as { uid: string }).uid
+    // Document.Create keeps the full title as the name; a REST POST would cut it to 24 characters.
+    : (await api.post(`path${encodePath(adminPath)}/@op/Document.Create`, { json: { params: { type: 'File', name: CONFIG_TITLE, properties: { 'dc:title': CONFIG_TITLE } } } }).json<{ uid: string }>()).uid;
+  await attach(api, uid, 'connector_configuration_connect_to_erp.json', 'application/json', Buffer.from(mappingJson));
+  // Spec §4.1, exactly: label the configuration document by its URL-encoded path.
+  await got.post(`${baseUrl}/api/v1/path${encodePath(configPath)}/@op/Document.AddFacet`, {
+    headers: { 'Content-Type': 'application/json', properties: '*', Authorization: `Basic ${Buffer.from(`${ADMIN}:${ADMIN}`).toString('base64')}` },
+    json: { params: { facet: 'fct_erp_config_file_connect2erp' } },
+  });
+}
+
+async function attach(api: Got, uid: string, name: string, mimeType: string, content: Buffer): Promise<void> {
+  const { batchId } = await api.post('upload/').json<{ batchId: string }>();
+  await api.post(`upload/${batchId}/0`, { body: content, headers: { 'X-File-Name': encodeURIComponent(name), 'X-File-Type': mimeType, 'Content-Type': 'application/octet-stream' } });
+  await api.put(`id/${uid}`, { json: { 'entity-type': 'document', properties: { 'file:content': { 'upload-batch': batchId, 'upload-fileId': '0' } } } });
+}
+
+/** A user uploads a file into a folder, as the web UI would. */
+export async function uploadFile(baseUrl: string, folderPath: string, name: string, content = Buffer.from(`%PDF-1.4 sample ${name}`)): Promise<string> {
+  const api = got.extend({ prefixUrl: `${baseUrl}/api/v1`, username: ADMIN, password: ADMIN, responseType: 'json' });
+  const { batchId } = await api.post('upload/').json<{ batchId: string }>();
+  await api.post(`upload/${batchId}/0`, { body: content, headers: { 'X-File-Name': encodeURIComponent(name), 'X-File-Type': 'application/pdf', 'Content-Type': 'application/octet-stream' } });
+  const created = await api.post(`path${encodePath(folderPath)}`, {
+    json: { 'entity-type': 'document', type: 'File', name, properties: { 'dc:title': name, 'file:content': { 'upload-batch': batchId, 'upload-fileId': '0' } } },
+  }).json<{ uid: string }>();
+  return created.uid;
+}
+
+/** A configuration folder for the job that points at the sandbox. */
+export function writeDemoConfig(dir: string, baseUrl: string): string {
+  const configDir = join(dir, 'config');
+  mkdirSync(configDir, { recursive: true });
+  const storage = readFileSync(join(PROJECT, 'config', 'storage.yaml'), 'utf8').replace(/^url: .*$/m, `url: ${baseUrl}`);
+  writeFileSync(join(configDir, 'storage.yaml'), storage);
+  cpSync(join(PROJECT, 'config', 'erpHttp.yaml'), join(configDir, 'erpHttp.yaml'));
+  cpSync(join(PROJECT, 'jobs'), join(dir, 'jobs'), { recursive: true });
+  return configDir;
+}
+
+/** `npm run demo`: the whole feature on the sandbox, with a dry run first. */
+export async function runDemo(options: { dataDir?: string }, print: (line: string) => void): Promise<number> {
+  const dir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'connect2erp-demo-'));
+  const sandbox = new RepositorySandbox({ dataDir: join(dir, 'repository') });
+  const baseUrl = await sandbox.start();
+  try {
+    print(`repository sandbox at ${baseUrl}, state in ${dir}`);
+    await setUpRepository(baseUrl, readFileSync(join(PROJECT, 'config', 'connector_configuration_connect_to_erp.json'), 'utf8'));
+    for (const [folder, name] of SAMPLES) await uploadFile(baseUrl, `/default-domain/workspaces/${folder}`, name);
+    print(`uploaded ${SAMPLES.length} sample files; the mapping file is labelled with the request of spec §4.1`);
+    process.env.NUXEO_PASSWORD ??= ADMIN;
+    process.env.SAP_PASSWORD ??= 'sandbox';
+    const location = configLocation({ config: writeDemoConfig(dir, baseUrl) });
+    const log = createLogger({ level: 'warn' });
+    print('\n=== dry run: what the job would do ===');
+    print(renderReport(await runJob({ location, dryRun: true }, log)));
+    print('\n=== run ===');
+    const report = await runJob({ location, dryRun: false }, log);
+    print(renderReport(report));
+    print('\n=== second run: nothing left to do ===');
+    print(renderReport(await runJob({ location, dryRun: false }, log)));
+    return report.exitCode;
+  } finally {
+    await sandbox.stop();
+  }
+}
