@@ -40,12 +40,10 @@ function loadFile<T extends z.ZodType>(path: string, schema: T, problems: Config
     problems.push({ file, path: '', message: 'cannot read the file' });
     return undefined;
   }
-  const document = parseDocument(text, { prettyErrors: false });
+  const document = parseDocument(text);
   if (document.errors.length > 0) {
-    for (const error of document.errors) {
-      const at = error.linePos?.[0];
-      problems.push({ file, path: '', message: `${at ? `line ${at.line}, column ${at.col}: ` : ''}${error.message.split('\n')[0]}` });
-    }
+    // With prettyErrors (the default) the first line names the line and column.
+    for (const error of document.errors) problems.push({ file, path: '', message: error.message.split('\n')[0] });
     return undefined;
   }
   const resolved = resolveReferences(document.toJS(), file, problems);

@@ -1,0 +1,48 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { configLocation, loadConfig, type Config } from '../../src/config/load.js';
+import { createLogger } from '../../src/log.js';
+import { RepositoryClient } from '../../src/repository/client.js';
+import { setUpRepository, uploadFile, writeDemoConfig } from '../../src/sandbox/demo.js';
+import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
+import { runJob } from '../../src/run.js';
+
+export const MAPPING = readFileSync(join(import.meta.dirname, '..', '..', 'config', 'connector_configuration_connect_to_erp.json'), 'utf8');
+export const quietLog = createLogger({ level: 'error', json: true });
+process.env.NUXEO_PASSWORD = 'Administrator';
+process.env.SAP_PASSWORD = 'sandbox';
+
+export interface Env {
+  sandbox: RepositorySandbox;
+  baseUrl: string;
+  dir: string;
+  location: ReturnType<typeof configLocation>;
+  config: Config;
+  client: RepositoryClient;
+  upload: (folder: string, name: string) => Promise<string>;
+  run: (dryRun?: boolean) => ReturnType<typeof runJob>;
+}
+
+/** A sandbox over real HTTP, set up as the demo does, with a config folder pointing at it. */
+export async function sandboxEnv(t: Test, options: { mapping?: string; storage?: Record<string, string> } = {}): Promise<Env> {
+  const sandbox = new RepositorySandbox();
+  const baseUrl = await sandbox.start();
+  t.teardown(() => sandbox.stop());
+  await setUpRepository(baseUrl, options.mapping ?? MAPPING);
+  const dir = mkdtempSync(join(tmpdir(), 'c2e-test-'));
+  const configDir = writeDemoConfig(dir, baseUrl);
+  const storagePath = join(configDir, 'storage.yaml');
+  let storage = readFileSync(storagePath, 'utf8').replace('retryDelayMs: 1000', 'retryDelayMs: 10');
+  for (const [key, value] of Object.entries(options.storage ?? {})) storage = storage.replace(new RegExp(`^${key}: .*$`, 'm'), `${key}: ${value}`);
+  writeFileSync(storagePath, storage);
+  const location = configLocation({ config: configDir });
+  const config = loadConfig(location);
+  const client = new RepositoryClient(config.storage, quietLog);
+  return {
+    sandbox, baseUrl, dir, location, config, client,
+    upload: (folder, name) => uploadFile(baseUrl, `/default-domain/workspaces/${folder}`, name),
+    run: (dryRun = false) => runJob({ location, dryRun }, quietLog),
+  };
+}

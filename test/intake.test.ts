@@ -1,0 +1,141 @@
+import t from 'tap';
+import { MAPPING, sandboxEnv } from './helpers/env.js';
+import type { StoredDoc } from '../src/sandbox/repository/store.js';
+
+const INVOICES = '/default-domain/workspaces/ERP/Invoices';
+
+function snapshot(docs: Iterable<StoredDoc>): string {
+  return JSON.stringify([...docs].map((d) => [d.uid, d.path, d.facets, d.properties, d.sysChange, d.userChange]).sort());
+}
+
+t.test('a run labels new files per mapping entry, with folders and status', async (t) => {
+  const env = await sandboxEnv(t);
+  const invoice = await env.upload('ERP/Invoices', 'invoice-1.pdf');
+  const scan = await env.upload('ERP/Barcode', 'scan-1.pdf');
+  const flow = await env.upload('ERP/Workflow', 'wf-1.pdf');
+  const report = await env.run();
+  t.equal(report.exitCode, 0);
+  t.same(report.intake.counts, { labelled: 3, planned: 0, ready: 1, pendingInput: 2, errors: 0 });
+
+  const doc = env.sandbox.store.get(invoice) as StoredDoc;
+  t.equal(doc.path, `${INVOICES}/invoice-1/invoice-1.pdf`, 'moved into its archive-link folder');
+  t.same(doc.facets, ['fct_erp_http_content', 'fct_erp_create_al_document', 'fct_erp_task_status']);
+  t.equal(doc.properties['erpHttpContent:docId'], invoice, '$id is the UUID');
+  t.equal(doc.properties['erpCreateALDocument:erpFilename'], 'invoice-1.pdf', '$file:content.name');
+  t.equal(doc.properties['erpHttpContent:created'], doc.properties['dc:created'], '$dc:created');
+  t.equal(doc.properties['erpTaskStatus:status'], 'PENDING_INPUT');
+  t.match(doc.properties['erpTaskStatus:message'], /erpCreateALDocument:erpObjectId/);
+  const folder = env.sandbox.store.getByPath(`${INVOICES}/invoice-1`) as StoredDoc;
+  t.equal(folder.type, 'Folder');
+  t.equal(folder.properties['erpHttpContent:docId'], invoice, 'folder and file share the docId');
+  t.notOk(folder.facets.includes('fct_erp_task_status'), 'the status lives on the file only');
+
+  t.equal(env.sandbox.store.get(scan)?.properties['erpTaskStatus:status'], 'PENDING_INPUT');
+  t.equal(env.sandbox.store.get(flow)?.properties['erpTaskStatus:status'], 'READY');
+
+  const again = await env.run();
+  t.same(again.intake.counts, { labelled: 0, planned: 0, ready: 0, pendingInput: 0, errors: 0 }, 'a second run finds nothing new');
+});
+
+t.test('dry run writes nothing and reports the plan', async (t) => {
+  const env = await sandboxEnv(t);
+  await env.upload('ERP/Invoices', 'invoice-2.pdf');
+  await env.upload('ERP/Workflow', 'wf-2.pdf');
+  const before = snapshot(env.sandbox.store.all());
+  const report = await env.run(true);
+  t.equal(snapshot(env.sandbox.store.all()), before, 'repository state unchanged, change tokens included');
+  t.same(report.intake.counts, { labelled: 0, planned: 2, ready: 1, pendingInput: 1, errors: 0 });
+  const planned = report.intake.documents.find((d) => d.path.endsWith('invoice-2.pdf'));
+  t.equal(planned?.folder, `${INVOICES}/invoice-2`, 'planned folder');
+  t.same(planned?.missing, ['erpCreateALDocument:erpObjectId']);
+  t.equal(planned?.values['erpCreateALDocument:erpObject'], 'BKPF');
+});
+
+t.test('the deepest mapped path wins and $ references resolve or fail per document', async (t) => {
+  const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, unknown> & { properties: Record<string, unknown> }> };
+  const deeper = structuredClone(mapping.mapping[2]);
+  deeper.path = '/default-domain/workspaces/ERP/Workflow/Urgent';
+  deeper.properties['erpStartWorkflow:erpObjId'] = '$dc:description';
+  deeper.properties['erpStartWorkflow:erpBarcode'] = '$$LITERAL';
+  mapping.mapping.push(deeper);
+  const env = await sandboxEnv(t, { mapping: JSON.stringify(mapping) });
+  const api = `${env.baseUrl}/api/v1`;
+  await fetch(`${api}/path/default-domain/workspaces/ERP/Workflow`, {
+    method: 'POST', headers: { Authorization: `Basic ${Buffer.from('Administrator:Administrator').toString('base64')}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ 'entity-type': 'document', type: 'Folder', name: 'Urgent' }),
+  });
+  const urgent = await env.upload('ERP/Workflow/Urgent', 'urgent.pdf');
+  const report = await env.run();
+  const record = report.intake.documents.find((d) => d.uid === urgent);
+  t.equal(record?.mapping, deeper.path, 'matched by the deeper entry only');
+  t.equal(report.intake.documents.filter((d) => d.uid === urgent).length, 1);
+  t.equal(record?.result, 'error');
+  t.equal(record?.error, 'no value for erpStartWorkflow:erpObjId = $dc:description');
+  t.equal(report.exitCode, 1, 'a failed document makes the exit code 1');
+  t.notOk(env.sandbox.store.get(urgent)?.facets.length, 'nothing written on the document');
+
+  const actor = env.sandbox.actor();
+  env.sandbox.store.update(actor, env.sandbox.store.get(urgent) as StoredDoc, { 'dc:description': 'APPROVER9' }, () => undefined);
+  await env.run();
+  const fixed = env.sandbox.store.get(urgent) as StoredDoc;
+  t.equal(fixed.properties['erpStartWorkflow:erpObjId'], 'APPROVER9', 'the next run picks it up once the value exists');
+  t.equal(fixed.properties['erpStartWorkflow:erpBarcode'], '$LITERAL', '$$ writes a literal $');
+});
+
+t.test('a run killed between any two steps is completed by the next run', async (t) => {
+  // Count the write requests of one clean labelling (folder case), then kill a run after each of them.
+  const probe = await sandboxEnv(t);
+  await probe.upload('ERP/Invoices', 'probe.pdf');
+  let writes = 0;
+  const original = probe.sandbox.store;
+  for (const method of ['create', 'update', 'addFacet', 'move'] as const) {
+    const fn = original[method].bind(original) as (...args: unknown[]) => unknown;
+    (original as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+      writes++;
+      return fn(...args);
+    };
+  }
+  await probe.run();
+  t.ok(writes >= 8, `a folder labelling takes ${writes} writes`);
+
+  for (let crashAfter = 0; crashAfter < writes; crashAfter++) {
+    const env = await sandboxEnv(t);
+    const uid = await env.upload('ERP/Invoices', `crash-${crashAfter}.pdf`);
+    // Every request after the first `crashAfter` writes is dropped, as if the process died.
+    let done = 0;
+    const store = env.sandbox.store;
+    for (const method of ['create', 'update', 'addFacet', 'move'] as const) {
+      const fn = store[method].bind(store) as (...args: unknown[]) => unknown;
+      (store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        if (done >= crashAfter) throw Object.assign(new Error('killed'), { status: 503 });
+        done++;
+        return fn(...args);
+      };
+    }
+    await env.run();
+    for (const method of ['create', 'update', 'addFacet', 'move'] as const) delete (store as unknown as Record<string, unknown>)[method];
+    const second = await env.run();
+    t.equal(second.intake.counts.errors, 0, `after a crash at step ${crashAfter}: no error`);
+    const doc = store.get(uid) as StoredDoc;
+    const name = `crash-${crashAfter}`;
+    t.equal(doc.path, `${INVOICES}/${name}/${name}.pdf`, `step ${crashAfter}: file inside its one folder`);
+    t.equal(doc.properties['erpHttpContent:docId'], uid, `step ${crashAfter}: labelled`);
+    t.equal(doc.properties['erpTaskStatus:status'], 'PENDING_INPUT');
+    const folders = [...store.all()].filter((d) => d.type === 'Folder' && d.properties['dc:source'] === uid);
+    t.equal(folders.length, 1, `step ${crashAfter}: exactly one folder`);
+    t.equal(folders[0].properties['erpHttpContent:docId'], uid, `step ${crashAfter}: folder labelled`);
+    t.equal([...store.descendants(folders[0].uid)].filter((d) => d.type === 'Folder').length, 0, `step ${crashAfter}: no folder inside the folder`);
+  }
+});
+
+t.test('a property the server silently drops is an error on that document, never a success', async (t) => {
+  const env = await sandboxEnv(t);
+  const uid = await env.upload('ERP/Workflow', 'dropped.pdf');
+  // Simulate a server whose deployment lacks the status facet's schema: AddFacet works, the values are dropped.
+  env.sandbox.store.registry.facets.set('fct_erp_task_status', []);
+  const report = await env.run();
+  const record = report.intake.documents.find((d) => d.uid === uid);
+  t.equal(record?.result, 'error');
+  t.match(record?.error, /did not store erpTaskStatus:status, erpTaskStatus:attempts on .*dropped.pdf/);
+  t.notOk(env.sandbox.store.get(uid)?.properties['erpHttpContent:docId'], 'docId reset, so the next run retries the document');
+});
