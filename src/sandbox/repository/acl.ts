@@ -26,8 +26,12 @@ const GROUPS: Record<string, string[]> = {
 
 export const KNOWN_PERMISSIONS = new Set([...Object.keys(GROUPS), ...Object.values(GROUPS).flat()]);
 
+const expand = (permission: string): string[] => GROUPS[permission] ?? [permission];
+
+/** A granted permission covers the required one when it includes all that the required one means. */
 export function includes(granted: string, required: string): boolean {
-  return granted === required || (GROUPS[granted]?.includes(required) ?? false);
+  const have = expand(granted);
+  return granted === required || expand(required).every((p) => have.includes(p));
 }
 
 export const EVERYONE = 'Everyone';
