@@ -12,7 +12,7 @@ t.test('the sandbox keeps the real server\'s traps', async (t) => {
   const api = got.extend({ prefixUrl: `${base}/api/v1`, ...ADMIN, responseType: 'json', throwHttpErrors: false, headers: { properties: '*' } });
   const ws = '/default-domain/workspaces';
   const create = async (name: string, type = 'File', properties: Record<string, unknown> = {}) =>
-    (await api.post(`path${ws}`, { json: { 'entity-type': 'document', type, name, properties } })).body as Record<string, any>;
+    (await api.post(`path${ws}`, { json: { 'entity-type': 'document', type, name, properties } })).body as unknown as Record<string, any>;
 
   const long = await create('a-name-that-is-longer-than-twenty-four.pdf');
   t.equal(long.path, `${ws}/a-name-that-is-longer-th`, 'names are cut to 24 characters');
@@ -58,7 +58,7 @@ t.test('the sandbox keeps the real server\'s traps', async (t) => {
 
   const admin = await create('private', 'Folder');
   await api.post(`id/${admin.uid}/@op/Document.BlockPermissionInheritance`, { json: { params: {} } });
-  const secret = (await api.post(`id/${admin.uid}`, { json: { 'entity-type': 'document', type: 'File', name: 'secret' } })).body as any;
+  const secret = (await api.post(`id/${admin.uid}`, { json: { 'entity-type': 'document', type: 'File', name: 'secret' } })).body as unknown as any;
   const asUser = got.extend({ prefixUrl: `${base}/api/v1`, username: 'jdoe', password: 'jdoe', throwHttpErrors: false, responseType: 'json' });
   t.equal((await asUser.get(`id/${secret.uid}`)).statusCode, 403, 'a blocked folder cannot be read by members');
   t.equal((await asUser.get(`id/${long.uid}`)).statusCode, 200, 'members read the workspaces');
