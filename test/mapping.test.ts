@@ -1,0 +1,33 @@
+import t from 'tap';
+import got from 'got';
+import { sandboxEnv } from './helpers/env.js';
+
+t.test('the mapping file: readable by members is a warning; missing or invalid stops the run', async (t) => {
+  const env = await sandboxEnv(t);
+  const admin = env.sandbox.store.getByPath('/default-domain/workspaces/admin')!;
+  env.sandbox.store.setAcls(env.sandbox.actor(), admin, []);
+  const open = await env.run();
+  t.match(open.warnings[0], /can be read by members; only administrators should/);
+
+  const configDoc = env.sandbox.store.getByPath('/default-domain/workspaces/admin/Connect to ERP Feature Configuration')!;
+  env.sandbox.store.update(env.sandbox.actor(), configDoc, {}, () => undefined);
+  await got.post(`${env.baseUrl}/api/v1/id/${configDoc.uid}/@op/Document.RemoveFacet`, { username: 'Administrator', password: 'Administrator', json: { params: { facet: 'fct_erp_config_file_connect2erp' } } });
+  const none = await env.run();
+  t.equal(none.exitCode, 2);
+  t.match(none.problems[0], /no document under adminPath carries the facet fct_erp_config_file_connect2erp/);
+});
+
+t.test('an invalid mapping names the repository file and every key', async (t) => {
+  const bad = JSON.stringify({ mapping: [
+    { path: '/elsewhere', facets: ['fct_erp_http_content', 'fct_erp_barcode'], createParentALFolder: 'yes', properties: {} },
+    { path: '/default-domain/workspaces/x', facets: 'fct_erp_barcode', createParentALFolder: false, properties: { 'erpHttpContent:docId': 'x', 'erpStartWorkflow:erpOTyp': 'US' } },
+  ] });
+  const env = await sandboxEnv(t, { mapping: bad });
+  const report = await env.run();
+  t.equal(report.exitCode, 2);
+  const text = report.problems.join('\n');
+  for (const expected of ['mapping.0.path: must be a folder path under', 'mapping.0.createParentALFolder', 'mapping.1.facets: must contain fct_erp_http_content', 'mapping.1.properties.erpHttpContent:docId: must be "$id"', 'mapping.1.properties.erpStartWorkflow:erpOTyp: belongs to facet fct_erp_start_workflow', 'erpHttpContent:source is required']) {
+    t.ok(text.includes(expected), expected);
+  }
+  t.match(text, /^repository:\/default-domain\/workspaces\/admin\/Connect to ERP Feature Configuration: /);
+});
