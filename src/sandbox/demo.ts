@@ -20,9 +20,20 @@ const SAMPLES: Array<[string, string]> = [
   ['ERP/Workflow', 'approval-request.pdf'],
 ];
 
+function adminApi(baseUrl: string): Got {
+  return got.extend({ prefixUrl: `${baseUrl}/api/v1`, username: ADMIN, password: ADMIN, responseType: 'json' });
+}
+
+/** Batch upload of one file; answers the reference a document property takes. */
+async function uploadBlob(api: Got, name: string, mimeType: string, content: Buffer): Promise<Record<string, string>> {
+  const { batchId } = await api.post('upload/').json<{ batchId: string }>();
+  await api.post(`upload/${batchId}/0`, { body: content, headers: { 'X-File-Name': encodeURIComponent(name), 'X-File-Type': mimeType, 'Content-Type': 'application/octet-stream' } });
+  return { 'upload-batch': batchId, 'upload-fileId': '0' };
+}
+
 /** What an administrator does by hand with a REST client: folders, the mapping file, its label and ACL. */
 export async function setUpRepository(baseUrl: string, mappingJson: string, adminPath = '/default-domain/workspaces/admin'): Promise<void> {
-  const api = got.extend({ prefixUrl: `${baseUrl}/api/v1`, username: ADMIN, password: ADMIN, responseType: 'json' });
+  const api = adminApi(baseUrl);
   for (const folder of FOLDERS) {
     const parent = `/default-domain/workspaces/${folder}`.split('/').slice(0, -1).join('/');
     const name = folder.split('/').pop() as string;
@@ -37,7 +48,8 @@ export async function setUpRepository(baseUrl: string, mappingJson: string, admi
     ? (existing.body as unknown as { uid: string }).uid
     // Document.Create keeps the full title as the name; a REST POST would cut it to 24 characters.
     : (await api.post(`path${encodePath(adminPath)}/@op/Document.Create`, { json: { params: { type: 'File', name: CONFIG_TITLE, properties: { 'dc:title': CONFIG_TITLE } } } }).json<{ uid: string }>()).uid;
-  await attach(api, uid, 'connector_configuration_connect_to_erp.json', 'application/json', Buffer.from(mappingJson));
+  const blob = await uploadBlob(api, 'connector_configuration_connect_to_erp.json', 'application/json', Buffer.from(mappingJson));
+  await api.put(`id/${uid}`, { json: { 'entity-type': 'document', properties: { 'file:content': blob } } });
   // Spec §4.1, exactly: label the configuration document by its URL-encoded path.
   await got.post(`${baseUrl}/api/v1/path${encodePath(configPath)}/@op/Document.AddFacet`, {
     headers: { 'Content-Type': 'application/json', properties: '*', Authorization: `Basic ${Buffer.from(`${ADMIN}:${ADMIN}`).toString('base64')}` },
@@ -45,19 +57,12 @@ export async function setUpRepository(baseUrl: string, mappingJson: string, admi
   });
 }
 
-async function attach(api: Got, uid: string, name: string, mimeType: string, content: Buffer): Promise<void> {
-  const { batchId } = await api.post('upload/').json<{ batchId: string }>();
-  await api.post(`upload/${batchId}/0`, { body: content, headers: { 'X-File-Name': encodeURIComponent(name), 'X-File-Type': mimeType, 'Content-Type': 'application/octet-stream' } });
-  await api.put(`id/${uid}`, { json: { 'entity-type': 'document', properties: { 'file:content': { 'upload-batch': batchId, 'upload-fileId': '0' } } } });
-}
-
 /** A user uploads a file into a folder, as the web UI would. */
 export async function uploadFile(baseUrl: string, folderPath: string, name: string, content = Buffer.from(`%PDF-1.4 sample ${name}`)): Promise<string> {
-  const api = got.extend({ prefixUrl: `${baseUrl}/api/v1`, username: ADMIN, password: ADMIN, responseType: 'json' });
-  const { batchId } = await api.post('upload/').json<{ batchId: string }>();
-  await api.post(`upload/${batchId}/0`, { body: content, headers: { 'X-File-Name': encodeURIComponent(name), 'X-File-Type': 'application/pdf', 'Content-Type': 'application/octet-stream' } });
+  const api = adminApi(baseUrl);
+  const blob = await uploadBlob(api, name, 'application/pdf', content);
   const created = await api.post(`path${encodePath(folderPath)}`, {
-    json: { 'entity-type': 'document', type: 'File', name, properties: { 'dc:title': name, 'file:content': { 'upload-batch': batchId, 'upload-fileId': '0' } } },
+    json: { 'entity-type': 'document', type: 'File', name, properties: { 'dc:title': name, 'file:content': blob } },
   }).json<{ uid: string }>();
   return created.uid;
 }

@@ -54,13 +54,19 @@ function target(ctx: OperationContext, ref: string): StoredDoc {
   return doc;
 }
 
-function withAce(ctx: OperationContext, doc: StoredDoc, aclName: string, ace: Ace, overwrite: boolean): StoredDoc {
+/** A copy of the document's ACLs and the one named `aclName` in it, created first in the list when absent. */
+function editableAcl(doc: StoredDoc, aclName: string): { acls: Acl[]; acl: Acl } {
   const acls: Acl[] = doc.acls.map((a) => ({ name: a.name, aces: [...a.aces] }));
   let acl = acls.find((a) => a.name === aclName);
   if (acl === undefined) {
     acl = { name: aclName, aces: [] };
     acls.unshift(acl);
   }
+  return { acls, acl };
+}
+
+function withAce(ctx: OperationContext, doc: StoredDoc, aclName: string, ace: Ace, overwrite: boolean): StoredDoc {
+  const { acls, acl } = editableAcl(doc, aclName);
   if (overwrite) acl.aces = acl.aces.filter((a) => a.username !== ace.username || a.permission !== ace.permission);
   const block = acl.aces.findIndex(isBlock);
   // New grants go before the blocking ACE so that they still count.
@@ -158,12 +164,7 @@ const addPermission: Operation = (ctx) => {
 
 /** Block inheritance: grant Everything to the actor and administrators, then deny Everyone. */
 function block(ctx: OperationContext, doc: StoredDoc, aclName: string): StoredDoc {
-  const acls: Acl[] = doc.acls.map((a) => ({ name: a.name, aces: [...a.aces] }));
-  let acl = acls.find((a) => a.name === aclName);
-  if (acl === undefined) {
-    acl = { name: aclName, aces: [] };
-    acls.unshift(acl);
-  }
+  const { acls, acl } = editableAcl(doc, aclName);
   if (acl.aces.some(isBlock)) return doc;
   const grant = (username: string): Ace => ({ username, permission: 'Everything', granted: true, creator: ctx.actor.name, begin: null, end: null });
   acl.aces.push(grant(ctx.actor.name), grant('administrators'), { username: 'Everyone', permission: 'Everything', granted: false, creator: ctx.actor.name, begin: null, end: null });

@@ -188,11 +188,10 @@ function candidates(store: Store, query: Query): Iterable<StoredDoc> {
   }
   const typed = query.types.filter((t) => t !== 'Document');
   if (typed.length === query.types.length) {
-    const ids = new Set<string>();
-    for (const [name] of store.registry.types) {
-      if (typed.some((t) => store.registry.isSubtypeOf(name, t))) for (const id of store.idsOfType(name)) ids.add(id);
-    }
-    options.push({ size: ids.size, docs: () => fromIds(ids) });
+    // Sizes only: the documents are gathered only if this turns out to be the smallest set.
+    const names = [...store.registry.types.keys()].filter((name) => typed.some((t) => store.registry.isSubtypeOf(name, t)));
+    const size = names.reduce((sum, name) => sum + store.idsOfType(name).size, 0);
+    options.push({ size, docs: () => fromIds(names.flatMap((name) => [...store.idsOfType(name)])) });
   }
   if (options.length === 0) return store.all();
   options.sort((a, b) => a.size - b.size);

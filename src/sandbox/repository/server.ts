@@ -35,15 +35,12 @@ export class RepositorySandbox {
   private server?: Server;
   private base = '';
 
-  constructor(options: RepositorySandboxOptions = {}) {
+  constructor(private readonly options: RepositorySandboxOptions = {}) {
     const registry = new SchemaRegistry();
     registry.loadContribution(FEATURE_CONTRIBUTION);
     this.store = new Store(registry, options.dataDir);
     this.users = { ...DEFAULT_USERS, ...options.users };
-    this.options = options;
   }
-
-  private readonly options: RepositorySandboxOptions;
 
   /** Base URL, e.g. `http://127.0.0.1:8080/nuxeo`. */
   get url(): string {

@@ -136,7 +136,8 @@ export class Store {
   }
 
   facetsOf(doc: StoredDoc): string[] {
-    return [...this.typeFacets(doc), ...doc.facets.filter((f) => !this.typeFacets(doc).includes(f))];
+    const typeFacets = this.typeFacets(doc);
+    return [...typeFacets, ...doc.facets.filter((f) => !typeFacets.includes(f))];
   }
 
   schemasOf(doc: StoredDoc): string[] {
