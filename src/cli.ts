@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { configLocation, loadConfig } from './config/load.js';
-import { ConfigError } from './errors.js';
+import { ConfigError, errorMessage } from './errors.js';
 import { createLogger } from './log.js';
 import { EXIT } from './report/report.js';
 import { renderReport } from './report/table.js';
@@ -29,12 +29,26 @@ const OPTIONS = {
   'dry-run': { type: 'boolean' },
   task: { type: 'string' },
   report: { type: 'string' },
-  'repo-port': { type: 'string' },
+  'repo-port': { type: 'string', default: '8080' },
   data: { type: 'string' },
   help: { type: 'boolean' },
 } as const;
 
+/** Runs one command; a configuration error or a failure to start is a message and an exit code, not a stack trace. */
 export async function main(argv: string[]): Promise<number> {
+  try {
+    return await command(argv);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.problems.length} problem(s):\n${error.message}\n`);
+      return EXIT.configuration;
+    }
+    process.stderr.write(`connect2erp: ${errorMessage(error)}\n`);
+    return EXIT.documentsFailed;
+  }
+}
+
+async function command(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
@@ -46,16 +60,11 @@ export async function main(argv: string[]): Promise<number> {
   const command = positionals[0];
   const location = configLocation({ config: values.config, jobs: values.jobs });
   switch (command) {
-    case 'validate':
-      try {
-        const config = loadConfig(location);
-        process.stdout.write(`configuration is valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s)\n`);
-        return EXIT.ok;
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        process.stderr.write(`${error.problems.length} problem(s):\n${error.message}\n`);
-        return EXIT.configuration;
-      }
+    case 'validate': {
+      const config = loadConfig(location);
+      process.stdout.write(`configuration is valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s)\n`);
+      return EXIT.ok;
+    }
     case 'run': {
       const report = await runJob({ location, dryRun: values['dry-run'] ?? false, task: values.task }, createLogger());
       if (values.report !== undefined) writeFileSync(values.report, `${JSON.stringify(report, null, 2)}\n`);
@@ -63,8 +72,7 @@ export async function main(argv: string[]): Promise<number> {
       return report.exitCode;
     }
     case 'sandbox': {
-      const port = values['repo-port'] === undefined ? 8080 : Number(values['repo-port']);
-      await startSandbox({ port, dataDir: values.data }, (line) => process.stdout.write(`${line}\n`));
+      await startSandbox({ port: Number(values['repo-port']), dataDir: values.data }, (line) => process.stdout.write(`${line}\n`));
       return EXIT.ok;
     }
     case 'demo':

@@ -40,8 +40,9 @@ const readable = winston.format.printf(({ level, message, timestamp, ...fields }
  * One logger for the process: JSON lines when stderr is not a terminal (containers, CI),
  * readable lines on a terminal. Secrets are masked by key name and by registered value.
  */
-export function createLogger(options: { level?: string; json?: boolean } = {}): winston.Logger {
-  const json = options.json ?? !process.stderr.isTTY;
+export function createLogger(options: { level?: string; json?: boolean; stream?: NodeJS.WritableStream } = {}): winston.Logger {
+  const stream = options.stream ?? process.stderr;
+  const json = options.json ?? !(stream as { isTTY?: boolean }).isTTY;
   return winston.createLogger({
     level: options.level ?? process.env.CONNECT2ERP_LOG_LEVEL ?? 'info',
     format: winston.format.combine(
@@ -49,7 +50,7 @@ export function createLogger(options: { level?: string; json?: boolean } = {}): 
       winston.format.timestamp(),
       json ? winston.format.json() : readable,
     ),
-    transports: [new winston.transports.Stream({ stream: process.stderr })],
+    transports: [new winston.transports.Stream({ stream })],
   });
 }
 

@@ -101,3 +101,18 @@ t.test('missing files and unreadable CA files are named', async (t) => {
   });
   t.same(problems(location), ['config/storage.yaml|tls.caFile|cannot read /nonexistent/ca.pem']);
 });
+
+t.test('duplicate systems, a transport the system lacks, a missing secret file and an empty file', async (t) => {
+  const restOnly = '  - name: REST\n    client: "100"\n    rest: {url: "https://s4.example.com", auth: {username: U, password: p}}\n';
+  const location = configDir({
+    'config/storage.yaml': `url: https://n.example.com/nuxeo\nauth: {type: token, token: "\${file:/nonexistent/token}"}\nadminPath: /x\n`,
+    'config/erpHttp.yaml': `${ERP}${ERP.replace('systems:\n', '')}${restOnly}`,
+    'jobs/link.yaml': `${TASK}systems: [REST]\n`,
+    'jobs/empty.yaml': '',
+  });
+  const found = problems(location);
+  t.ok(found.includes('config/storage.yaml|auth.token|cannot read file /nonexistent/token'), 'the secret file is named');
+  t.ok(found.includes('config/erpHttp.yaml|systems|system names must be unique'));
+  t.ok(found.includes('jobs/link.yaml|systems.0|ERP system "REST" has no rfc connection'));
+  t.ok(found.some((p) => p.startsWith('jobs/empty.yaml|name|')), 'an empty file is checked like an empty object');
+});

@@ -1,5 +1,5 @@
 import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
@@ -27,12 +27,8 @@ export function configLocation(options: { config?: string; jobs?: string }): Req
 }
 
 /** Read one YAML file, resolve its secret references and validate it; problems are collected. */
-function displayName(path: string): string {
-  return relative(process.cwd(), path) || path;
-}
-
 function loadFile<T extends z.ZodType>(path: string, schema: T, problems: ConfigProblem[]): z.infer<T> | undefined {
-  const file = displayName(path);
+  const file = path;
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -79,7 +75,7 @@ function listTaskFiles(jobsDir: string, problems: ConfigProblem[]): string[] {
       .sort()
       .map((name) => join(jobsDir, name));
   } catch {
-    problems.push({ file: displayName(jobsDir), path: '', message: 'cannot read the jobs folder' });
+    problems.push({ file: jobsDir, path: '', message: 'cannot read the jobs folder' });
     return [];
   }
 }
@@ -120,9 +116,9 @@ export function loadConfig(location: Required<ConfigLocation>): Config {
   const tasks: Array<{ file: string; task: TaskConfig }> = [];
   for (const path of listTaskFiles(location.jobsDir, problems)) {
     const task = loadFile(path, taskSchema, problems);
-    if (task) tasks.push({ file: displayName(path), task });
+    if (task) tasks.push({ file: path, task });
   }
-  if (erp) crossCheck(displayName(erpPath), erp, tasks, problems);
+  if (erp) crossCheck(erpPath, erp, tasks, problems);
   if (problems.length > 0 || !storage || !erp) throw new ConfigError(problems);
   return { storage, erp, tasks: tasks.map((t) => t.task) };
 }

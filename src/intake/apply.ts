@@ -74,15 +74,10 @@ async function writeValues(plan: DocumentPlan, doc: RepositoryDocument, deps: In
 }
 
 async function undo(plan: DocumentPlan, error: PropertiesDroppedError, deps: IntakeDeps): Promise<void> {
-  try {
-    await deps.writer.update({ ...plan.doc, changeToken: null }, {
-      'erpHttpContent:docId': null,
-      'erpTaskStatus:status': 'FAILED',
-      'erpTaskStatus:message': error.message,
-    });
-  } catch (undoError) {
+  const properties = { 'erpHttpContent:docId': null, 'erpTaskStatus:status': 'FAILED', 'erpTaskStatus:message': error.message };
+  await deps.writer.update({ ...plan.doc, changeToken: null }, properties).catch((undoError: unknown) => {
     deps.log.error('could not mark a half-labelled document', { uid: plan.doc.uid, error: errorMessage(undoError) });
-  }
+  });
 }
 
 /**

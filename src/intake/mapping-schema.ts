@@ -27,15 +27,20 @@ export function mappingSchema(registry: SchemaRegistry, systems: readonly string
       createParentALFolder: z.boolean(),
       properties: z.record(z.string(), value),
     })
-    .superRefine((e, ctx) => checkEntry(e, ctx, registry, systems));
+    // Also when `path` or the flag is wrong, so that one run reports every problem of the entry.
+    .superRefine((e, ctx) => checkEntry(e, ctx, registry, systems), { when: (payload) => CROSS_CHECKABLE.safeParse(payload.value).success });
   return z.strictObject({ mapping: z.array(entry).min(1) }).superRefine((file, ctx) => {
     const seen = new Set<string>();
     file.mapping.forEach((e, i) => {
       if (seen.has(e.path)) ctx.addIssue({ code: 'custom', path: ['mapping', i, 'path'], message: `${e.path} is mapped twice` });
       seen.add(e.path);
     });
-  });
+  }, { when: (payload) => PATHS.safeParse(payload.value).success });
 }
+
+/** What the cross-field checks read: they run as soon as these parts are well-formed. */
+const CROSS_CHECKABLE = z.object({ facets: z.array(z.string()), properties: z.record(z.string(), value) });
+const PATHS = z.object({ mapping: z.array(z.object({ path: z.string() })) });
 
 type Ctx = z.RefinementCtx;
 interface Entry {
@@ -69,6 +74,9 @@ function checkEntry(entry: Entry, ctx: Ctx, registry: SchemaRegistry, systems: r
   for (const [key, v] of Object.entries(entry.properties)) checkProperty(key, v, ctx, registry, allowedSchemas);
 }
 
+/** The JSON type a mapping value must have for a field type; dates and strings are text. */
+const JSON_TYPES: Record<string, string> = { boolean: 'boolean', long: 'number', double: 'number' };
+
 function checkProperty(key: string, v: string | boolean | number | null, ctx: Ctx, registry: SchemaRegistry, allowedSchemas: string[]): void {
   const path = ['properties', key];
   const prop = registry.property(key);
@@ -78,7 +86,7 @@ function checkProperty(key: string, v: string | boolean | number | null, ctx: Ct
     return ctx.addIssue({ code: 'custom', path, message: `belongs to facet ${facet}, which this entry does not list` });
   }
   if (typeof v === 'string' && v.startsWith('$') && !v.startsWith('$$')) return;
-  const expected = prop.field.type === 'boolean' ? 'boolean' : prop.field.type === 'long' || prop.field.type === 'double' ? 'number' : 'string';
+  const expected = JSON_TYPES[prop.field.type] ?? 'string';
   if (v !== null && typeof v !== expected) return ctx.addIssue({ code: 'custom', path, message: `must be a ${expected} or a $ reference` });
   if (key === 'erpStartWorkflow:erpOTyp' && typeof v === 'string' && !ORG_OBJECT_TYPES.includes(v)) {
     ctx.addIssue({ code: 'custom', path, message: `must be one of ${ORG_OBJECT_TYPES.join(', ')}` });

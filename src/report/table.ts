@@ -6,8 +6,13 @@ function table(headers: string[], rows: string[][]): string {
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
-function shorten(text: string, max = 60): string {
+function shorten(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** Paths keep their end: the file and folder names tell documents apart, the workspace prefix does not. */
+function shortenPath(path: string, max: number): string {
+  return path.length > max ? `…${path.slice(path.length - max + 1)}` : path;
 }
 
 /** The run report as a person reads it on a terminal. */
@@ -23,7 +28,7 @@ export function renderReport(report: RunReport): string {
   if (docs.length > 0) {
     out.push(table(
       ['document', 'use case', 'result', 'status', 'folder', 'missing / error'],
-      docs.map((d) => [shorten(d.path), d.useCase, d.result, d.status ?? '', d.folder ? shorten(d.folder, 40) : '', shorten(d.error ?? d.missing.join(', '), 80)]),
+      docs.map((d) => [shortenPath(d.path, 60), d.useCase, d.result, d.status ?? '', d.folder ? shortenPath(d.folder, 40) : '', shorten(d.error ?? d.missing.join(', '), 80)]),
     ));
   }
   if (report.dryRun && docs.some((d) => d.result === 'planned')) {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import got, { HTTPError, RequestError, type Got, type OptionsOfJSONResponseBody } from 'got';
+import got, { HTTPError, type RequestError, type Got, type OptionsOfJSONResponseBody } from 'got';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { StorageConfig } from '../config/storage-schema.js';
 import {
@@ -34,8 +34,8 @@ function typedError(error: unknown, what: string): Connect2ErpError {
     if (status >= 400 && status < 500) return new BadRequestError(message, details);
     return new PermanentError(message, details);
   }
-  const code = error instanceof RequestError ? ` (${error.code})` : '';
-  return new TransientError(`${what} failed${code}: ${(error as Error).message}`, { target: what });
+  // Anything else got raises is a RequestError: no connection, reset, time-out.
+  return new TransientError(`${what} failed (${(error as RequestError).code}): ${(error as Error).message}`, { target: what });
 }
 
 function sameValue(sent: unknown, stored: unknown): boolean {

@@ -27,9 +27,9 @@ export function dryRunWriter(): RepositoryWriter {
     addFacet: async () => undefined,
     update: async (doc, properties) => ({ ...doc, properties: { ...doc.properties, ...properties } }),
     createFolder: async (parent, name, properties) => ({
-      uid: `(new folder in ${parent.path})`, path: `${parent.path}/${name}`, type: 'Folder', title: String(properties['dc:title'] ?? name),
+      uid: `(new folder in ${parent.path})`, path: `${parent.path}/${name}`, type: 'Folder', title: String(properties['dc:title']),
       parentRef: parent.uid, changeToken: null, facets: [], properties,
     }),
-    move: async (doc, target) => ({ ...doc, parentRef: target.uid, path: `${target.path}/${doc.path.split('/').pop() ?? ''}` }),
+    move: async (doc, target) => ({ ...doc, parentRef: target.uid, path: `${target.path}/${doc.path.slice(doc.path.lastIndexOf('/') + 1)}` }),
   };
 }

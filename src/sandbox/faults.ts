@@ -25,15 +25,11 @@ export class Faults {
     this.rules.push({ ...rule, left: rule.times ?? 1 });
   }
 
-  clear(): void {
-    this.rules = [];
-  }
-
   /** Returns true when the request was answered (or dropped) by a fault. */
   async apply(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     if (this.latencyMs > 0) await sleep(this.latencyMs);
     const rule = this.rules.find(
-      (r) => r.left > 0 && (r.method === undefined || r.method === req.method) && (r.path === undefined || (req.url ?? '').includes(r.path)),
+      (r) => r.left > 0 && (r.method === undefined || r.method === req.method) && (r.path === undefined || (req.url as string).includes(r.path)),
     );
     if (rule === undefined) return false;
     rule.left--;

@@ -2,6 +2,9 @@ import t from 'tap';
 import got from 'got';
 import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
 import { nxqlString } from '../../src/nxql/literal.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startSandbox } from '../../src/sandbox/start.js';
 
 const ADMIN = { username: 'Administrator', password: 'Administrator' };
 
@@ -81,4 +84,34 @@ t.test('state persists in the data directory', async (t) => {
   const doc = await got(`${again}/api/v1/id/${created.uid}`, { ...ADMIN, headers: { properties: 'dublincore' } }).json<{ path: string; properties: Record<string, unknown> }>();
   t.equal(doc.path, '/default-domain/workspaces/kept');
   t.equal(doc.properties['dc:title'], 'Kept');
+});
+
+t.test('deletions persist too, and the journal is compacted at start', async (t) => {
+  const dir = t.testdir();
+  const first = new RepositorySandbox({ dataDir: dir });
+  await first.start();
+  const actor = first.actor();
+  const ws = first.store.getByPath('/default-domain/workspaces')!;
+  const kept = first.store.create(actor, ws, { type: 'Note', name: 'kept', properties: {} }, () => undefined);
+  const gone = first.store.create(actor, ws, { type: 'Note', name: 'gone', properties: {} }, () => undefined);
+  first.store.update(actor, first.store.get(kept.uid)!, { 'dc:title': 'v2' }, () => undefined, {});
+  first.store.remove(actor, first.store.get(gone.uid)!);
+  await first.stop();
+  const second = new RepositorySandbox({ dataDir: dir });
+  await second.start();
+  t.teardown(() => second.stop());
+  t.equal(second.store.get(gone.uid), undefined, 'a removed document stays removed');
+  t.equal(second.store.get(kept.uid)?.properties['dc:title'], 'v2', 'the last version of a document wins');
+  const lines = readFileSync(join(dir, 'journal.jsonl'), 'utf8').trim().split('\n');
+  t.equal(lines.filter((l) => l.includes(kept.uid)).length, 1, 'one line per live document after compaction');
+});
+
+t.test('the sandbox command keeps state in memory when no folder is given', async (t) => {
+  const printed: string[] = [];
+  const running = startSandbox({ port: 0 }, (line) => printed.push(line));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.match(printed[0], /^repository sandbox: http:\/\/127\.0\.0\.1:\d+\/nuxeo/);
+  t.equal(printed[1], 'state kept in memory (use --data DIR to keep it)');
+  process.emit('SIGTERM');
+  await running;
 });

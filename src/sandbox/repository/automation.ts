@@ -198,9 +198,8 @@ const query: Operation = (ctx) => {
     const page = runQuery(ctx.store, ctx.actor, required(ctx, 'query'), { offset, limit, sort });
     return { page, pageSize: pageSize > 0 ? limit : 0, pageIndex, paginated: pageSize > 0 };
   } catch (error) {
-    // Through Automation a bad query surfaces as an OperationException (500).
-    if (error instanceof RepositoryError && error.status === 400) throw new RepositoryError(500, error.message);
-    throw error;
+    // Through Automation a bad query (the only thing runQuery rejects) surfaces as an OperationException (500).
+    throw new RepositoryError(500, (error as RepositoryError).message);
   }
 };
 

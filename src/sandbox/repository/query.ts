@@ -42,6 +42,13 @@ function validate(store: Store, condition: Condition | undefined): void {
   if (store.registry.property(property.split('/')[0]) === undefined) throw invalid(`No such property: ${property}`);
 }
 
+/** One step of a property path: `*` and `*N` keep each list item, a name reads a complex field. */
+function pathStep(value: unknown, part: string): unknown {
+  if (/^\*\d*$/.test(part)) return value;
+  // Object() boxes a scalar and turns null or undefined into {}: a field of either is undefined.
+  return (Object(value) as Record<string, unknown>)[part];
+}
+
 /** Values of a property on a document: always a list, so that lists compare "any element". */
 function valuesOf(store: Store, doc: StoredDoc, property: string): unknown[] {
   switch (property) {
@@ -50,19 +57,18 @@ function valuesOf(store: Store, doc: StoredDoc, property: string): unknown[] {
     case 'ecm:path': return [doc.path];
     case 'ecm:primaryType': return [doc.type];
     case 'ecm:parentId': return [doc.parentId];
+    case 'ecm:ancestorId': return store.ancestorIds(doc);
     case 'ecm:mixinType': return store.facetsOf(doc).filter((f) => f !== 'Immutable');
     case 'ecm:currentLifeCycleState': return [doc.state];
     case 'ecm:lockOwner': return [null];
-    case 'ecm:isTrashed': return [doc.trashed ? 1 : 0];
-    case 'ecm:isVersion': case 'ecm:isProxy': case 'ecm:isLatestVersion': case 'ecm:isLatestMajorVersion': return [0];
+    // Nothing in the sandbox trashes, versions or proxies a document.
+    case 'ecm:isTrashed': case 'ecm:isVersion': case 'ecm:isProxy': case 'ecm:isLatestVersion': case 'ecm:isLatestMajorVersion': return [0];
     case 'ecm:isCheckedIn': return [0];
     default: {
       const [key, ...rest] = property.split('/');
       let values: unknown[] = [doc.properties[key]];
       for (const part of rest) {
-        values = values.flatMap((v) => (Array.isArray(v) ? v : [v])).map((v) =>
-          part === '*' || /^\*\d+$/.test(part) ? v : v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined,
-        );
+        values = values.flatMap((v) => (Array.isArray(v) ? v : [v])).map((v) => pathStep(v, part));
       }
       return values.flatMap((v) => (Array.isArray(v) ? v : [v])).map((v) => (v === undefined ? null : v));
     }
@@ -182,7 +188,7 @@ function candidates(store: Store, query: Query): Iterable<StoredDoc> {
       const ids = store.idsWithFacet(String(c.value.value));
       options.push({ size: ids.size, docs: () => fromIds(ids) });
     } else if ((c.kind === 'compare' && c.op === '=') || (c.kind === 'in' && !c.negated)) {
-      const indexed = indexedLookup(store, c);
+      const indexed = indexedLookup(store, c as EqualityCondition);
       if (indexed) options.push({ size: indexed.size, docs: () => fromIds(indexed) });
     }
   }
@@ -199,8 +205,9 @@ function candidates(store: Store, query: Query): Iterable<StoredDoc> {
 }
 
 /** Equality on a plain string or boolean property uses the store's lazily built value index. */
-function indexedLookup(store: Store, c: Condition): Set<string> | undefined {
-  if (c.kind !== 'compare' && c.kind !== 'in') return undefined;
+type EqualityCondition = Extract<Condition, { kind: 'compare' | 'in' }>;
+
+function indexedLookup(store: Store, c: EqualityCondition): Set<string> | undefined {
   if (c.property.startsWith('ecm:') || c.property.includes('/')) return undefined;
   const field = store.registry.property(c.property)?.field;
   if (!field || (field.type !== 'string' && field.type !== 'boolean')) return undefined;

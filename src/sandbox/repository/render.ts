@@ -1,14 +1,13 @@
 import { aceId, aceStatus, type Acl } from './acl.js';
-import type { FieldDef } from '../../nuxeo/schemas.js';
+import type { FieldDef, SchemaDef } from '../../nuxeo/schemas.js';
 import type { Store, StoredBlob, StoredDoc } from './store.js';
 
 /** Which schemas to render, from the `properties` header; undefined means no `properties` key. */
 export type SchemaSelection = '*' | string[] | undefined;
 
+/** An absent value: lists are empty, anything else null (the only complex field, files:files, is a list). */
 function defaultValue(field: FieldDef): unknown {
-  if (field.list) return [];
-  if (field.type === 'complex') return Object.fromEntries((field.fields as FieldDef[]).map((f) => [f.name, defaultValue(f)]));
-  return null;
+  return field.list ? [] : null;
 }
 
 function blobEntity(blob: StoredBlob, baseUrl: string, doc: StoredDoc, xpath: string, token: string): Record<string, unknown> {
@@ -44,8 +43,7 @@ export function renderDocument(store: Store, doc: StoredDoc, selection: SchemaSe
     const properties: Record<string, unknown> = {};
     for (const name of schemas) {
       if (selection !== '*' && !selection.includes(name)) continue;
-      const schema = store.registry.schemas.get(name);
-      if (schema === undefined) continue;
+      const schema = store.registry.schemas.get(name) as SchemaDef;
       for (const field of schema.fields.values()) {
         const key = `${schema.prefix}:${field.name}`;
         properties[key] = renderValue(doc.properties[key], field, { baseUrl, doc, xpath: key, token });
@@ -54,7 +52,7 @@ export function renderDocument(store: Store, doc: StoredDoc, selection: SchemaSe
     entity.properties = properties;
   }
   entity.facets = store.facetsOf(doc);
-  entity.schemas = schemas.map((name) => ({ name, prefix: store.registry.schemas.get(name)?.prefix ?? name }));
+  entity.schemas = schemas.map((name) => ({ name, prefix: (store.registry.schemas.get(name) as SchemaDef).prefix }));
   return entity;
 }
 

@@ -42,23 +42,21 @@ export class RepositorySandbox {
     this.users = { ...DEFAULT_USERS, ...options.users };
   }
 
-  /** Base URL, e.g. `http://127.0.0.1:8080/nuxeo`. */
-  get url(): string {
-    return this.base;
-  }
-
+  /** Returns the base URL, e.g. `http://127.0.0.1:8080/nuxeo`. */
   async start(): Promise<string> {
     const server = createServer((req, res) => void this.handle(req, res));
     this.server = server;
-    await new Promise<void>((resolve) => server.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', resolve));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', resolve);
+    });
     const address = server.address() as AddressInfo;
     this.base = `http://${address.address}:${address.port}/nuxeo`;
     return this.base;
   }
 
   async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
+    const server = this.server as Server;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
@@ -80,8 +78,8 @@ export class RepositorySandbox {
       await this.route(req, res);
     } catch (error) {
       const status = error instanceof RepositoryError ? error.status : 500;
-      if (!res.headersSent) sendJson(res, status, renderException(status, (error as Error).message));
-      else res.end();
+      // Every handler answers in one write at its end, so an error never comes after the headers.
+      sendJson(res, status, renderException(status, (error as Error).message));
     }
   }
 
@@ -108,7 +106,7 @@ export class RepositorySandbox {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://sandbox');
+    const url = new URL(req.url as string, 'http://sandbox');
     if (!url.pathname.startsWith('/nuxeo/')) throw new RepositoryError(404, url.pathname);
     const actor = this.authenticate(req, url);
     if (actor === undefined) return this.unauthorized(req, res);
@@ -134,11 +132,9 @@ export class RepositorySandbox {
       case 'upload':
         return this.batches.handle(req, res, rest.filter((p) => p !== ''));
       case 'user':
-        return sendJson(res, 200, this.userEntity(decodeURIComponent(rest[0] ?? '')));
+        return sendJson(res, 200, this.userEntity(decodeURIComponent(rest.join('/'))));
       case 'me':
         return sendJson(res, 200, this.userEntity(actor.name));
-      case 'config':
-        return this.config(res, rest);
       default:
         throw new RepositoryError(404, path);
     }
@@ -169,20 +165,6 @@ export class RepositorySandbox {
       extendedGroups: user.groups.map((g) => ({ name: g, label: g, url: `group/${g}` })),
       isAdministrator: user.groups.includes('administrators'), isAnonymous: false,
     };
-  }
-
-  private config(res: ServerResponse, parts: string[]): void {
-    const registry = this.store.registry;
-    const facet = (name: string): Record<string, unknown> => ({
-      'entity-type': 'facet', name,
-      schemas: (registry.facets.get(name) ?? []).map((s) => ({ name: s, prefix: registry.schemas.get(s)?.prefix ?? s })),
-    });
-    if (parts[0] === 'facets' && parts[1] === undefined) return sendJson(res, 200, [...registry.facets.keys()].map(facet));
-    if (parts[0] === 'facets' && registry.facets.has(parts[1])) return sendJson(res, 200, facet(parts[1]));
-    const schema = parts[0] === 'schemas' ? registry.schemas.get(parts[1]) : undefined;
-    if (schema === undefined) throw new RepositoryError(404, parts.join('/'));
-    const fields = Object.fromEntries([...schema.fields.values()].map((f) => [f.name, f.list ? `${f.type}[]` : f.type]));
-    return sendJson(res, 200, { 'entity-type': 'schema', name: schema.name, prefix: schema.prefix, '@prefix': schema.prefix, fields });
   }
 
   private byRef(ref: string): StoredDoc {
@@ -277,11 +259,11 @@ export class RepositorySandbox {
     let value: unknown = doc.properties[prop];
     for (const part of rest) value = value === undefined || value === null ? undefined : (value as Record<string, unknown>)[part];
     const blob = value as StoredBlob | undefined;
-    const bytes = blob?.digest === undefined ? undefined : this.store.blobBytes(blob);
-    if (blob === undefined || bytes === undefined) {
+    if (blob?.digest === undefined) {
       res.writeHead(404, { 'Content-Type': 'text/plain' });
       return void res.end('No blob found');
     }
+    const bytes = this.store.blobBytes(blob);
     res.writeHead(200, {
       'Content-Type': blob['mime-type'],
       'Content-Length': bytes.length,
@@ -316,7 +298,7 @@ export class RepositorySandbox {
   }
 
   private async automation(req: IncomingMessage, res: ServerResponse, actor: Actor, operationId: string, adapted: StoredDoc | undefined): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://sandbox');
+    const url = new URL(req.url as string, 'http://sandbox');
     if (operationId === 'login') return sendJson(res, 200, { 'entity-type': 'login', username: actor.name, id: actor.name, isAdministrator: actor.isAdministrator });
     const operation = OPERATIONS[operationId];
     if (operation === undefined) throw new RepositoryError(404, `No operation with id ${operationId}`);

@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeF
 import { join } from 'node:path';
 import { checkPermission, type Acl } from './acl.js';
 import { pathSegment, uniqueName } from './naming.js';
-import type { FieldDef, SchemaRegistry } from '../../nuxeo/schemas.js';
+import type { FieldDef, SchemaRegistry, TypeDef } from '../../nuxeo/schemas.js';
 
 export interface StoredBlob {
   name: string;
@@ -77,10 +77,6 @@ export class Store {
 
   // ---- reading -------------------------------------------------------------
 
-  get size(): number {
-    return this.docs.size;
-  }
-
   get(uid: string): StoredDoc | undefined {
     return this.docs.get(uid);
   }
@@ -131,8 +127,13 @@ export class Store {
     return index.get(JSON.stringify(value)) ?? new Set();
   }
 
+  /** Stored documents only ever have a registered type and registered facets (create and addFacet check). */
+  private typeOf(doc: StoredDoc): TypeDef {
+    return this.registry.types.get(doc.type) as TypeDef;
+  }
+
   typeFacets(doc: StoredDoc): string[] {
-    return this.registry.types.get(doc.type)?.facets ?? [];
+    return this.typeOf(doc).facets;
   }
 
   facetsOf(doc: StoredDoc): string[] {
@@ -141,8 +142,8 @@ export class Store {
   }
 
   schemasOf(doc: StoredDoc): string[] {
-    const schemas = new Set(this.registry.types.get(doc.type)?.schemas ?? []);
-    for (const facet of doc.facets) for (const s of this.registry.facets.get(facet) ?? []) schemas.add(s);
+    const schemas = new Set(this.typeOf(doc).schemas);
+    for (const facet of doc.facets) for (const s of this.registry.facets.get(facet) as string[]) schemas.add(s);
     return [...schemas];
   }
 
@@ -152,6 +153,13 @@ export class Store {
 
   changeToken(doc: StoredDoc): string {
     return `${doc.sysChange}-${doc.userChange}`;
+  }
+
+  /** Ids of the document's ancestors, nearest first (`ecm:ancestorId`). */
+  ancestorIds(doc: StoredDoc): string[] {
+    const ids: string[] = [];
+    for (let id = doc.parentId; id !== null; id = this.docs.get(id)?.parentId ?? null) ids.push(id);
+    return ids;
   }
 
   /** The document's ACLs, then each ancestor's, nearest first. */
@@ -173,10 +181,9 @@ export class Store {
     }
   }
 
-  blobBytes(blob: StoredBlob): Buffer | undefined {
-    if (this.dataDir === undefined) return this.blobContent.get(blob.digest);
-    const file = join(this.dataDir, 'blobs', blob.digest);
-    return existsSync(file) ? readFileSync(file) : undefined;
+  blobBytes(blob: StoredBlob): Buffer {
+    if (this.dataDir === undefined) return this.blobContent.get(blob.digest) as Buffer;
+    return readFileSync(join(this.dataDir, 'blobs', blob.digest));
   }
 
   storeBlob(content: Buffer, name: string, mimeType: string): StoredBlob {
@@ -356,7 +363,8 @@ export class Store {
 
   /** After a move, every descendant's path follows its parent's. */
   private repath(parent: StoredDoc): void {
-    for (const childId of this.childIds(parent.uid)) {
+    // A copy: re-indexing a child removes and re-adds it to the live set, which would visit it forever.
+    for (const childId of [...this.childIds(parent.uid)]) {
       const child = this.docs.get(childId) as StoredDoc;
       const moved = { ...child, path: join(parent.path, child.name) };
       this.commit(child, moved);

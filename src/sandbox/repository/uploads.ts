@@ -78,17 +78,18 @@ export class Batches {
     const header = (name: string): string | undefined => req.headers[name] as string | undefined;
     const name = decodeURIComponent(header('x-file-name') ?? 'file');
     const mimeType = header('x-file-type') ?? 'application/octet-stream';
-    const uploadedSize = header('content-length') ?? '-1';
+    const uploadedSize = String(content.length);
     if (header('x-upload-type') !== 'chunked') {
       batch.set(index, { name, mimeType, chunks: [content], chunkCount: 1 });
       return sendJson(res, 201, { uploaded: 'true', batchId, fileIdx: index, uploadType: 'normal', uploadedSize });
     }
-    const chunkCount = Number(header('x-upload-chunk-count') ?? '1');
-    const chunkIndex = Number(header('x-upload-chunk-index') ?? '0');
+    const chunkCount = Number(header('x-upload-chunk-count'));
+    const chunkIndex = Number(header('x-upload-chunk-index'));
     const file = batch.get(index) ?? { name, mimeType, chunks: [], chunkCount };
     file.chunks[chunkIndex] = content;
     batch.set(index, file);
-    const received = file.chunks.map((c, i) => (c ? String(i) : undefined)).filter((c): c is string => c !== undefined);
+    // A sparse array: its keys are the indexes of the chunks received so far.
+    const received = Object.keys(file.chunks);
     const complete = received.length === chunkCount;
     return sendJson(res, complete ? 201 : 202, {
       uploaded: String(complete), batchId, fileIdx: index, uploadType: 'chunked', uploadedSize,
@@ -98,6 +99,6 @@ export class Batches {
 }
 
 function describe(file: UploadedFile): Record<string, unknown> {
-  const size = file.chunks.reduce((sum, c) => sum + (c?.length ?? 0), 0);
+  const size = file.chunks.reduce((sum, c) => sum + c.length, 0);
   return { name: file.name, size, uploadType: file.chunkCount > 1 ? 'chunked' : 'normal' };
 }

@@ -1,0 +1,124 @@
+import t from 'tap';
+import { MAPPING, sandboxEnv } from './helpers/env.js';
+import { setUpRepository } from '../src/sandbox/demo.js';
+import { parseMapping } from '../src/intake/mapping-file.js';
+import { featureRegistry } from '../src/run.js';
+import { ConfigError } from '../src/errors.js';
+import type { StoredDoc } from '../src/sandbox/repository/store.js';
+
+/** What goes wrong during intake, and what the run and the documents show for it. */
+
+t.test('a failed batch AddFacet is retried per document, so one bad document fails alone', async (t) => {
+  const env = await sandboxEnv(t);
+  const a = await env.upload('ERP/Barcode', 'a.pdf');
+  const b = await env.upload('ERP/Barcode', 'b.pdf');
+  env.sandbox.faults.add({ path: '/automation/Document.AddFacet', status: 500, times: 2 });
+  const report = await env.run();
+  t.equal(report.intake.counts.errors, 1, 'the batch call and the first single call failed');
+  t.equal(report.intake.counts.labelled, 1, 'the other document is labelled');
+  const failed = report.intake.documents.find((d) => d.result === 'error')!;
+  t.match(failed.error, /add facet fct_erp_http_content failed with HTTP 500/);
+  t.equal(failed.transient, false);
+  t.equal(report.exitCode, 1, 'a failed document makes exit code 1');
+  const next = await env.run();
+  t.equal(next.intake.counts.labelled, 1, 'the next run labels the one left over');
+  for (const uid of [a, b]) t.equal(env.sandbox.store.get(uid)?.properties['erpTaskStatus:status'], 'PENDING_INPUT');
+});
+
+t.test('when the server drops every value, even the undo, the document stays unlabelled and the next run tries again', async (t) => {
+  const env = await sandboxEnv(t);
+  const uid = await env.upload('ERP/Barcode', 'c.pdf');
+  // AddFacet answers but does nothing: the values PUT is silently dropped, and so is the undo that follows.
+  env.sandbox.faults.add({ path: '/automation/Document.AddFacet', status: 204, times: 3 });
+  const report = await env.run();
+  t.equal(report.intake.counts.errors, 1);
+  t.match(report.intake.documents[0].error, /the repository accepted but did not store erpHttpContent:docId, .* is the facet declared on the server\?/);
+  const doc = env.sandbox.store.get(uid) as StoredDoc;
+  t.notOk(doc.facets.includes('fct_erp_http_content'), 'nothing half-done is left on the document');
+  const next = await env.run();
+  t.equal(next.intake.counts.labelled, 1, 'the next run labels it');
+});
+
+t.test('a refused password stops the run as a configuration error; an unreachable server as a failed run', async (t) => {
+  const env = await sandboxEnv(t);
+  process.env.NUXEO_PASSWORD = 'wrong';
+  const refused = await env.run().finally(() => (process.env.NUXEO_PASSWORD = 'Administrator'));
+  t.equal(refused.exitCode, 2);
+  t.match(refused.problems[0], /HTTP 401.*check the credentials in storage\.yaml/);
+  await env.sandbox.stop();
+  const down = await env.run();
+  t.equal(down.exitCode, 1);
+  t.match(down.warnings[0], /^run stopped: search failed \(ECONNREFUSED\)/);
+});
+
+t.test('several mapping files, or one that is not JSON, stop the run with a clear problem', async (t) => {
+  const env = await sandboxEnv(t);
+  const admin = env.sandbox.store.getByPath('/default-domain/workspaces/admin') as StoredDoc;
+  const copy = env.sandbox.store.create(env.sandbox.actor(), admin, { type: 'File', name: 'copy', properties: {} }, () => undefined);
+  env.sandbox.store.addFacet(env.sandbox.actor(), copy, 'fct_erp_config_file_connect2erp');
+  const several = await env.run();
+  t.equal(several.exitCode, 2);
+  t.match(several.problems[0], /several documents carry fct_erp_config_file_connect2erp: .*Connect to ERP Feature Configuration, \/default-domain\/workspaces\/admin\/copy; keep one/);
+  env.sandbox.store.remove(env.sandbox.actor(), env.sandbox.store.get(copy.uid) as StoredDoc);
+
+  await setUpRepository(env.baseUrl, '{"mapping": [');
+  const broken = await env.run();
+  t.match(broken.problems[0], /Connect to ERP Feature Configuration: not valid JSON: /);
+  await setUpRepository(env.baseUrl, MAPPING.replace('"ZBARCODE"', '"ZSCAN"'));
+  const uid = await env.upload('ERP/Barcode', 'd.pdf');
+  t.equal((await env.run()).exitCode, 0, 'a fixed mapping file is read at the next run');
+  t.equal(env.sandbox.store.get(uid)?.properties['erpBarcode:docTyp'], 'ZSCAN', 'fresh on every run');
+});
+
+t.test('the ACL check reads ACEs the way the server applies them', async (t) => {
+  const env = await sandboxEnv(t);
+  const admin = env.sandbox.store.getByPath('/default-domain/workspaces/admin') as StoredDoc;
+  const actor = env.sandbox.actor();
+  const ace = (username: string, granted: boolean, begin: string | null = null) => ({ username, permission: 'Read', granted, creator: null, begin, end: null });
+  env.sandbox.store.setAcls(actor, admin, [{ name: 'local', aces: [ace('jdoe', false), ace('jdoe', true), ace('auditors', true, '2999-01-01T00:00:00Z'), ace('members', true)] }]);
+  const report = await env.run();
+  t.same(report.mappingFile?.readableBy, ['members'], 'a deny before a grant wins, a pending grant does not count, inherited grants do');
+});
+
+t.test('every mapping problem is reported at once', async (t) => {
+  const entry = (over: Record<string, unknown>) => ({ path: '/default-domain/workspaces/A', facets: ['fct_erp_http_content', 'fct_erp_barcode'], createParentALFolder: false, properties: {
+    'erpHttpContent:docId': '$id', 'erpHttpContent:source': 'S4H', 'erpHttpContent:archiveId': 'Z1', 'erpHttpContent:compId': 'data',
+    'erpHttpContent:created': '$dc:created', 'erpHttpContent:modified': '$dc:modified', 'erpHttpContent:scanPerformed': false,
+  }, ...over });
+  const base = entry({}) as { properties: Record<string, unknown> };
+  const text = JSON.stringify({ mapping: [
+    entry({}),
+    entry({ facets: ['fct_erp_http_content', 'fct_erp_barcode', 'fct_erp_start_workflow', 'fct_nope'] }),
+    entry({ path: '/default-domain/workspaces/B', createParentALFolder: 'yes', properties: { ...base.properties, 'erpHttpContent:source': 'ECC', 'erpBarcode:barcode': 5, 'erpBarcode:nope': 'x', 'dc:title': '$$literal' } }),
+    entry({ path: '/default-domain/workspaces/C', facets: 'fct_erp_http_content, fct_erp_start_workflow', properties: { ...base.properties, 'erpStartWorkflow:erpOTyp': 'XX', 'erpStartWorkflow:erpStartWorkflow': 'yes' } }),
+  ] });
+  let problems: string[] = [];
+  try {
+    parseMapping(text, 'repository:/m.json', featureRegistry(), ['S4H']);
+  } catch (error) {
+    problems = (error as ConfigError).problems.map((p) => `${p.path}: ${p.message}`);
+  }
+  const expected = [
+    'mapping.1.path: /default-domain/workspaces/A is mapped twice',
+    'mapping.1.facets.3: unknown facet fct_nope',
+    'mapping.1.facets: needs exactly one use-case facet',
+    'mapping.2.createParentALFolder: ',
+    'mapping.2.properties.erpHttpContent:source: "ECC" is not an ERP system of erpHttp.yaml (S4H)',
+    'mapping.2.properties.erpBarcode:barcode: must be a string or a $ reference',
+    'mapping.2.properties.erpBarcode:nope: unknown property',
+    'mapping.2.properties.dc:title: belongs to facet undefined',
+    'mapping.3.properties.erpStartWorkflow:erpOTyp: must be one of',
+    'mapping.3.properties.erpStartWorkflow:erpStartWorkflow: must be a boolean or a $ reference',
+  ];
+  for (const prefix of expected) t.ok(problems.some((p) => p.startsWith(prefix)), prefix);
+});
+
+t.test('small pages: a dry run over more documents than a page hands each out once', async (t) => {
+  const env = await sandboxEnv(t, { storage: { pageSize: '2' } });
+  for (const name of ['a.pdf', 'b.pdf', 'c.pdf', 'd.pdf', 'README']) await env.upload('ERP/Invoices', name);
+  const dry = await env.run(true);
+  t.equal(dry.intake.counts.planned, 5, 'every document planned once though none leaves the result set');
+  t.same(dry.intake.documents.map((d) => d.folder).sort(), ['a', 'b', 'c', 'd', 'README'].map((n) => `/default-domain/workspaces/ERP/Invoices/${n}`).sort(), 'a name without extension names its folder as is');
+  const real = await env.run();
+  t.equal(real.intake.counts.labelled, 5);
+});

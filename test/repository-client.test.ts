@@ -1,0 +1,167 @@
+import t, { type Test } from 'tap';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import winston from 'winston';
+import { storageSchema } from '../src/config/storage-schema.js';
+import {
+  AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, PermanentError, TransientError,
+} from '../src/errors.js';
+import { RepositoryClient, PropertiesDroppedError } from '../src/repository/client.js';
+import { RepositorySandbox } from '../src/sandbox/repository/server.js';
+
+const WS = '/default-domain/workspaces';
+
+/** A logger whose lines the test can read. */
+function capturingLog(): { log: winston.Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({ write: (chunk, _enc, done) => { lines.push(JSON.parse(String(chunk))); done(); } });
+  return { log: winston.createLogger({ format: winston.format.json(), transports: [new winston.transports.Stream({ stream })] }), lines };
+}
+
+async function setUp(t: Test, storage: Record<string, unknown> = {}) {
+  const sandbox = new RepositorySandbox({ users: { jdoe: { password: 'jdoe', groups: ['members'] } } });
+  const url = await sandbox.start();
+  t.teardown(() => sandbox.stop());
+  const config = storageSchema.parse({
+    url, adminPath: '/default-domain/workspaces/admin', retryDelayMs: 5,
+    auth: { type: 'basic', username: 'Administrator', password: 'Administrator' }, ...storage,
+  });
+  const { log, lines } = capturingLog();
+  return { sandbox, url, client: new RepositoryClient(config, log), lines, configFor: (extra: Record<string, unknown>) => storageSchema.parse({ ...config, ...extra }), log };
+}
+
+t.test('transient failures are retried with back-off, and logged', async (t) => {
+  const { sandbox, client, lines } = await setUp(t);
+  sandbox.faults.add({ method: 'GET', path: '/path/default-domain', status: 503, times: 2 });
+  const doc = await client.getByPath('/default-domain');
+  t.equal(doc.path, '/default-domain', 'succeeds on the third try');
+  t.equal(lines.filter((l) => l.message === 'repository request retried').length, 2, 'each retry is logged');
+  t.equal(lines[0].status, 503);
+});
+
+t.test('429 waits for Retry-After before trying again', async (t) => {
+  const { sandbox, client } = await setUp(t);
+  sandbox.faults.add({ path: '/search/execute', status: 429, headers: { 'Retry-After': '1' } });
+  const started = Date.now();
+  const page = await client.search('SELECT * FROM Domain');
+  t.equal(page.resultsCount, 1);
+  t.ok(Date.now() - started >= 900, 'waited about the second the server asked for');
+});
+
+t.test('a dropped connection is transient and retried', async (t) => {
+  const { sandbox, client } = await setUp(t);
+  sandbox.faults.add({ path: '/path/default-domain', drop: true });
+  t.equal((await client.getByPath('/default-domain')).type, 'Domain');
+});
+
+t.test('when retries run out the error is transient', async (t) => {
+  const { sandbox, client } = await setUp(t, { retries: 1 });
+  sandbox.faults.add({ path: '/path/default-domain', status: 502, times: 5 });
+  const error = await client.getByPath('/default-domain').catch((e: unknown) => e);
+  t.type(error, TransientError);
+  t.match((error as Error).message, /read \/default-domain failed with HTTP 502/);
+});
+
+t.test('a time-out is transient', async (t) => {
+  const { sandbox, client } = await setUp(t, { retries: 0, timeouts: { connectMs: 1000, requestMs: 100 } });
+  sandbox.faults.add({ path: '/path/default-domain', delayMs: 400 });
+  const error = await client.getByPath('/default-domain').catch((e: unknown) => e);
+  t.type(error, TransientError);
+  t.match((error as Error).message, /ETIMEDOUT/);
+});
+
+t.test('errors are typed by status and keep the server message', async (t) => {
+  const { sandbox, client, url, log, configFor } = await setUp(t);
+  const missing = await client.getById('00000000-0000-0000-0000-000000000000').catch((e: unknown) => e);
+  t.type(missing, NotFoundError);
+  t.notOk((missing as NotFoundError).transient);
+
+  const bad = await client.search("SELECT * FROM File WHERE dc:title = 'it''s'").catch((e: unknown) => e);
+  t.type(bad, BadRequestError);
+  t.match((bad as Error).message, /search failed with HTTP 400: Failed to execute query/);
+
+  const file = sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(WS)!, { type: 'File', name: 'f', properties: {} }, () => undefined);
+  const stale = await client.update({ uid: file.uid, changeToken: '1-1' }, { 'dc:title': 'x' }).catch((e: unknown) => e);
+  t.type(stale, ConflictError, 'a stale change token is a conflict');
+  t.ok((stale as ConflictError).transient, '…which is worth trying again');
+
+  const dropped = await client.update({ uid: file.uid }, { 'erpHttpContent:docId': 'x' }).catch((e: unknown) => e);
+  t.type(dropped, PropertiesDroppedError);
+  t.same((dropped as PropertiesDroppedError).dropped, ['erpHttpContent:docId']);
+
+  sandbox.faults.add({ path: '/path/default-domain', status: 500, body: 'boom' });
+  t.type(await client.getByPath('/default-domain').catch((e: unknown) => e), PermanentError, '500 is not retried');
+
+  const member = new RepositoryClient(configFor({ auth: { type: 'basic', username: 'jdoe', password: 'jdoe' } }), log);
+  const forbidden = await member.update({ uid: file.uid }, { 'dc:title': 'x' }).catch((e: unknown) => e);
+  t.type(forbidden, ForbiddenError);
+
+  const wrong = new RepositoryClient(configFor({ auth: { type: 'basic', username: 'jdoe', password: 'nope' } }), log);
+  const refused = await wrong.getByPath('/default-domain').catch((e: unknown) => e);
+  t.type(refused, AuthenticationError);
+  t.match((refused as Error).message, /check the credentials in storage\.yaml/);
+  t.ok(url);
+});
+
+t.test('token authentication', async (t) => {
+  const { url, log, configFor } = await setUp(t);
+  const token = await (await fetch(`${url}/authentication/token?applicationName=connect2erp&deviceId=ci&permission=rw`, {
+    headers: { Authorization: `Basic ${Buffer.from('jdoe:jdoe').toString('base64')}` },
+  })).text();
+  const client = new RepositoryClient(configFor({ auth: { type: 'token', token } }), log);
+  t.equal((await client.getByPath(WS)).type, 'WorkspaceRoot', 'a token acquired once authenticates later calls');
+  const revoked = new RepositoryClient(configFor({ auth: { type: 'token', token: 'not-a-token' } }), log);
+  t.type(await revoked.getByPath(WS).catch((e: unknown) => e), AuthenticationError, 'an unknown token is refused');
+});
+
+t.test('blob download, missing blob and paths with spaces', async (t) => {
+  const { sandbox, client } = await setUp(t);
+  const actor = sandbox.actor();
+  const folder = sandbox.store.create(actor, sandbox.store.getByPath(WS)!, { type: 'Folder', name: 'with space', properties: {} }, () => undefined);
+  const blob = sandbox.store.storeBlob(Buffer.from('hello'), 'hello.txt', 'text/plain');
+  const file = sandbox.store.create(actor, folder, { type: 'File', name: 'f', properties: { 'file:content': { 'upload-batch': 'b', 'upload-fileId': '0' } } }, () => blob);
+  t.equal((await client.getByPath(`${WS}/with space`)).uid, folder.uid, 'each path segment is encoded');
+  t.equal((await client.downloadBlob(file.uid)).toString(), 'hello');
+  t.type(await client.downloadBlob(folder.uid).catch((e: unknown) => e), NotFoundError, 'a document without a blob is a 404');
+});
+
+t.test('TLS: verified against the configured CA, refused without it, unverified only when switched off', async (t) => {
+  const tls = join(import.meta.dirname, 'fixtures', 'tls');
+  const server = createHttpsServer({ key: readFileSync(join(tls, 'server.key')), cert: readFileSync(join(tls, 'server.pem')) }, (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ 'entity-type': 'document', uid: 'u', path: '/default-domain', type: 'Domain', properties: {} }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/nuxeo`;
+  const { log } = capturingLog();
+  const client = (tlsOptions: Record<string, unknown>) => new RepositoryClient(storageSchema.parse({
+    url, adminPath: '/a', retries: 0, auth: { type: 'basic', username: 'u', password: 'p' }, tls: tlsOptions,
+  }), log);
+  t.equal((await client({ caFile: join(tls, 'ca.pem') }).getByPath('/default-domain')).type, 'Domain', 'the private CA is trusted');
+  const refused = await client({}).getByPath('/default-domain').catch((e: unknown) => e);
+  t.match((refused as Error).message, /self-signed certificate|unable to verify/, 'an unknown CA is refused by default');
+  t.equal((await client({ rejectUnauthorized: false }).getByPath('/default-domain')).type, 'Domain', 'verification off only when asked');
+});
+
+t.test('values read back in another form still count as stored', async (t) => {
+  const { sandbox, client } = await setUp(t);
+  const file = sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(WS)!, { type: 'File', name: 'f', properties: { 'dc:subjects': ['a'] } }, () => undefined);
+  const updated = await client.update({ uid: file.uid }, { 'dc:valid': '2024-01-15', 'dc:subjects': null, 'dc:description': 'd' });
+  t.equal(updated.properties['dc:valid'], '2024-01-15T00:00:00.000Z', 'a date comes back as an instant');
+  t.same(updated.properties['dc:subjects'], [], 'a cleared list comes back empty');
+  const dropped = await client.update({ uid: file.uid }, { 'dc:description': 'not a date', 'erpHttpContent:source': 'S4H' }).catch((e: unknown) => e);
+  t.same((dropped as PropertiesDroppedError).dropped, ['erpHttpContent:source'], 'only the property that did not stick is named');
+});
+
+t.test('injected latency and faults that match a method only', async (t) => {
+  const { sandbox, client } = await setUp(t);
+  sandbox.faults.latencyMs = 150;
+  sandbox.faults.add({ method: 'POST', path: '/path/default-domain', status: 500 });
+  const started = Date.now();
+  t.equal((await client.getByPath('/default-domain')).type, 'Domain', 'a POST-only fault leaves a GET alone');
+  t.ok(Date.now() - started >= 140, 'every answer waits for the latency');
+});

@@ -1,0 +1,125 @@
+import t from 'tap';
+import got from 'got';
+import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
+import { nxqlList, nxqlString } from '../../src/nxql/literal.js';
+
+/** The NXQL subset over HTTP: each query and the names it must find, or the 400 it must give. */
+const WS = '/default-domain/workspaces';
+
+t.test('NXQL operators over the search endpoint', async (t) => {
+  const sandbox = new RepositorySandbox();
+  const base = await sandbox.start();
+  t.teardown(() => sandbox.stop());
+  const actor = sandbox.actor();
+  const ws = sandbox.store.getByPath(WS)!;
+  const make = (parent: typeof ws, type: string, name: string, properties: Record<string, unknown>) =>
+    sandbox.store.create(actor, parent, { type, name, properties }, () => undefined);
+  const a = make(ws, 'File', 'a', { 'dc:title': 'Alpha', 'dc:subjects': ['x', 'y'], 'dc:valid': '2024-01-15T08:00:00Z', 'dc:description': 'first' });
+  make(ws, 'File', 'b', { 'dc:title': 'beta', 'dc:valid': '2025-06-01T10:00:00Z', 'common:size': 5 });
+  const folder = make(ws, 'Folder', 'f', {});
+  make(folder, 'Note', 'c', { 'dc:title': 'Gamma_1%', 'dc:subjects': ['y'] });
+  sandbox.store.addFacet(actor, a, 'fct_erp_http_content');
+  sandbox.store.update(actor, sandbox.store.get(a.uid)!, { 'erpHttpContent:docId': a.uid, 'erpHttpContent:scanPerformed': false }, () => undefined, {});
+
+  const search = (query: string, extra: Record<string, string | number> = {}) =>
+    got(`${base}/api/v1/search/execute`, { username: 'Administrator', password: 'Administrator', throwHttpErrors: false, responseType: 'json', searchParams: { query, pageSize: 100, ...extra } });
+  const names = async (where: string, from = 'File, Note') => {
+    const res = await search(`SELECT * FROM ${from} WHERE ${where}`);
+    t.equal(res.statusCode, 200, where);
+    return ((res.body as any).entries as Array<{ path: string }>).map((d) => d.path.split('/').pop()).sort();
+  };
+  const cases: Array<[string, string[]]> = [
+    ["dc:title = 'Alpha'", ['a']],
+    ["dc:title != 'Alpha'", ['b', 'c']],
+    ["dc:title <> 'Alpha' AND NOT dc:title = 'beta'", ['c']],
+    ["dc:title < 'beta'", ['a', 'c']],
+    ["dc:title <= 'beta'", ['a', 'b', 'c']],
+    ["dc:title > 'Alpha'", ['b', 'c']],
+    ["dc:title >= 'beta'", ['b']],
+    ["dc:title IN ('Alpha', 'beta')", ['a', 'b']],
+    [`dc:title NOT IN ${nxqlList(['Alpha'])}`, ['b', 'c']],
+    ["dc:title LIKE 'Al%'", ['a']],
+    ["dc:title LIKE 'gamma%'", []],
+    ["dc:title ILIKE 'gamma%'", ['c']],
+    ["dc:title LIKE 'Gamma\\_1\\%'", ['c']],
+    ["dc:title LIKE '_eta'", ['b']],
+    ["dc:title NOT LIKE 'Al%'", ['b', 'c']],
+    ["dc:description IS NULL", ['b', 'c']],
+    ["dc:description IS NOT NULL", ['a']],
+    ["dc:subjects = 'y'", ['a', 'c']],
+    ["dc:subjects/* = 'x'", ['a']],
+    ["dc:subjects <> 'x'", ['b', 'c']],
+    ["dc:valid >= DATE '2025-01-01'", ['b']],
+    ["dc:valid < TIMESTAMP '2024-01-15 09:00:00+02:00'", []],
+    ["dc:valid BETWEEN DATE '2024-01-01' AND DATE '2024-12-31'", ['a']],
+    ["dc:valid NOT BETWEEN DATE '2024-01-01' AND DATE '2024-12-31'", ['b']],
+    ["common:size = 5", ['b']],
+    ["common:size > 4 OR (dc:title = 'Alpha')", ['a', 'b']],
+    ["ecm:primaryType = 'Note'", ['c']],
+    [`ecm:parentId = '${folder.uid}'`, ['c']],
+    [`ecm:ancestorId = '${folder.uid}'`, ['c']],
+    [`ecm:ancestorId = '${ws.uid}' AND ecm:ancestorId <> '${folder.uid}'`, ['a', 'b']],
+    ["ecm:ancestorId = 'nope'", []],
+    [`ecm:uuid = '${a.uid}'`, ['a']],
+    ["ecm:uuid = 'nope'", []],
+    [`ecm:path = '${WS}/f/c'`, ['c']],
+    ["ecm:path = '/nope'", []],
+    [`ecm:path STARTSWITH '${WS}/f/'`, ['c']],
+    ["ecm:path STARTSWITH '/nope'", []],
+    ["ecm:name STARTSWITH 'b'", ['b']],
+    ["ecm:mixinType = 'fct_erp_http_content'", ['a']],
+    ["ecm:mixinType <> 'fct_erp_http_content'", ['b', 'c']],
+    ["ecm:mixinType NOT IN ('fct_erp_http_content', 'Folderish')", ['b', 'c']],
+    ["erpHttpContent:scanPerformed = 0", ['a']],
+    ["erpHttpContent:docId IS NULL", ['b', 'c']],
+    ["ecm:isTrashed = 0 AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isCheckedIn = 0", ['a', 'b', 'c']],
+    ["ecm:currentLifeCycleState = 'project'", ['a', 'b', 'c']],
+    ["ecm:lockOwner IS NULL", ['a', 'b', 'c']],
+    ["ecm:isTrashed IN (0)", ['a', 'b', 'c']],
+    ["erpHttpContent:scanPerformed = 1", []],
+    ["erpHttpContent:scanPerformed IN (0, 1)", ['a']],
+    ["dc:subjects/*1 = 'y'", ['a', 'c']],
+    ["dc:title/x = 'y'", []],
+    ["dc:description NOT IN ('zzz')", ['a']],
+    ["ecm:mixinType = 'fct_nope'", []],
+  ];
+  for (const [where, expected] of cases) t.same(await names(where), expected, where);
+  sandbox.store.update(actor, sandbox.store.get(a.uid)!, { 'erpHttpContent:scanPerformed': true }, () => undefined, {});
+  t.same(await names('erpHttpContent:scanPerformed = 1'), ['a'], 'true compares as 1');
+  t.same(await names("dc:description/x = 'y'"), [], 'a path into an absent value');
+  t.same(await names("ecm:name = 'f'", 'Document'), ['f'], 'FROM Document includes folders');
+  t.same(await names("dc:title = 'Alpha'", 'Document, Folder'), ['a'], 'several types');
+  t.same(await names("ecm:isProxy = 0", 'Note'), ['c']);
+
+  const ordered = await search(`SELECT * FROM File, Note WHERE ecm:path STARTSWITH '${WS}' ORDER BY dc:title DESC, ecm:name`);
+  t.same((ordered.body as any).entries.map((d: any) => d.title), ['beta', 'Gamma_1%', 'Alpha'], 'ORDER BY in the query, by code point');
+  const byDescription = await search("SELECT * FROM File, Note Order By dc:description asc");
+  t.same((byDescription.body as any).entries.map((d: any) => d.title), ['beta', 'Gamma_1%', 'Alpha'], 'absent values sort first');
+  const offset = await search('SELECT * FROM File', { offset: 1, sortBy: 'ecm:name', sortOrder: 'asc' });
+  t.same((offset.body as any).entries.map((d: any) => d.title), ['beta'], 'offset skips');
+
+  const invalid: Array<[string, RegExp]> = [
+    ["SELECT * FROM File WHERE dc:title = 'open", /unterminated string/],
+    ['SELECT * FROM File WHERE dc:title = #', /unexpected character '#'/],
+    ["SELECT * FROM File WHERE dc:valid > DATE '2024-1-1'", /invalid DATE literal/],
+    ["SELECT * FROM File WHERE dc:valid > TIMESTAMP 'soon'", /invalid TIMESTAMP literal/],
+    ['SELECT * FROM File WHERE dc:title', /expected an operator/],
+    ['SELECT * FROM File WHERE dc:title = ', /expected a literal/],
+    ['SELECT * FROM File WHERE dc:title STARTSWITH 3', /expected a string literal/],
+    ['SELECT * FROM File WHERE (dc:title IS NULL', /expected '\)'/],
+    ['SELECT * FROM File WHERE dc:title IS NULL dc:title', /expected end of query/],
+    ['SELECT * FROM File WHERE = 1', /expected a property name/],
+    ['Select * From File Where dc:title iS NULL', /expected an operator/],
+    ['SELECT * FROM Nope', /Unknown type: Nope/],
+    ['SELECT * FROM File WHERE nope:nope = 1', /No such property: nope:nope/],
+    ['SELECT * FROM File WHERE ecm:isTrashed = 2', /can only be compared to 0 or 1/],
+    ["SELECT * FROM File WHERE ecm:isTrashed IS NULL", /can only be compared to 0 or 1/],
+    ["SELECT * FROM File WHERE ecm:path LIKE '/a%'", /ecm:path does not support operator LIKE/],
+  ];
+  for (const [query, message] of invalid) {
+    const res = await search(query);
+    t.equal(res.statusCode, 400, query);
+    t.match((res.body as any).message, message, query);
+  }
+  t.equal(nxqlString("a'b\\c"), "'a\\'b\\\\c'", 'quote and backslash are escaped');
+});

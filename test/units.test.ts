@@ -1,0 +1,106 @@
+import t from 'tap';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { errorMessage } from '../src/errors.js';
+import { resolveValue } from '../src/intake/substitute.js';
+import { createLogger, registerSecret } from '../src/log.js';
+import { SchemaRegistry } from '../src/nuxeo/schemas.js';
+import { parseCondition, parseQuery } from '../src/nxql/parse.js';
+import { newReport } from '../src/report/report.js';
+import { renderReport } from '../src/report/table.js';
+import type { RepositoryDocument } from '../src/repository/document.js';
+import { pathSegment, uniqueName } from '../src/sandbox/repository/naming.js';
+import { missingValues } from '../src/tasks/readiness.js';
+
+/** Pure functions whose every branch a user meets somewhere; checked here without a server. */
+
+t.test('workflow readiness: start flag, agent type, and a barcode standing in for the archive fields', async (t) => {
+  const base = { 'erpHttpContent:archiveId': 'A1', 'erpHttpContent:docId': 'd', 'erpStartWorkflow:erpDocumentTyp': 'ZINV', 'erpStartWorkflow:erpArchiveObject': 'ZOBJ' };
+  t.same(missingValues('workflow', { ...base, 'erpStartWorkflow:erpStartWorkflow': true }), [], 'ready');
+  t.same(missingValues('workflow', { ...base, 'erpStartWorkflow:erpStartWorkflow': false }), ['erpStartWorkflow:erpStartWorkflow'], 'waits while the flag is off');
+  t.same(missingValues('workflow', { ...base, 'erpStartWorkflow:erpStartWorkflow': true, 'erpStartWorkflow:erpOTyp': 'XX' }), ['erpStartWorkflow:erpOTyp'], 'an unknown agent type');
+  t.same(missingValues('workflow', { ...base, 'erpStartWorkflow:erpStartWorkflow': true, 'erpStartWorkflow:erpOTyp': 'US' }), [], 'a user agent');
+  t.same(missingValues('workflow', { 'erpStartWorkflow:erpStartWorkflow': true, 'erpStartWorkflow:erpBarcode': 'B1' }), [], 'a barcode alone is enough (spec §2.3)');
+  t.same(missingValues('barcode', { 'erpHttpContent:archiveId': 'A1', 'erpHttpContent:docId': 'd', 'erpBarcode:barcode': '' }), ['erpBarcode:barcode', 'erpBarcode:docTyp']);
+});
+
+t.test('$ references', async (t) => {
+  const doc = { uid: 'u1', path: '/p', properties: { 'dc:title': 'T', 'file:content': { name: 'a.pdf' }, 'dc:description': '' } } as unknown as RepositoryDocument;
+  t.same(resolveValue('$id', doc), { ok: true, value: 'u1' });
+  t.same(resolveValue('$file:content.name', doc), { ok: true, value: 'a.pdf' });
+  t.same(resolveValue('$file:content/name', doc), { ok: true, value: 'a.pdf' });
+  t.same(resolveValue('$dc:title.name', doc), { ok: false, reference: '$dc:title.name' }, 'into a plain value: missing');
+  t.same(resolveValue('$dc:description', doc), { ok: false, reference: '$dc:description' }, 'empty counts as missing');
+  t.same(resolveValue('$$5', doc), { ok: true, value: '$5' });
+  t.same(resolveValue(false, doc), { ok: true, value: false });
+});
+
+t.test('NXQL parser details', async (t) => {
+  const where = (text: string) => parseQuery(`SELECT * FROM File WHERE ${text}`).where;
+  t.same(where("dc:title = 'a\\nb\\tc\\q'"), { kind: 'compare', property: 'dc:title', op: '=', value: { kind: 'string', value: 'a\nb\tc\\q' } }, 'escapes');
+  t.same(where("dc:valid = TIMESTAMP '2024-01-15T08:00:00'"), { kind: 'compare', property: 'dc:valid', op: '=', value: { kind: 'date', value: '2024-01-15T08:00:00.000Z' } }, 'no zone is UTC');
+  t.throws(() => where('dc:title IS NOT 1'), /expected NULL/);
+  t.throws(() => parseCondition('dc:title IS NULL)'), /expected end of condition/);
+  t.same(parseCondition('NOT dc:title IS NULL'), { kind: 'not', operand: { kind: 'null', property: 'dc:title', negated: false } });
+});
+
+t.test('schema declarations: what a broken contribution says', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'c2e-xsd-'));
+  mkdirSync(join(dir, 'OSGI-INF'));
+  mkdirSync(join(dir, 'schemas'));
+  const contribution = (schema: string) => `<component name="t"><extension target="org.nuxeo.ecm.core.schema.TypeService" point="schema">${schema}</extension></component>`;
+  writeFileSync(join(dir, 'schemas', 'ok.xsd'), '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="flag" type="xs:boolean"/></xs:schema>');
+  writeFileSync(join(dir, 'OSGI-INF', 'ok.xml'), contribution('<schema name="noprefix" src="schemas/ok.xsd"/>'));
+  const registry = new SchemaRegistry();
+  registry.loadContribution(join(dir, 'OSGI-INF', 'ok.xml'));
+  t.equal(registry.property('noprefix:flag')?.field.type, 'boolean', 'a schema without prefix is addressed by its name');
+  t.equal(registry.property('flag'), undefined, 'a key without prefix is no property');
+  writeFileSync(join(dir, 'schemas', 'bad.xsd'), '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="when" type="xs:duration"/></xs:schema>');
+  writeFileSync(join(dir, 'OSGI-INF', 'bad.xml'), contribution('<schema name="bad" prefix="bad" src="schemas/bad.xsd"/>'));
+  t.throws(() => new SchemaRegistry().loadContribution(join(dir, 'OSGI-INF', 'bad.xml')), /bad\.xsd: element when has unsupported type xs:duration/);
+});
+
+t.test('path segments as the real server makes them', async (t) => {
+  t.match(pathSegment(' ... '), /^[0-9a-f]{24}$/, 'only punctuation: a random id');
+  t.equal(pathSegment('a/b\\c'), 'a-b-c');
+  const taken = new Set(['x']);
+  const first = uniqueName('x', (n) => taken.has(n));
+  taken.add(first);
+  const second = uniqueName('x', (n) => taken.has(n));
+  t.not(first, second, 'two clashes in the same millisecond still get different names');
+});
+
+t.test('logging: readable on a terminal, JSON elsewhere, secrets masked', async (t) => {
+  const lines = (json: boolean, write: (log: ReturnType<typeof createLogger>) => void): string => {
+    const stream = new PassThrough();
+    let out = '';
+    stream.on('data', (d) => (out += d));
+    write(createLogger({ json, stream, level: 'info' }));
+    return out;
+  };
+  registerSecret('hunter2-secret');
+  const readable = lines(false, (log) => log.info('request sent', { url: 'http://x/?p=hunter2-secret', attempt: 2, headers: { Authorization: 'Basic abc' }, ids: ['a'] }));
+  t.match(readable, /^\S+ info request sent url=http:\/\/x\/\?p=\*\*\* attempt=2 headers=\{"Authorization":"\*\*\*"\} ids=\["a"\]\n$/);
+  t.match(lines(false, (log) => log.info('bare')), /^\S+ info bare\n$/, 'no fields, no trailing space');
+  const json = JSON.parse(lines(true, (log) => log.warn('w', { password: null, token: 'tok' })));
+  t.same([json.message, json.level, json.password, json.token], ['w', 'warn', null, '***'], 'a null secret stays null; a set one is masked');
+  t.equal(errorMessage('plain'), 'plain', 'a thrown non-Error is shown as text');
+});
+
+t.test('the terminal table shows warnings, errors, statuses and folders', async (t) => {
+  const report = newReport('r1', false);
+  report.warnings.push('the mapping file can be read by members');
+  report.intake.documents.push(
+    { uid: 'a', path: `/default-domain/workspaces/ERP/Invoices/${'x'.repeat(70)}.pdf`, mapping: '/m', useCase: 'link', result: 'labelled', status: 'READY', facets: [], values: {}, folder: '/default-domain/workspaces/ERP/Invoices/folder', missing: [] },
+    { uid: 'b', path: '/b.pdf', mapping: '/m', useCase: 'barcode', result: 'error', facets: [], values: {}, missing: [], error: 'the repository accepted but did not store erpBarcode:barcode' },
+  );
+  const text = renderReport(report);
+  t.match(text, /^connect2erp run r1\nwarning: the mapping file can be read by members\n/);
+  t.match(text, /\n…x{55}\.pdf\s+link\s+labelled\s+READY\s+…t-domain\/workspaces\/ERP\/Invoices\/folder\n/, 'long paths keep their end');
+  t.match(text, /\/b\.pdf\s+barcode\s+error\s+the repository accepted but did not store erpBarcode:barcode/);
+  report.intake.documents[1].error = 'e'.repeat(100);
+  t.match(renderReport(report), / e{79}…\n?/, 'long messages are cut at 80 characters');
+  t.notMatch(text, /values that would be written/, 'only a dry run lists values');
+});
