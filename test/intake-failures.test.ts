@@ -4,7 +4,7 @@ import { setUpRepository } from '../src/sandbox/demo.js';
 import { parseMapping } from '../src/intake/mapping-file.js';
 import { featureRegistry } from '../src/run.js';
 import { ConfigError } from '../src/errors.js';
-import type { StoredDoc } from '../src/sandbox/repository/store.js';
+import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
 
 /** What goes wrong during intake, and what the run and the documents show for it. */
 
@@ -54,7 +54,7 @@ t.test('a refused password stops the run as a configuration error; an unreachabl
 t.test('several mapping files, or one that is not JSON, stop the run with a clear problem', async (t) => {
   const env = await sandboxEnv(t);
   const admin = env.sandbox.store.getByPath('/default-domain/workspaces/admin') as StoredDoc;
-  const copy = env.sandbox.store.create(env.sandbox.actor(), admin, { type: 'File', name: 'copy', properties: {} }, () => undefined);
+  const copy = env.sandbox.store.create(env.sandbox.actor(), admin, { type: 'File', name: 'copy', properties: {} }, NO_BLOBS);
   env.sandbox.store.addFacet(env.sandbox.actor(), copy, 'fct_erp_config_file_connect2erp');
   const several = await env.run();
   t.equal(several.exitCode, 2);

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { MAPPING, sandboxEnv } from './helpers/env.js';
-import type { StoredDoc } from '../src/sandbox/repository/store.js';
+import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
 
 const INVOICES = '/default-domain/workspaces/ERP/Invoices';
 
@@ -75,7 +75,7 @@ t.test('the deepest mapped path wins and $ references resolve or fail per docume
   t.notOk(env.sandbox.store.get(urgent)?.facets.length, 'nothing written on the document');
 
   const actor = env.sandbox.actor();
-  env.sandbox.store.update(actor, env.sandbox.store.get(urgent) as StoredDoc, { 'dc:description': 'APPROVER9' }, () => undefined);
+  env.sandbox.store.update(actor, env.sandbox.store.get(urgent) as StoredDoc, { 'dc:description': 'APPROVER9' }, NO_BLOBS);
   await env.run();
   const fixed = env.sandbox.store.get(urgent) as StoredDoc;
   t.equal(fixed.properties['erpStartWorkflow:erpObjId'], 'APPROVER9', 'the next run picks it up once the value exists');

@@ -1,6 +1,7 @@
 import t from 'tap';
 import got from 'got';
 import { sandboxEnv } from './helpers/env.js';
+import { NO_BLOBS } from '../src/sandbox/repository/store.js';
 
 t.test('the mapping file: readable by members is a warning; missing or invalid stops the run', async (t) => {
   const env = await sandboxEnv(t);
@@ -10,7 +11,7 @@ t.test('the mapping file: readable by members is a warning; missing or invalid s
   t.match(open.warnings[0], /can be read by members; only administrators should/);
 
   const configDoc = env.sandbox.store.getByPath('/default-domain/workspaces/admin/Connect to ERP Feature Configuration')!;
-  env.sandbox.store.update(env.sandbox.actor(), configDoc, {}, () => undefined);
+  env.sandbox.store.update(env.sandbox.actor(), configDoc, {}, NO_BLOBS);
   await got.post(`${env.baseUrl}/api/v1/id/${configDoc.uid}/@op/Document.RemoveFacet`, { username: 'Administrator', password: 'Administrator', json: { params: { facet: 'fct_erp_config_file_connect2erp' } } });
   const none = await env.run();
   t.equal(none.exitCode, 2);

@@ -11,6 +11,7 @@ import {
 } from '../src/errors.js';
 import { RepositoryClient, PropertiesDroppedError } from '../src/repository/client.js';
 import { RepositorySandbox } from '../src/sandbox/repository/server.js';
+import { NO_BLOBS } from '../src/sandbox/repository/store.js';
 
 const WS = '/default-domain/workspaces';
 
@@ -83,7 +84,7 @@ t.test('errors are typed by status and keep the server message', async (t) => {
   t.type(bad, BadRequestError);
   t.match((bad as Error).message, /search failed with HTTP 400: Failed to execute query/);
 
-  const file = sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(WS)!, { type: 'File', name: 'f', properties: {} }, () => undefined);
+  const file = sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(WS)!, { type: 'File', name: 'f', properties: {} }, NO_BLOBS);
   const stale = await client.update({ uid: file.uid, changeToken: '1-1' }, { 'dc:title': 'x' }).catch((e: unknown) => e);
   t.type(stale, ConflictError, 'a stale change token is a conflict');
   t.ok((stale as ConflictError).transient, '…which is worth trying again');
@@ -120,7 +121,7 @@ t.test('token authentication', async (t) => {
 t.test('blob download, missing blob and paths with spaces', async (t) => {
   const { sandbox, client } = await setUp(t);
   const actor = sandbox.actor();
-  const folder = sandbox.store.create(actor, sandbox.store.getByPath(WS)!, { type: 'Folder', name: 'with space', properties: {} }, () => undefined);
+  const folder = sandbox.store.create(actor, sandbox.store.getByPath(WS)!, { type: 'Folder', name: 'with space', properties: {} }, NO_BLOBS);
   const blob = sandbox.store.storeBlob(Buffer.from('hello'), 'hello.txt', 'text/plain');
   const file = sandbox.store.create(actor, folder, { type: 'File', name: 'f', properties: { 'file:content': { 'upload-batch': 'b', 'upload-fileId': '0' } } }, () => blob);
   t.equal((await client.getByPath(`${WS}/with space`)).uid, folder.uid, 'each path segment is encoded');
@@ -149,7 +150,7 @@ t.test('TLS: verified against the configured CA, refused without it, unverified 
 
 t.test('values read back in another form still count as stored', async (t) => {
   const { sandbox, client } = await setUp(t);
-  const file = sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(WS)!, { type: 'File', name: 'f', properties: { 'dc:subjects': ['a'] } }, () => undefined);
+  const file = sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(WS)!, { type: 'File', name: 'f', properties: { 'dc:subjects': ['a'] } }, NO_BLOBS);
   const updated = await client.update({ uid: file.uid }, { 'dc:valid': '2024-01-15', 'dc:subjects': null, 'dc:description': 'd' });
   t.equal(updated.properties['dc:valid'], '2024-01-15T00:00:00.000Z', 'a date comes back as an instant');
   t.same(updated.properties['dc:subjects'], [], 'a cleared list comes back empty');

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
 import got, { type Got } from 'got';
 import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
+import { NO_BLOBS } from '../../src/sandbox/repository/store.js';
 
 /** What an administrator does by hand to set the feature up, over the sandbox's HTTP API. */
 const WS = '/default-domain/workspaces';
@@ -220,8 +221,10 @@ t.test('tokens, users, schema listings and error answers', async (t) => {
   t.equal((await api.get(`path${WS}/@nope`)).statusCode, 404, 'unknown adapter');
   t.equal(((await api.get(`path${WS}/@children`)).body as Json).resultsCount, 0);
   t.equal((await api.post(`path${WS}`, { json: { type: 'Note', name: 'n', properties: { 'dc:subjects': 'x' } } })).statusCode, 400, 'a string where a list belongs');
-  const file = sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(WS)!, { type: 'File', name: 'f', properties: {} }, () => undefined);
+  const file = sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(WS)!, { type: 'File', name: 'f', properties: {} }, NO_BLOBS);
   t.equal((await api.post(`id/${file.uid}`, { json: { type: 'Note', name: 'n' } })).statusCode, 400, 'a file holds no children');
+  const unresolved = sandbox.store.update(sandbox.actor(), sandbox.store.get(file.uid)!, { 'file:content': { 'upload-batch': 'none', 'upload-fileId': '0' } }, NO_BLOBS, {});
+  t.notOk('file:content' in unresolved.properties, 'a reference to no upload attaches nothing');
   const wrongTypes = { 'dc:expired': 'soon', 'dc:valid': 5, 'common:size': 'big', 'file:content': 'x', 'dc:title': { a: 1 }, 'files:files': [5], 'uid:major_version': 1.5 };
   for (const [key, value] of Object.entries(wrongTypes)) {
     t.equal((await api.put(`id/${file.uid}`, { json: { properties: { [key]: value } } })).statusCode, 400, `wrong type for ${key}`);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import got from 'got';
 import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
+import { NO_BLOBS } from '../../src/sandbox/repository/store.js';
 import { nxqlString } from '../../src/nxql/literal.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,7 +45,7 @@ t.test('the sandbox keeps the real server\'s traps', async (t) => {
   const self = await api.get('search/execute', { searchParams: { query: `SELECT * FROM Document WHERE ecm:path STARTSWITH '${ws}'`, pageSize: 50 } });
   t.notOk((self.body as any).entries.some((d: any) => d.path === ws), 'STARTSWITH excludes the path itself');
 
-  for (let i = 0; i < 1005; i++) sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(ws)!, { type: 'Note', name: `n${i}`, properties: {} }, () => undefined);
+  for (let i = 0; i < 1005; i++) sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(ws)!, { type: 'Note', name: `n${i}`, properties: {} }, NO_BLOBS);
   const capped = await api.get('search/execute', { searchParams: { query: 'SELECT * FROM Note' } });
   t.equal((capped.body as any).entries.length, 1000, 'without pageSize the search stops at 1000');
   t.equal((capped.body as any).isNextPageAvailable, false, '…and says there is no next page');
@@ -92,9 +93,9 @@ t.test('deletions persist too, and the journal is compacted at start', async (t)
   await first.start();
   const actor = first.actor();
   const ws = first.store.getByPath('/default-domain/workspaces')!;
-  const kept = first.store.create(actor, ws, { type: 'Note', name: 'kept', properties: {} }, () => undefined);
-  const gone = first.store.create(actor, ws, { type: 'Note', name: 'gone', properties: {} }, () => undefined);
-  first.store.update(actor, first.store.get(kept.uid)!, { 'dc:title': 'v2' }, () => undefined, {});
+  const kept = first.store.create(actor, ws, { type: 'Note', name: 'kept', properties: {} }, NO_BLOBS);
+  const gone = first.store.create(actor, ws, { type: 'Note', name: 'gone', properties: {} }, NO_BLOBS);
+  first.store.update(actor, first.store.get(kept.uid)!, { 'dc:title': 'v2' }, NO_BLOBS, {});
   first.store.remove(actor, first.store.get(gone.uid)!);
   await first.stop();
   const second = new RepositorySandbox({ dataDir: dir });

@@ -1,6 +1,7 @@
 import t from 'tap';
 import got from 'got';
 import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
+import { NO_BLOBS } from '../../src/sandbox/repository/store.js';
 import { nxqlList, nxqlString } from '../../src/nxql/literal.js';
 
 /** The NXQL subset over HTTP: each query and the names it must find, or the 400 it must give. */
@@ -13,13 +14,13 @@ t.test('NXQL operators over the search endpoint', async (t) => {
   const actor = sandbox.actor();
   const ws = sandbox.store.getByPath(WS)!;
   const make = (parent: typeof ws, type: string, name: string, properties: Record<string, unknown>) =>
-    sandbox.store.create(actor, parent, { type, name, properties }, () => undefined);
+    sandbox.store.create(actor, parent, { type, name, properties }, NO_BLOBS);
   const a = make(ws, 'File', 'a', { 'dc:title': 'Alpha', 'dc:subjects': ['x', 'y'], 'dc:valid': '2024-01-15T08:00:00Z', 'dc:description': 'first' });
   make(ws, 'File', 'b', { 'dc:title': 'beta', 'dc:valid': '2025-06-01T10:00:00Z', 'common:size': 5 });
   const folder = make(ws, 'Folder', 'f', {});
   make(folder, 'Note', 'c', { 'dc:title': 'Gamma_1%', 'dc:subjects': ['y'] });
   sandbox.store.addFacet(actor, a, 'fct_erp_http_content');
-  sandbox.store.update(actor, sandbox.store.get(a.uid)!, { 'erpHttpContent:docId': a.uid, 'erpHttpContent:scanPerformed': false }, () => undefined, {});
+  sandbox.store.update(actor, sandbox.store.get(a.uid)!, { 'erpHttpContent:docId': a.uid, 'erpHttpContent:scanPerformed': false }, NO_BLOBS, {});
 
   const search = (query: string, extra: Record<string, string | number> = {}) =>
     got(`${base}/api/v1/search/execute`, { username: 'Administrator', password: 'Administrator', throwHttpErrors: false, responseType: 'json', searchParams: { query, pageSize: 100, ...extra } });
@@ -84,7 +85,7 @@ t.test('NXQL operators over the search endpoint', async (t) => {
     ["ecm:mixinType = 'fct_nope'", []],
   ];
   for (const [where, expected] of cases) t.same(await names(where), expected, where);
-  sandbox.store.update(actor, sandbox.store.get(a.uid)!, { 'erpHttpContent:scanPerformed': true }, () => undefined, {});
+  sandbox.store.update(actor, sandbox.store.get(a.uid)!, { 'erpHttpContent:scanPerformed': true }, NO_BLOBS, {});
   t.same(await names('erpHttpContent:scanPerformed = 1'), ['a'], 'true compares as 1');
   t.same(await names("dc:description/x = 'y'"), [], 'a path into an absent value');
   t.same(await names("ecm:name = 'f'", 'Document'), ['f'], 'FROM Document includes folders');

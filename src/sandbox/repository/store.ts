@@ -53,6 +53,9 @@ export interface Actor {
 /** A batch-upload reference resolves to a stored blob, or to undefined when unknown. */
 export type BlobResolver = (reference: Record<string, unknown>) => StoredBlob | undefined;
 
+/** For writes that attach no uploaded blob: every blob reference resolves to nothing. */
+export const NO_BLOBS: BlobResolver = () => undefined;
+
 export class Store {
   private readonly docs = new Map<string, StoredDoc>();
   private readonly byPath = new Map<string, string>();
@@ -353,11 +356,10 @@ export class Store {
       ] }],
       trashed: false, state: 'undefined', sysChange: 0, userChange: 0,
     });
-    const none: BlobResolver = () => undefined;
-    const domain = this.create(system, this.get(rootId) as StoredDoc, { type: 'Domain', name: 'default-domain', properties: { 'dc:title': 'Domain' } }, none);
-    this.create(system, domain, { type: 'WorkspaceRoot', name: 'workspaces', properties: { 'dc:title': 'Workspaces' } }, none);
-    this.create(system, domain, { type: 'SectionRoot', name: 'sections', properties: { 'dc:title': 'Sections' } }, none);
-    this.create(system, domain, { type: 'TemplateRoot', name: 'templates', properties: { 'dc:title': 'Templates' } }, none);
+    const domain = this.create(system, this.get(rootId) as StoredDoc, { type: 'Domain', name: 'default-domain', properties: { 'dc:title': 'Domain' } }, NO_BLOBS);
+    this.create(system, domain, { type: 'WorkspaceRoot', name: 'workspaces', properties: { 'dc:title': 'Workspaces' } }, NO_BLOBS);
+    this.create(system, domain, { type: 'SectionRoot', name: 'sections', properties: { 'dc:title': 'Sections' } }, NO_BLOBS);
+    this.create(system, domain, { type: 'TemplateRoot', name: 'templates', properties: { 'dc:title': 'Templates' } }, NO_BLOBS);
     return rootId;
   }
 
