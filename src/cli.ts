@@ -15,8 +15,8 @@ commands:
   validate                       check configuration and jobs without contacting any server
   run [--dry-run] [--task NAME] [--report FILE]
                                  label new documents and process ready ones
-  sandbox [--repo-port N] [--data DIR]
-                                 start the local repository sandbox in the foreground
+  sandbox [--repo-port N] [--erp-port N] [--data DIR]
+                                 start the local repository and ERP sandboxes in the foreground
   demo [--data DIR]              run the whole feature on the sandbox
 
 common options:
@@ -30,6 +30,7 @@ const OPTIONS = {
   task: { type: 'string' },
   report: { type: 'string' },
   'repo-port': { type: 'string', default: '8080' },
+  'erp-port': { type: 'string', default: '8081' },
   data: { type: 'string' },
   help: { type: 'boolean' },
 } as const;
@@ -72,7 +73,7 @@ async function command(argv: string[]): Promise<number> {
       return report.exitCode;
     }
     case 'sandbox': {
-      await startSandbox({ port: Number(values['repo-port']), dataDir: values.data }, (line) => process.stdout.write(`${line}\n`));
+      await startSandbox({ port: Number(values['repo-port']), erpPort: Number(values['erp-port']), dataDir: values.data }, (line) => process.stdout.write(`${line}\n`));
       return EXIT.ok;
     }
     case 'demo':

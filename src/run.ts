@@ -7,7 +7,11 @@ import type { Logger } from './log.js';
 import { FEATURE_CONTRIBUTION, SchemaRegistry } from './nuxeo/schemas.js';
 import { RepositoryClient } from './repository/client.js';
 import { dryRunWriter, liveWriter } from './repository/writer.js';
-import { EXIT, finish, newReport, recordIntake, type RunReport } from './report/report.js';
+import { EXIT, finish, newReport, recordIntake, recordTask, type RunReport } from './report/report.js';
+import type { ErpSystemConfig } from './config/erp-schema.js';
+import { dryRunErp, liveErp, type ErpPort, type PlannedCall } from './erp/port.js';
+import { RfcClient } from './erp/rfc-client.js';
+import { runTask } from './tasks/run-task.js';
 
 export interface RunOptions {
   location: Required<ConfigLocation>;
@@ -20,6 +24,17 @@ export function featureRegistry(): SchemaRegistry {
   const registry = new SchemaRegistry();
   registry.loadContribution(FEATURE_CONTRIBUTION);
   return registry;
+}
+
+/** One RFC port per system that has an rfc connection; dry run records writes instead of making them. */
+function erpPorts(systems: ErpSystemConfig[], dryRun: boolean, planned: PlannedCall[], log: Logger): (name: string) => ErpPort | undefined {
+  const ports = new Map<string, ErpPort>();
+  for (const system of systems) {
+    if (system.rfc === undefined) continue;
+    const rfc = new RfcClient({ ...system, rfc: system.rfc }, log);
+    ports.set(system.name, dryRun ? dryRunErp(rfc, planned) : liveErp(rfc));
+  }
+  return (name) => ports.get(name);
 }
 
 /** One run: load and validate, read the mapping file, label new documents, report. */
@@ -47,6 +62,14 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
       log.warn('mapping file readable by non-administrators', { path: loaded.document.path, readableBy: loaded.readableBy });
     }
     recordIntake(report, await runIntake(loaded.mapping, { client, writer, log, pageSize: config.storage.pageSize }));
+    const erpFor = erpPorts(config.erp.systems, options.dryRun, report.plannedCalls, log);
+    for (const task of config.tasks.filter((t) => t.enabled && (options.task === undefined || t.name === options.task))) {
+      if (task.function === 'Rest') {
+        report.warnings.push(`task ${task.name} skipped: the Rest transport is not available yet; use function: RFC`);
+        continue;
+      }
+      recordTask(report, task.name, await runTask(task, { client, writer, erpFor, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun }));
+    }
   } catch (error) {
     if (error instanceof ConfigError) report.problems.push(...error.problems.map(formatProblem));
     else if (error instanceof AuthenticationError) report.problems.push(error.message);

@@ -81,7 +81,7 @@ t.test('run reports a missing task as a configuration error', async (t) => {
 
 t.test('sandbox prints its URL and stops on SIGTERM', async (t) => {
   const data = mkdtempSync(join(tmpdir(), 'c2e-sbx-'));
-  const child = spawn(process.execPath, [...process.execArgv, CLI, 'sandbox', '--repo-port', '0', '--data', data]);
+  const child = spawn(process.execPath, [...process.execArgv, CLI, 'sandbox', '--repo-port', '0', '--erp-port', '0', '--data', data]);
   let stdout = '';
   const url = await new Promise<string>((resolve) => child.stdout.on('data', (d) => {
     stdout += d;

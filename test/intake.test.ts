@@ -31,7 +31,8 @@ t.test('a run labels new files per mapping entry, with folders and status', asyn
   t.notOk(folder.facets.includes('fct_erp_task_status'), 'the status lives on the file only');
 
   t.equal(env.sandbox.store.get(scan)?.properties['erpTaskStatus:status'], 'PENDING_INPUT');
-  t.equal(env.sandbox.store.get(flow)?.properties['erpTaskStatus:status'], 'READY');
+  t.equal(env.sandbox.store.get(flow)?.properties['erpTaskStatus:status'], 'DONE', 'the ready one goes on to its task in the same run');
+  t.same(env.erp.tables.inbox.map((w) => [w.ARC_DOC_ID, w.AR_OBJECT, w.OTYPE, w.OBJID]), [[flow, 'ZINVWF', 'US', 'APPROVER1']], 'a work item for the approver');
 
   const again = await env.run();
   t.same(again.intake.counts, { labelled: 0, planned: 0, ready: 0, pendingInput: 0, errors: 0 }, 'a second run finds nothing new');

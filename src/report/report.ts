@@ -1,4 +1,6 @@
 import type { IntakeOutcome } from '../intake/apply.js';
+import type { PlannedCall } from '../erp/port.js';
+import type { TaskRecord } from '../tasks/run-task.js';
 
 export const EXIT = { ok: 0, documentsFailed: 1, configuration: 2, interrupted: 3 } as const;
 
@@ -30,6 +32,10 @@ export interface RunReport {
     counts: { labelled: number; planned: number; ready: number; pendingInput: number; errors: number };
     documents: IntakeRecord[];
   };
+  /** Per task: how many documents ended in each result, and each document's record. */
+  tasks: Record<string, { counts: Record<string, number>; documents: TaskRecord[] }>;
+  /** Dry run: the ERP writes that would have been made, with their parameters. */
+  plannedCalls: PlannedCall[];
   exitCode: number;
 }
 
@@ -37,7 +43,7 @@ export function newReport(runId: string, dryRun: boolean): RunReport {
   return {
     runId, dryRun, startedAt: new Date().toISOString(), warnings: [], problems: [],
     intake: { counts: { labelled: 0, planned: 0, ready: 0, pendingInput: 0, errors: 0 }, documents: [] },
-    exitCode: EXIT.ok,
+    tasks: {}, plannedCalls: [], exitCode: EXIT.ok,
   };
 }
 
@@ -59,9 +65,15 @@ export function recordIntake(report: RunReport, outcomes: IntakeOutcome[]): void
   }
 }
 
+export function recordTask(report: RunReport, task: string, records: TaskRecord[]): void {
+  const counts: Record<string, number> = {};
+  for (const record of records) counts[record.result] = (counts[record.result] ?? 0) + 1;
+  report.tasks[task] = { counts, documents: records };
+}
+
 export function finish(report: RunReport): RunReport {
   report.finishedAt = new Date().toISOString();
   if (report.problems.length > 0) report.exitCode = EXIT.configuration;
-  else if (report.intake.counts.errors > 0) report.exitCode = EXIT.documentsFailed;
+  else if (report.intake.counts.errors > 0 || Object.values(report.tasks).some((t) => t.counts.FAILED > 0)) report.exitCode = EXIT.documentsFailed;
   return report;
 }

@@ -7,6 +7,7 @@ import { createLogger } from '../log.js';
 import { renderReport } from '../report/table.js';
 import { encodePath } from '../repository/client.js';
 import { runJob } from '../run.js';
+import { ErpSandbox } from './erp/server.js';
 import { RepositorySandbox } from './repository/server.js';
 
 const PROJECT = join(import.meta.dirname, '..', '..');
@@ -68,12 +69,13 @@ export async function uploadFile(baseUrl: string, folderPath: string, name: stri
 }
 
 /** A configuration folder for the job that points at the sandbox. */
-export function writeDemoConfig(dir: string, baseUrl: string): string {
+export function writeDemoConfig(dir: string, baseUrl: string, erpUrl: string): string {
   const configDir = join(dir, 'config');
   mkdirSync(configDir, { recursive: true });
   const storage = readFileSync(join(PROJECT, 'config', 'storage.yaml'), 'utf8').replace(/^url: .*$/m, `url: ${baseUrl}`);
   writeFileSync(join(configDir, 'storage.yaml'), storage);
-  cpSync(join(PROJECT, 'config', 'erpHttp.yaml'), join(configDir, 'erpHttp.yaml'));
+  const erp = readFileSync(join(PROJECT, 'config', 'erpHttp.yaml'), 'utf8').replaceAll('http://127.0.0.1:8081', erpUrl);
+  writeFileSync(join(configDir, 'erpHttp.yaml'), erp);
   cpSync(join(PROJECT, 'jobs'), join(dir, 'jobs'), { recursive: true });
   return configDir;
 }
@@ -83,6 +85,8 @@ export async function runDemo(options: { dataDir?: string }, print: (line: strin
   const dir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'connect2erp-demo-'));
   const sandbox = new RepositorySandbox({ dataDir: join(dir, 'repository') });
   const baseUrl = await sandbox.start();
+  const erp = new ErpSandbox();
+  const erpUrl = await erp.start();
   try {
     print(`repository sandbox at ${baseUrl}, state in ${dir}`);
     await setUpRepository(baseUrl, readFileSync(join(PROJECT, 'config', 'connector_configuration_connect_to_erp.json'), 'utf8'));
@@ -90,7 +94,7 @@ export async function runDemo(options: { dataDir?: string }, print: (line: strin
     print(`uploaded ${SAMPLES.length} sample files; the mapping file is labelled with the request of spec §4.1`);
     process.env.NUXEO_PASSWORD ??= ADMIN;
     process.env.SAP_PASSWORD ??= 'sandbox';
-    const location = configLocation({ config: writeDemoConfig(dir, baseUrl) });
+    const location = configLocation({ config: writeDemoConfig(dir, baseUrl, erpUrl) });
     const log = createLogger({ level: 'warn' });
     print('\n=== dry run: what the job would do ===');
     print(renderReport(await runJob({ location, dryRun: true }, log)));
@@ -99,8 +103,11 @@ export async function runDemo(options: { dataDir?: string }, print: (line: strin
     print(renderReport(report));
     print('\n=== second run: nothing left to do ===');
     print(renderReport(await runJob({ location, dryRun: false }, log)));
+    print('\n=== what landed in the ERP sandbox ===');
+    print(JSON.stringify(erp.tables, null, 2));
     return report.exitCode;
   } finally {
+    await erp.stop();
     await sandbox.stop();
   }
 }

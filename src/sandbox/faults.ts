@@ -5,6 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export interface FaultRule {
   method?: string;
   path?: string;
+  /** ERP sandbox only: the function module called. */
+  functionName?: string;
   times?: number;
   /** Answer with this status instead of handling the request. */
   status?: number;
@@ -26,10 +28,10 @@ export class Faults {
   }
 
   /** Returns true when the request was answered (or dropped) by a fault. */
-  async apply(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  async apply(req: IncomingMessage, res: ServerResponse, functionName?: string): Promise<boolean> {
     if (this.latencyMs > 0) await sleep(this.latencyMs);
     const rule = this.rules.find(
-      (r) => r.left > 0 && (r.method === undefined || r.method === req.method) && (r.path === undefined || (req.url as string).includes(r.path)),
+      (r) => r.left > 0 && (r.method === undefined || r.method === req.method) && (r.path === undefined || (req.url as string).includes(r.path)) && (r.functionName === undefined || r.functionName === functionName),
     );
     if (rule === undefined) return false;
     rule.left--;

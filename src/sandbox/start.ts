@@ -1,12 +1,20 @@
 import { once } from 'node:events';
+import { ErpSandbox } from './erp/server.js';
 import { RepositorySandbox } from './repository/server.js';
 
 /** Start the sandbox servers in the foreground until SIGINT or SIGTERM. */
-export async function startSandbox(options: { port: number; dataDir?: string }, print: (line: string) => void): Promise<void> {
+export async function startSandbox(options: { port: number; erpPort: number; dataDir?: string }, print: (line: string) => void): Promise<void> {
   const repository = new RepositorySandbox({ port: options.port, dataDir: options.dataDir });
   const url = await repository.start();
+  const erp = new ErpSandbox({ port: options.erpPort });
+  const erpUrl = await erp.start().catch(async (error: unknown) => {
+    await repository.stop();
+    throw error;
+  });
   print(`repository sandbox: ${url} (REST API at ${url}/api/v1, user Administrator/Administrator)`);
+  print(`ERP sandbox: ${erpUrl}/sap/bc/soap/rfc (client 100, user CONNECTOR/sandbox; tables at ${erpUrl}/sandbox/tables)`);
   print(options.dataDir ? `state kept in ${options.dataDir}` : 'state kept in memory (use --data DIR to keep it)');
   await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
+  await erp.stop();
   await repository.stop();
 }

@@ -7,6 +7,7 @@ import { createLogger } from '../../src/log.js';
 import { RepositoryClient } from '../../src/repository/client.js';
 import { setUpRepository, uploadFile, writeDemoConfig } from '../../src/sandbox/demo.js';
 import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
+import { ErpSandbox } from '../../src/sandbox/erp/server.js';
 import { runJob } from '../../src/run.js';
 
 export const MAPPING = readFileSync(join(import.meta.dirname, '..', '..', 'config', 'connector_configuration_connect_to_erp.json'), 'utf8');
@@ -16,6 +17,7 @@ process.env.SAP_PASSWORD = 'sandbox';
 
 export interface Env {
   sandbox: RepositorySandbox;
+  erp: ErpSandbox;
   baseUrl: string;
   dir: string;
   location: ReturnType<typeof configLocation>;
@@ -30,9 +32,12 @@ export async function sandboxEnv(t: Test, options: { mapping?: string; storage?:
   const sandbox = new RepositorySandbox();
   const baseUrl = await sandbox.start();
   t.teardown(() => sandbox.stop());
+  const erp = new ErpSandbox();
+  const erpUrl = await erp.start();
+  t.teardown(() => erp.stop());
   await setUpRepository(baseUrl, options.mapping ?? MAPPING);
   const dir = mkdtempSync(join(tmpdir(), 'c2e-test-'));
-  const configDir = writeDemoConfig(dir, baseUrl);
+  const configDir = writeDemoConfig(dir, baseUrl, erpUrl);
   const storagePath = join(configDir, 'storage.yaml');
   let storage = readFileSync(storagePath, 'utf8').replace('retryDelayMs: 1000', 'retryDelayMs: 10');
   for (const [key, value] of Object.entries(options.storage ?? {})) storage = storage.replace(new RegExp(`^${key}: .*$`, 'm'), `${key}: ${value}`);
@@ -41,7 +46,7 @@ export async function sandboxEnv(t: Test, options: { mapping?: string; storage?:
   const config = loadConfig(location);
   const client = new RepositoryClient(config.storage, quietLog);
   return {
-    sandbox, baseUrl, dir, location, config, client,
+    sandbox, erp, baseUrl, dir, location, config, client,
     upload: (folder, name) => uploadFile(baseUrl, `/default-domain/workspaces/${folder}`, name),
     run: (dryRun = false) => runJob({ location, dryRun }, quietLog),
   };

@@ -109,10 +109,11 @@ t.test('deletions persist too, and the journal is compacted at start', async (t)
 
 t.test('the sandbox command keeps state in memory when no folder is given', async (t) => {
   const printed: string[] = [];
-  const running = startSandbox({ port: 0 }, (line) => printed.push(line));
+  const running = startSandbox({ port: 0, erpPort: 0 }, (line) => printed.push(line));
   await new Promise((resolve) => setTimeout(resolve, 200));
   t.match(printed[0], /^repository sandbox: http:\/\/127\.0\.0\.1:\d+\/nuxeo/);
-  t.equal(printed[1], 'state kept in memory (use --data DIR to keep it)');
+  t.match(printed[1], /^ERP sandbox: http:\/\/127\.0\.0\.1:\d+\/sap\/bc\/soap\/rfc/);
+  t.equal(printed[2], 'state kept in memory (use --data DIR to keep it)');
   process.emit('SIGTERM');
   await running;
 });

@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import got, { type Got, type RequestError } from 'got';
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { ErpSystemConfig } from '../config/erp-schema.js';
+import { AuthenticationError, PermanentError, TransientError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { parseAnswer, requestEnvelope, type RfcFaultDetail, type RfcParams } from './soap.js';
+
+/** An ABAP exception: the business said no. Permanent; the name and SAP's message are kept. */
+export class RfcFault extends PermanentError {
+  /** SAP's message class and number, e.g. `OA403`; empty when the fault carries none. */
+  readonly messageKey: string;
+
+  constructor(readonly functionName: string, readonly fault: RfcFaultDetail) {
+    const key = fault.messageId === undefined ? '' : `${fault.messageId}${String(fault.messageNumber)}`;
+    super(`${functionName} raised ${fault.exception}${key === '' ? '' : ` (${key})`}: ${fault.text}`, { target: functionName });
+    this.messageKey = key;
+  }
+}
+
+/**
+ * Calls remote-enabled function modules through SAP's SOAP-RFC service
+ * (`POST …/sap/bc/soap/rfc?sap-client=NNN`): no proprietary SDK. Calls to one system
+ * share one concurrency limit. Never retried here: the task decides, per use case, what is safe.
+ */
+export class RfcClient {
+  private readonly http: Got;
+  private readonly limit: LimitFunction;
+
+  constructor(readonly system: ErpSystemConfig & { rfc: NonNullable<ErpSystemConfig['rfc']> }, private readonly log: Logger) {
+    const { rfc } = system;
+    this.limit = pLimit(system.maxConcurrentCalls);
+    this.http = got.extend({
+      searchParams: { 'sap-client': system.client, ...(system.language ? { 'sap-language': system.language } : {}) },
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${rfc.auth.username}:${rfc.auth.password}`).toString('base64')}`,
+        'Content-Type': 'text/xml; charset=utf-8',
+        SOAPAction: '',
+      },
+      timeout: { connect: system.timeouts.connectMs, request: system.timeouts.requestMs },
+      https: {
+        rejectUnauthorized: system.tls.rejectUnauthorized,
+        certificateAuthority: system.tls.caFile === undefined ? undefined : readFileSync(system.tls.caFile),
+      },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+    });
+  }
+
+  async call(functionName: string, params: RfcParams): Promise<Record<string, unknown>> {
+    return this.limit(async () => {
+      this.log.debug('rfc call', { system: this.system.name, functionName });
+      let response;
+      try {
+        response = await this.http.post(this.system.rfc.url, { body: requestEnvelope(functionName, params) });
+      } catch (error) {
+        throw new TransientError(`${functionName} on ${this.system.name} failed (${(error as RequestError).code}): ${(error as Error).message}`, { target: functionName });
+      }
+      return this.answer(functionName, response.statusCode, response.body);
+    });
+  }
+
+  private answer(functionName: string, status: number, body: string): Record<string, unknown> {
+    const where = `${functionName} on ${this.system.name}`;
+    if (status === 401) throw new AuthenticationError(`${where}: SAP refused the credentials (HTTP 401); check rfc.auth in erpHttp.yaml`, { status, target: functionName });
+    const answer = parseAnswer(functionName, body);
+    if (answer.kind === 'response') return answer.values;
+    if (answer.kind === 'fault') throw new RfcFault(functionName, answer.fault);
+    const details = { status, target: functionName };
+    // No SOAP answer at all: an overloaded or restarting server (5xx) is worth another try, anything else is not.
+    if (status >= 500 || status === 429) throw new TransientError(`${where} failed with HTTP ${status}`, details);
+    throw new PermanentError(`${where} failed with HTTP ${status}: not a SOAP-RFC answer (is the SICF service /sap/bc/soap/rfc active?)`, details);
+  }
+}
+

@@ -1,0 +1,26 @@
+import type { TaskConfig } from '../config/task-schema.js';
+import { nxqlList, nxqlString } from '../nxql/literal.js';
+import { USE_CASE_FACETS } from './readiness.js';
+
+/** `TIMESTAMP 'yyyy-MM-dd HH:mm:ss.SSS'` without a zone: read as UTC by the server. */
+function timestamp(at: Date): string {
+  return `TIMESTAMP ${nxqlString(at.toISOString().replace('T', ' ').replace('Z', ''))}`;
+}
+
+/**
+ * The documents a task has work for: waiting for input (readiness is re-checked on every run),
+ * ready, due for a retry, or claimed by a run whose claim has expired. Nobody writes these
+ * exclusions by hand; a task's `filter` only narrows them. Ordered by uuid for the pager.
+ */
+export function taskQuery(task: TaskConfig, now: Date): string {
+  const at = timestamp(now);
+  const conditions = [
+    `ecm:mixinType = ${nxqlString('fct_erp_task_status')}`,
+    `ecm:mixinType = ${nxqlString(USE_CASE_FACETS[task.useCase])}`,
+    'ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0',
+    `(erpTaskStatus:status IN ('READY', 'PENDING_INPUT') OR (erpTaskStatus:status = 'RETRY' AND erpTaskStatus:nextAttempt <= ${at}) OR (erpTaskStatus:status = 'IN_PROGRESS' AND erpTaskStatus:claimExpires <= ${at}))`,
+  ];
+  if (task.systems) conditions.push(`erpHttpContent:source IN ${nxqlList(task.systems)}`);
+  if (task.filter) conditions.push(`(${task.filter})`);
+  return `SELECT * FROM File WHERE ${conditions.join(' AND ')} ORDER BY ecm:uuid`;
+}
