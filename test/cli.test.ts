@@ -101,7 +101,10 @@ t.test('demo runs the whole feature', async (t) => {
   t.equal(result.code, 0, result.stderr);
   t.match(result.stdout, /=== dry run: what the job would do ===[\s\S]*intake: 4 to label/);
   t.match(result.stdout, /=== run ===[\s\S]*intake: 4 labelled \(1 ready, 3 waiting for input\)/);
-  t.match(result.stdout, /=== second run: nothing left to do ===[\s\S]*intake: 0 labelled/);
+  t.match(result.stdout, /=== run ===[\s\S]*task workflow: 1 DONE/, 'the ready document goes to SAP at once');
+  t.match(result.stdout, /=== a user fills in [^\n]*\n[\s\S]*task barcode: 1 DONE[\s\S]*task link: 1 PENDING_INPUT, 1 DONE[\s\S]*invoice-4711\.pdf\s+DONE\s+BKPF 100019000000222023/, 'a filled-in value moves a waiting document on');
+  t.match(result.stdout, /=== one more run: nothing left to do ===[\s\S]*intake: 0 labelled[\s\S]*task barcode: nothing to do/);
+  t.match(result.stdout, /=== what landed in the ERP sandbox ===\n\{\n {2}"links": \[\n {4}\{\n {6}"client": "100",\n {6}"SAP_OBJECT": "BKPF"/);
 });
 
 t.test('a sandbox that cannot start says why', async (t) => {

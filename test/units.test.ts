@@ -103,4 +103,13 @@ t.test('the terminal table shows warnings, errors, statuses and folders', async 
   report.intake.documents[1].error = 'e'.repeat(100);
   t.match(renderReport(report), / e{79}…\n?/, 'long messages are cut at 80 characters');
   t.notMatch(text, /values that would be written/, 'only a dry run lists values');
+  report.tasks.link = { counts: {}, documents: [] };
+  report.tasks.workflow = { counts: { CLAIMED_ELSEWHERE: 1 }, documents: [{ uid: 'w', path: '/w.pdf', task: 'workflow', result: 'CLAIMED_ELSEWHERE' }] };
+  report.tasks.barcode = { counts: { FAILED: 1 }, documents: [{ uid: 'c', path: '/c.pdf', task: 'barcode', result: 'FAILED', message: 'BAPI_BARCODE_SENDLIST: Bar code x is not valid' }] };
+  report.plannedCalls.push({ system: 'S4H', functionName: 'ARCHIV_PROCESS_RFCINPUT', params: { DOCUMENT_ENTRY: { ARC_DOC_ID: 'd' } } });
+  const withTasks = renderReport(report);
+  t.match(withTasks, /\ntask link: nothing to do\n/);
+  t.match(withTasks, /\n\/w\.pdf\s+CLAIMED_ELSEWHERE\n/, 'a document another run holds has no message');
+  t.match(withTasks, /\ntask barcode: 1 FAILED\n.*\n.*\n\/c\.pdf\s+FAILED\s+BAPI_BARCODE_SENDLIST: Bar code x is not valid/);
+  t.match(withTasks, /\nERP calls that would be made:\n {2}S4H ARCHIV_PROCESS_RFCINPUT \{"DOCUMENT_ENTRY":\{"ARC_DOC_ID":"d"\}\}$/);
 });

@@ -38,5 +38,16 @@ export function renderReport(report: RunReport): string {
       for (const [key, value] of Object.entries(d.values)) out.push(`    ${key} = ${JSON.stringify(value)}`);
     }
   }
+  for (const [name, task] of Object.entries(report.tasks)) {
+    const counts = Object.entries(task.counts).map(([result, n]) => `${n} ${result}`).join(', ');
+    out.push('', `task ${name}: ${counts === '' ? 'nothing to do' : counts}`);
+    if (task.documents.length > 0) {
+      out.push(table(['document', 'result', 'ERP reference / message'], task.documents.map((d) => [shortenPath(d.path, 60), d.result, shorten(d.reference ?? d.message ?? '', 80)])));
+    }
+  }
+  if (report.plannedCalls.length > 0) {
+    out.push('', 'ERP calls that would be made:');
+    for (const call of report.plannedCalls) out.push(`  ${call.system} ${call.functionName} ${JSON.stringify(call.params)}`);
+  }
   return out.join('\n');
 }

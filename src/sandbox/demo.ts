@@ -68,6 +68,18 @@ export async function uploadFile(baseUrl: string, folderPath: string, name: stri
   return created.uid;
 }
 
+/** What a user does in the web UI for the documents waiting in PENDING_INPUT. */
+async function fillMissingValues(baseUrl: string): Promise<void> {
+  const api = adminApi(baseUrl);
+  const values: Array<[string, Record<string, string>]> = [
+    ['ERP/Invoices/invoice-4711/invoice-4711.pdf', { 'erpCreateALDocument:erpObjectId': '100019000000222023' }],
+    ['ERP/Barcode/scan-0001.pdf', { 'erpBarcode:barcode': 'BC-0001' }],
+  ];
+  for (const [path, properties] of values) {
+    await api.put(`path${encodePath(`/default-domain/workspaces/${path}`)}`, { json: { 'entity-type': 'document', properties } });
+  }
+}
+
 /** A configuration folder for the job that points at the sandbox. */
 export function writeDemoConfig(dir: string, baseUrl: string, erpUrl: string): string {
   const configDir = join(dir, 'config');
@@ -101,7 +113,10 @@ export async function runDemo(options: { dataDir?: string }, print: (line: strin
     print('\n=== run ===');
     const report = await runJob({ location, dryRun: false }, log);
     print(renderReport(report));
-    print('\n=== second run: nothing left to do ===');
+    print('\n=== a user fills in the invoice number and the bar code; the next run links them ===');
+    await fillMissingValues(baseUrl);
+    print(renderReport(await runJob({ location, dryRun: false }, log)));
+    print('\n=== one more run: nothing left to do ===');
     print(renderReport(await runJob({ location, dryRun: false }, log)));
     print('\n=== what landed in the ERP sandbox ===');
     print(JSON.stringify(erp.tables, null, 2));
