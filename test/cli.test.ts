@@ -9,6 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { sandboxEnv } from './helpers/env.js';
 
 /** The command line as an administrator uses it: real processes, real exit codes. */
+// Each process compiles the TypeScript sources on start (seconds each on a busy machine): tap's 30 s default is too short.
+t.setTimeout(240_000);
 const CLI = join(import.meta.dirname, 'helpers', 'cli.ts');
 const PROJECT = join(import.meta.dirname, '..');
 

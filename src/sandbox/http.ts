@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 export async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -15,4 +16,19 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 export function sendEmpty(res: ServerResponse, status: number): void {
   res.writeHead(status);
   res.end();
+}
+
+/** Listen, rejecting on an error such as a port in use, and answer the bound address. */
+export async function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  return server.address() as AddressInfo;
+}
+
+/** Stop at once, closing kept-alive connections too. */
+export async function close(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
 }

@@ -1,8 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { faultEnvelope, parseRequest, responseEnvelope } from '../../erp/soap.js';
 import { Faults } from '../faults.js';
-import { readBody, sendJson } from '../http.js';
+import { close, listen, readBody, sendJson } from '../http.js';
 import { loadCustomizing, type Customizing } from './customizing.js';
 import { AbapException, RFC_FUNCTIONS, type ErpTables } from './functions.js';
 
@@ -37,18 +36,12 @@ export class ErpSandbox {
   async start(): Promise<string> {
     const server = createServer((req, res) => void this.handle(req, res));
     this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', resolve);
-    });
-    const address = server.address() as AddressInfo;
+    const address = await listen(server, this.options.port ?? 0, this.options.host ?? '127.0.0.1');
     return `http://${address.address}:${address.port}`;
   }
 
   async stop(): Promise<void> {
-    const server = this.server as Server;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await close(this.server as Server);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Faults } from '../faults.js';
-import { readBody, sendEmpty, sendJson } from '../http.js';
+import { close, listen, readBody, sendEmpty, sendJson } from '../http.js';
 import { EVERYONE } from './acl.js';
 import { OPERATIONS, type OperationResult } from './automation.js';
 import { runQuery, type SortKey } from './query.js';
@@ -46,19 +45,13 @@ export class RepositorySandbox {
   async start(): Promise<string> {
     const server = createServer((req, res) => void this.handle(req, res));
     this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', resolve);
-    });
-    const address = server.address() as AddressInfo;
+    const address = await listen(server, this.options.port ?? 0, this.options.host ?? '127.0.0.1');
     this.base = `http://${address.address}:${address.port}/nuxeo`;
     return this.base;
   }
 
   async stop(): Promise<void> {
-    const server = this.server as Server;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await close(this.server as Server);
   }
 
   /** An actor for in-process setup code (tests, demo), with the same checks as HTTP callers. */

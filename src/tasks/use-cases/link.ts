@@ -1,19 +1,14 @@
 import { RfcFault } from '../../erp/rfc-client.js';
 import { tableRows } from '../../erp/soap.js';
 import type { ErpPort } from '../../erp/port.js';
-import type { RepositoryDocument } from '../../repository/document.js';
-import { AbapValues } from '../abap.js';
-import { outcomeOf, type UseCaseHandler } from './types.js';
+import { perDocument } from './types.js';
 
 /**
  * ArchiveLink: `ARCHIV_GET_CONNECTIONS` first, then `ARCHIV_CONNECTION_INSERT`. A link that
  * exists already (found first, or SAP answering OA403) counts as done, so no retry ever
  * creates a second link.
  */
-export const link: UseCaseHandler = (docs, erp) => Promise.all(docs.map((doc) => outcomeOf(() => linkOne(doc, erp))));
-
-async function linkOne(doc: RepositoryDocument, erp: ErpPort): Promise<string> {
-  const v = new AbapValues(doc.properties, doc.path);
+export const link = perDocument(async (v, erp) => {
   const key = {
     SAP_OBJECT: v.char('erpCreateALDocument:erpObject', 'SAP_OBJECT', 10),
     OBJECT_ID: v.char('erpCreateALDocument:erpObjectId', 'OBJECT_ID', 50),
@@ -38,7 +33,7 @@ async function linkOne(doc: RepositoryDocument, erp: ErpPort): Promise<string> {
     if (!(error instanceof RfcFault && error.messageKey === 'OA403')) throw error;
   }
   return reference;
-}
+});
 
 async function linked(erp: ErpPort, key: Record<string, string>): Promise<boolean> {
   try {

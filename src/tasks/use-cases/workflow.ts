@@ -1,16 +1,10 @@
-import type { ErpPort } from '../../erp/port.js';
-import type { RepositoryDocument } from '../../repository/document.js';
-import { AbapValues } from '../abap.js';
-import { outcomeOf, type UseCaseHandler } from './types.js';
+import { perDocument } from './types.js';
 
 /**
  * Store for subsequent entry: `ARCHIV_PROCESS_RFCINPUT`. A bar code alone may stand in for the
  * archive id, document id and type (spec §2.3). The agent goes in `DOCUMENT_DATA` as OTYPE/OBJID.
  */
-export const workflow: UseCaseHandler = (docs, erp) => Promise.all(docs.map((doc) => outcomeOf(() => startOne(doc, erp))));
-
-async function startOne(doc: RepositoryDocument, erp: ErpPort): Promise<string> {
-  const v = new AbapValues(doc.properties, doc.path);
+export const workflow = perDocument(async (v, erp) => {
   const entry = {
     ARCHIV_ID: v.char('erpHttpContent:archiveId', 'ARCHIV_ID', 2),
     ARC_DOC_ID: v.char('erpHttpContent:docId', 'ARC_DOC_ID', 40),
@@ -25,4 +19,4 @@ async function startOne(doc: RepositoryDocument, erp: ErpPort): Promise<string> 
   ].filter((row) => row.WERT !== '');
   await erp.write('ARCHIV_PROCESS_RFCINPUT', { DOCUMENT_ENTRY: entry, DOCUMENT_DATA: agent });
   return entry.BARCODE || entry.ARC_DOC_ID;
-}
+});
