@@ -17,6 +17,9 @@ t.test('link: waits for its object id, links once, and a re-run or an existing l
   t.equal(props(env, uid)['erpTaskStatus:status'], 'PENDING_INPUT');
   t.equal(first.tasks.link.counts.PENDING_INPUT, 1);
   fill(env, uid, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
+  const dry = await env.run(true);
+  t.same(dry.plannedCalls.map((c) => c.functionName), ['ARCHIV_CONNECTION_INSERT'], 'a dry run looks the link up in SAP and plans the insert');
+  t.equal(env.erp.tables.links.length, 0, '…without making it');
   const second = await env.run();
   t.equal(second.tasks.link.counts.DONE, 1, 'the filled-in value moves it on');
   t.equal(props(env, uid)['erpTaskStatus:status'], 'DONE');
