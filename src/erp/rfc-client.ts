@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import got, { type Got, type RequestError } from 'got';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
 import { AuthenticationError, PermanentError, TransientError } from '../errors.js';
+import { basicAuthorization, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
 import { parseAnswer, requestEnvelope, type RfcFaultDetail, type RfcParams } from './soap.js';
 
@@ -33,15 +33,11 @@ export class RfcClient {
     this.http = got.extend({
       searchParams: { 'sap-client': system.client, ...(system.language ? { 'sap-language': system.language } : {}) },
       headers: {
-        Authorization: `Basic ${Buffer.from(`${rfc.auth.username}:${rfc.auth.password}`).toString('base64')}`,
+        Authorization: basicAuthorization(rfc.auth),
         'Content-Type': 'text/xml; charset=utf-8',
         SOAPAction: '',
       },
-      timeout: { connect: system.timeouts.connectMs, request: system.timeouts.requestMs },
-      https: {
-        rejectUnauthorized: system.tls.rejectUnauthorized,
-        certificateAuthority: system.tls.caFile === undefined ? undefined : readFileSync(system.tls.caFile),
-      },
+      ...connectionOptions(system),
       retry: { limit: 0 },
       throwHttpErrors: false,
     });

@@ -26,15 +26,20 @@ function mapKeys<T>(record: Record<string, T>, rename: (name: string) => string)
   return Object.fromEntries(Object.entries(record).map(([k, v]) => [rename(k), v]));
 }
 
-/** The SOAP 1.1 request for one function module call. */
-export function requestEnvelope(functionName: string, params: RfcParams): string {
-  const body = Object.fromEntries(Object.entries(params).map(([k, v]) => [xmlName(k), element(v)]));
+/** A SOAP 1.1 envelope whose body is one RFC element holding these parameters. */
+function envelope(bodyElement: string, values: RfcParams): string {
+  const fields = Object.fromEntries(Object.entries(values).map(([k, v]) => [xmlName(k), element(v)]));
   return `<?xml version="1.0" encoding="utf-8"?>${builder.build({
     'soap-env:Envelope': {
       '@_xmlns:soap-env': SOAP_ENV,
-      'soap-env:Body': { [`urn:${xmlName(functionName)}`]: { '@_xmlns:urn': RFC_NAMESPACE, ...body } },
+      'soap-env:Body': { [`urn:${bodyElement}`]: { '@_xmlns:urn': RFC_NAMESPACE, ...fields } },
     },
   })}`;
+}
+
+/** The SOAP 1.1 request for one function module call. */
+export function requestEnvelope(functionName: string, params: RfcParams): string {
+  return envelope(xmlName(functionName), params);
 }
 
 /** An ABAP exception as a SOAP fault carries it: exception name, message text and message id/number. */
@@ -97,13 +102,7 @@ export function parseRequest(xml: string): { functionName: string; params: Recor
 
 /** …and how SAP answers it. */
 export function responseEnvelope(functionName: string, values: RfcParams): string {
-  const body = Object.fromEntries(Object.entries(values).map(([k, v]) => [xmlName(k), element(v)]));
-  return `<?xml version="1.0" encoding="utf-8"?>${builder.build({
-    'soap-env:Envelope': {
-      '@_xmlns:soap-env': SOAP_ENV,
-      'soap-env:Body': { [`urn:${xmlName(functionName)}.Response`]: { '@_xmlns:urn': RFC_NAMESPACE, ...body } },
-    },
-  })}`;
+  return envelope(`${xmlName(functionName)}.Response`, values);
 }
 
 export function faultEnvelope(functionName: string, fault: RfcFaultDetail): string {

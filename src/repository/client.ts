@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import got, { HTTPError, type RequestError, type Got, type OptionsOfJSONResponseBody } from 'got';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { StorageConfig } from '../config/storage-schema.js';
@@ -6,6 +5,7 @@ import {
   AuthenticationError, BadRequestError, ConflictError, DocumentError, ForbiddenError, NotFoundError,
   PermanentError, TransientError, type Connect2ErpError,
 } from '../errors.js';
+import { basicAuthorization, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
 import type { AclEntity, RepositoryDocument, SearchPage } from './document.js';
 
@@ -57,17 +57,13 @@ export class RepositoryClient {
 
   constructor(private readonly config: StorageConfig, private readonly log: Logger) {
     const auth = config.auth.type === 'basic'
-      ? { Authorization: `Basic ${Buffer.from(`${config.auth.username}:${config.auth.password}`).toString('base64')}` }
+      ? { Authorization: basicAuthorization(config.auth) }
       : { 'X-Authentication-Token': config.auth.token };
     this.limit = pLimit(config.maxConcurrentRequests);
     this.http = got.extend({
       prefixUrl: `${config.url.replace(/\/$/, '')}${config.apiPath}`,
       headers: { ...auth, Accept: 'application/json' },
-      timeout: { connect: config.timeouts.connectMs, request: config.timeouts.requestMs },
-      https: {
-        rejectUnauthorized: config.tls.rejectUnauthorized,
-        certificateAuthority: config.tls.caFile === undefined ? undefined : readFileSync(config.tls.caFile),
-      },
+      ...connectionOptions(config),
       retry: {
         limit: config.retries,
         methods: ['GET', 'PUT', 'POST', 'DELETE'],

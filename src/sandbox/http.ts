@@ -32,3 +32,12 @@ export async function close(server: Server): Promise<void> {
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
+
+/** User name and password of a Basic `Authorization` header; undefined when there is none or it is malformed. */
+export function basicCredentials(req: IncomingMessage): { name: string; password: string } | undefined {
+  const header = req.headers.authorization ?? '';
+  if (!header.startsWith('Basic ')) return undefined;
+  const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon > 0 ? { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) } : undefined;
+}

@@ -71,7 +71,9 @@ function bySystem(docs: RepositoryDocument[]): Array<[string, RepositoryDocument
   const groups = new Map<string, RepositoryDocument[]>();
   for (const doc of docs) {
     const system = String(doc.properties['erpHttpContent:source']);
-    groups.set(system, [...(groups.get(system) ?? []), doc]);
+    const group = groups.get(system);
+    if (group) group.push(doc);
+    else groups.set(system, [doc]);
   }
   return [...groups];
 }

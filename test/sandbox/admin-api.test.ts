@@ -195,6 +195,8 @@ t.test('tokens, users, schema listings and error answers', async (t) => {
   const revoked = await got(`${base}/api/v1/me`, { headers: { 'X-Authentication-Token': token }, throwHttpErrors: false });
   t.equal(revoked.statusCode, 401, 'a revoked token is refused');
   t.equal(revoked.headers['www-authenticate'], undefined, 'without a Basic challenge');
+  const malformed = await got(`${base}/api/v1/me`, { headers: { Authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` }, throwHttpErrors: false });
+  t.equal(malformed.statusCode, 401, 'Basic credentials without a colon are refused');
 
   t.same((await api.get('user/jdoe')).body, {
     'entity-type': 'user', id: 'jdoe', properties: { username: 'jdoe', firstName: '', lastName: '', email: '', company: '', groups: ['members'] },

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { faultEnvelope, parseRequest, responseEnvelope } from '../../erp/soap.js';
 import { Faults } from '../faults.js';
-import { close, listen, readBody, sendJson } from '../http.js';
+import { basicCredentials, close, listen, readBody, sendJson } from '../http.js';
 import { loadCustomizing, type Customizing } from './customizing.js';
 import { AbapException, RFC_FUNCTIONS, type ErpTables } from './functions.js';
 
@@ -66,9 +66,8 @@ export class ErpSandbox {
   }
 
   private authenticated(req: IncomingMessage): boolean {
-    const decoded = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    return colon > 0 && this.customizing.users[decoded.slice(0, colon)]?.password === decoded.slice(colon + 1);
+    const credentials = basicCredentials(req);
+    return credentials !== undefined && this.customizing.users[credentials.name]?.password === credentials.password;
   }
 }
 

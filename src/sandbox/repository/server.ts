@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Faults } from '../faults.js';
-import { close, listen, readBody, sendEmpty, sendJson } from '../http.js';
+import { basicCredentials, close, listen, readBody, sendEmpty, sendJson } from '../http.js';
 import { EVERYONE } from './acl.js';
 import { OPERATIONS, type OperationResult } from './automation.js';
 import { runQuery, type SortKey } from './query.js';
@@ -82,13 +82,9 @@ export class RepositorySandbox {
       const entry = this.tokens.get(token);
       return entry ? this.actor(entry.user) : undefined;
     }
-    const header = req.headers.authorization ?? '';
-    if (!header.startsWith('Basic ')) return undefined;
-    const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    const name = decoded.slice(0, colon);
-    const user = this.users[name];
-    return colon > 0 && user?.password === decoded.slice(colon + 1) ? this.actor(name) : undefined;
+    const credentials = basicCredentials(req);
+    if (credentials === undefined) return undefined;
+    return this.users[credentials.name]?.password === credentials.password ? this.actor(credentials.name) : undefined;
   }
 
   /** 401 as the servlet container sends it: no JSON entity, a Basic challenge unless suppressed. */
