@@ -8,6 +8,12 @@ import { renderReport } from './report/table.js';
 import { runJob } from './run.js';
 import { runDemo } from './sandbox/demo.js';
 import { startSandbox } from './sandbox/start.js';
+import { USE_CASES, type UseCase } from './config/task-schema.js';
+import { retryFailed } from './operator/retry.js';
+import { renderStatus, taskStatus } from './operator/status.js';
+import { RepositoryClient } from './repository/client.js';
+import { dryRunWriter, liveWriter } from './repository/writer.js';
+import { templateYaml } from './tasks/templates.js';
 
 const USAGE = `usage: connect2erp <command> [options]
 
@@ -15,6 +21,10 @@ commands:
   validate                       check configuration and jobs without contacting any server
   run [--dry-run] [--task NAME] [--report FILE]
                                  label new documents and process ready ones
+  status [--task NAME]           documents per status per task, and the failures with their messages
+  retry [--task NAME] [--doc UID] [--dry-run]
+                                 put FAILED documents back to READY for the next run
+  template USE_CASE RFC|Rest     print the built-in call of a use case (link, barcode, workflow) as YAML
   sandbox [--repo-port N] [--erp-port N] [--data DIR]
                                  start the local repository and ERP sandboxes in the foreground
   demo [--data DIR]              run the whole feature on the sandbox
@@ -28,12 +38,21 @@ const OPTIONS = {
   jobs: { type: 'string' },
   'dry-run': { type: 'boolean' },
   task: { type: 'string' },
+  doc: { type: 'string' },
   report: { type: 'string' },
   'repo-port': { type: 'string', default: '8080' },
   'erp-port': { type: 'string', default: '8081' },
   data: { type: 'string' },
   help: { type: 'boolean' },
 } as const;
+
+/** Configuration, a repository client and the tasks an operator command works on (all, or --task). */
+function operatorSetUp(location: ReturnType<typeof configLocation>, name: string | undefined) {
+  const config = loadConfig(location);
+  const tasks = config.tasks.filter((t) => name === undefined || t.name === name);
+  if (tasks.length === 0) throw new ConfigError([{ file: location.jobsDir, path: '', message: `no task named "${String(name)}"` }]);
+  return { tasks, client: new RepositoryClient(config.storage, createLogger()) };
+}
 
 /** Runs one command; a configuration error or a failure to start is a message and an exit code, not a stack trace. */
 export async function main(argv: string[]): Promise<number> {
@@ -71,6 +90,29 @@ async function command(argv: string[]): Promise<number> {
       if (values.report !== undefined) writeFileSync(values.report, `${JSON.stringify(report, null, 2)}\n`);
       process.stdout.write(`${renderReport(report)}\n`);
       return report.exitCode;
+    }
+    case 'status': {
+      const { client, tasks } = operatorSetUp(location, values.task);
+      process.stdout.write(`${renderStatus(await taskStatus(tasks, client))}\n`);
+      return EXIT.ok;
+    }
+    case 'retry': {
+      const { client, tasks } = operatorSetUp(location, values.task);
+      const dryRun = values['dry-run'] ?? false;
+      const log = createLogger();
+      const reset = await retryFailed({ tasks, uid: values.doc }, client, dryRun ? dryRunWriter() : liveWriter(client), log);
+      const verb = dryRun ? 'would be put' : 'put';
+      process.stdout.write(`${reset.length} document(s) ${verb} back to READY${reset.map((d) => `\n  ${d.path} (${d.uid})`).join('')}\n`);
+      return EXIT.ok;
+    }
+    case 'template': {
+      const [, useCase, transport] = positionals;
+      if (!USE_CASES.includes(useCase as UseCase) || (transport !== 'RFC' && transport !== 'Rest')) {
+        process.stderr.write(`usage: connect2erp template ${USE_CASES.join('|')} RFC|Rest\n`);
+        return EXIT.configuration;
+      }
+      process.stdout.write(templateYaml(useCase as UseCase, transport));
+      return EXIT.ok;
     }
     case 'sandbox': {
       await startSandbox({ port: Number(values['repo-port']), erpPort: Number(values['erp-port']), dataDir: values.data }, (line) => process.stdout.write(`${line}\n`));

@@ -27,6 +27,12 @@ export class TransientError extends Connect2ErpError {
   readonly transient = true;
 }
 
+/**
+ * The request left but no answer came back (a time-out while waiting, a connection lost, a
+ * bare 500 or 504): the ERP may have done the work. Only a call that is safe to repeat is retried.
+ */
+export class UncertainError extends TransientError {}
+
 /** Another writer changed the document first (stale changeToken, HTTP 409). */
 export class ConflictError extends TransientError {}
 

@@ -9,9 +9,10 @@ import { RepositoryClient } from './repository/client.js';
 import { dryRunWriter, liveWriter } from './repository/writer.js';
 import { EXIT, finish, newReport, recordIntake, recordTask, type RunReport } from './report/report.js';
 import type { ErpSystemConfig } from './config/erp-schema.js';
-import { dryRunErp, liveErp, type ErpPort, type PlannedCall } from './erp/port.js';
-import { RfcClient } from './erp/rfc-client.js';
-import { runTask } from './tasks/run-task.js';
+import { dryRunErp, liveErp, type ErpPort, type PlannedCall, type Transport } from './erp/port.js';
+import { RestClient, type RestRequest } from './erp/rest-client.js';
+import { RfcClient, type RfcRequest } from './erp/rfc-client.js';
+import { runTask, type TaskDeps } from './tasks/run-task.js';
 
 export interface RunOptions {
   location: Required<ConfigLocation>;
@@ -26,15 +27,15 @@ export function featureRegistry(): SchemaRegistry {
   return registry;
 }
 
-/** One RFC port per system that has an rfc connection; dry run records writes instead of making them. */
-function erpPorts(systems: ErpSystemConfig[], dryRun: boolean, planned: PlannedCall[], log: Logger): (name: string) => ErpPort | undefined {
-  const ports = new Map<string, ErpPort>();
+/** One port per system and transport it has a connection for; dry run records writes instead of making them. */
+function erpPorts(systems: ErpSystemConfig[], dryRun: boolean, planned: PlannedCall[], log: Logger): TaskDeps['erpFor'] {
+  const port = <R>(transport: Transport<R>): ErpPort<R> => (dryRun ? dryRunErp(transport, planned) : liveErp(transport));
+  const ports = new Map<string, ErpPort<RfcRequest> | ErpPort<RestRequest>>();
   for (const system of systems) {
-    if (system.rfc === undefined) continue;
-    const rfc = new RfcClient({ ...system, rfc: system.rfc }, log);
-    ports.set(system.name, dryRun ? dryRunErp(rfc, planned) : liveErp(rfc));
+    if (system.rfc) ports.set(`${system.name} RFC`, port(new RfcClient({ ...system, rfc: system.rfc }, log)));
+    if (system.rest) ports.set(`${system.name} Rest`, port(new RestClient({ ...system, rest: system.rest }, log)));
   }
-  return (name) => ports.get(name);
+  return (name, transport) => ports.get(`${name} ${transport}`);
 }
 
 /** One run: load and validate, read the mapping file, label new documents, report. */
@@ -64,10 +65,6 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
     recordIntake(report, await runIntake(loaded.mapping, { client, writer, log, pageSize: config.storage.pageSize }));
     const erpFor = erpPorts(config.erp.systems, options.dryRun, report.plannedCalls, log);
     for (const task of config.tasks.filter((t) => t.enabled && (options.task === undefined || t.name === options.task))) {
-      if (task.function === 'Rest') {
-        report.warnings.push(`task ${task.name} skipped: the Rest transport is not available yet; use function: RFC`);
-        continue;
-      }
       recordTask(report, task.name, await runTask(task, { client, writer, erpFor, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun }));
     }
   } catch (error) {

@@ -106,7 +106,7 @@ t.test('the terminal table shows warnings, errors, statuses and folders', async 
   report.tasks.link = { counts: {}, documents: [] };
   report.tasks.workflow = { counts: { CLAIMED_ELSEWHERE: 1 }, documents: [{ uid: 'w', path: '/w.pdf', task: 'workflow', result: 'CLAIMED_ELSEWHERE' }] };
   report.tasks.barcode = { counts: { FAILED: 1 }, documents: [{ uid: 'c', path: '/c.pdf', task: 'barcode', result: 'FAILED', message: 'BAPI_BARCODE_SENDLIST: Bar code x is not valid' }] };
-  report.plannedCalls.push({ system: 'S4H', functionName: 'ARCHIV_PROCESS_RFCINPUT', params: { DOCUMENT_ENTRY: { ARC_DOC_ID: 'd' } } });
+  report.plannedCalls.push({ system: 'S4H', call: 'ARCHIV_PROCESS_RFCINPUT', params: { DOCUMENT_ENTRY: { ARC_DOC_ID: 'd' } } });
   const withTasks = renderReport(report);
   t.match(withTasks, /\ntask link: nothing to do\n/);
   t.match(withTasks, /\n\/w\.pdf\s+CLAIMED_ELSEWHERE\n/, 'a document another run holds has no message');

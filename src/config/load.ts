@@ -26,6 +26,11 @@ export function configLocation(options: { config?: string; jobs?: string }): Req
   return { configDir, jobsDir };
 }
 
+/** A bad record key says only "Invalid key in record"; the reason is in its nested issue. */
+function issueMessage(issue: z.core.$ZodIssue): string {
+  return issue.code === 'invalid_key' ? issue.issues.map((i) => i.message).join('; ') : issue.message;
+}
+
 /** Read one YAML file, resolve its secret references and validate it; problems are collected. */
 function loadFile<T extends z.ZodType>(path: string, schema: T, problems: ConfigProblem[]): z.infer<T> | undefined {
   const file = path;
@@ -45,7 +50,7 @@ function loadFile<T extends z.ZodType>(path: string, schema: T, problems: Config
   const resolved = resolveReferences(document.toJS(), file, problems);
   const result = schema.safeParse(resolved ?? {});
   if (!result.success) {
-    for (const issue of result.error.issues) problems.push({ file, path: issue.path.join('.'), message: issue.message });
+    for (const issue of result.error.issues) problems.push({ file, path: issue.path.join('.'), message: issueMessage(issue) });
     return undefined;
   }
   checkCaFiles(result.data, file, problems);

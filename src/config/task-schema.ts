@@ -1,5 +1,6 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
+import { callProblems, restCallSchema, rfcCallSchema } from './call-schema.js';
 import { parseCondition } from '../nxql/parse.js';
 import { errorMessage } from '../errors.js';
 
@@ -23,7 +24,8 @@ const nxqlCondition = z.string().superRefine((text, ctx) => {
 });
 
 /** `jobs/<task>.yaml`: one task per use case (spec §1, rule 3). */
-export const taskSchema = z.strictObject({
+export const taskSchema = z
+  .strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case letters, digits and dashes'),
   useCase: z.enum(USE_CASES),
   enabled: z.boolean().default(true),
@@ -44,6 +46,20 @@ export const taskSchema = z.strictObject({
     })
     .prefault({}),
   claimTimeoutMs: z.number().int().positive().default(900_000),
-});
+  /** The call, when not the built-in template for the use case (`connect2erp template`). */
+  rfc: rfcCallSchema.optional(),
+  rest: restCallSchema.optional(),
+})
+  .superRefine((task, ctx) => {
+    const own = task.function === 'RFC' ? 'rfc' : 'rest';
+    const other = own === 'rfc' ? 'rest' : 'rfc';
+    if (task[other] !== undefined) ctx.addIssue({ code: 'custom', path: [other], message: `function is ${task.function}: declare the call under ${own}` });
+    const call = task[own];
+    if (call === undefined) return;
+    for (const problem of callProblems(call)) ctx.addIssue({ code: 'custom', path: [own, ...problem.path], message: problem.message });
+    if (task.useCase === 'link' && call.lookup === undefined) {
+      ctx.addIssue({ code: 'custom', path: [own, 'lookup'], message: 'a link task needs a lookup, or a retry could link the document twice' });
+    }
+  });
 
 export type TaskConfig = z.infer<typeof taskSchema>;

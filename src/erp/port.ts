@@ -1,30 +1,36 @@
-import type { RfcClient } from './rfc-client.js';
-import type { RfcParams } from './soap.js';
+/** What a transport sends: one function module call, or one HTTP request. */
+export interface Transport<R> {
+  readonly system: { name: string };
+  send(request: R): Promise<Record<string, unknown>>;
+  /** The request as the dry-run report lists it. */
+  describe(request: R): PlannedCall;
+}
 
 /**
  * Every call the job makes to the ERP. Reads (lookups) always go out; writes (links,
  * bar codes, work items) are one switch away from a dry run, which only records them.
  */
-export interface ErpPort {
-  read(functionName: string, params: RfcParams): Promise<Record<string, unknown>>;
-  write(functionName: string, params: RfcParams): Promise<Record<string, unknown>>;
+export interface ErpPort<R> {
+  read(request: R): Promise<Record<string, unknown>>;
+  write(request: R): Promise<Record<string, unknown>>;
 }
 
-export function liveErp(rfc: RfcClient): ErpPort {
-  return { read: (fn, params) => rfc.call(fn, params), write: (fn, params) => rfc.call(fn, params) };
+export function liveErp<R>(transport: Transport<R>): ErpPort<R> {
+  return { read: (request) => transport.send(request), write: (request) => transport.send(request) };
 }
 
 export interface PlannedCall {
   system: string;
-  functionName: string;
-  params: RfcParams;
+  /** `ARCHIV_CONNECTION_INSERT`, or `POST /sap/opu/odata/…/AttachmentContentSet`. */
+  call: string;
+  params: Record<string, unknown>;
 }
 
-export function dryRunErp(rfc: RfcClient, planned: PlannedCall[]): ErpPort {
+export function dryRunErp<R>(transport: Transport<R>, planned: PlannedCall[]): ErpPort<R> {
   return {
-    read: (fn, params) => rfc.call(fn, params),
-    write: async (functionName, params) => {
-      planned.push({ system: rfc.system.name, functionName, params });
+    read: (request) => transport.send(request),
+    write: async (request) => {
+      planned.push(transport.describe(request));
       return {};
     },
   };

@@ -1,9 +1,11 @@
-import got, { type Got, type RequestError } from 'got';
+import got, { type Got } from 'got';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import { AuthenticationError, PermanentError, TransientError } from '../errors.js';
+import { AuthenticationError, PermanentError } from '../errors.js';
+import { networkFailure, statusFailure } from './failure.js';
 import { basicAuthorization, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
+import type { PlannedCall, Transport } from './port.js';
 import { parseAnswer, requestEnvelope, type RfcFaultDetail, type RfcParams } from './soap.js';
 
 /** An ABAP exception: the business said no. Permanent; the name and SAP's message are kept. */
@@ -23,7 +25,12 @@ export class RfcFault extends PermanentError {
  * (`POST …/sap/bc/soap/rfc?sap-client=NNN`): no proprietary SDK. Calls to one system
  * share one concurrency limit. Never retried here: the task decides, per use case, what is safe.
  */
-export class RfcClient {
+export interface RfcRequest {
+  functionName: string;
+  params: RfcParams;
+}
+
+export class RfcClient implements Transport<RfcRequest> {
   private readonly http: Got;
   private readonly limit: LimitFunction;
 
@@ -43,14 +50,18 @@ export class RfcClient {
     });
   }
 
-  async call(functionName: string, params: RfcParams): Promise<Record<string, unknown>> {
+  describe(request: RfcRequest): PlannedCall {
+    return { system: this.system.name, call: request.functionName, params: request.params };
+  }
+
+  async send({ functionName, params }: RfcRequest): Promise<Record<string, unknown>> {
     return this.limit(async () => {
       this.log.debug('rfc call', { system: this.system.name, functionName });
       let response;
       try {
         response = await this.http.post(this.system.rfc.url, { body: requestEnvelope(functionName, params) });
       } catch (error) {
-        throw new TransientError(`${functionName} on ${this.system.name} failed (${(error as RequestError).code}): ${(error as Error).message}`, { target: functionName });
+        throw networkFailure(error, `${functionName} on ${this.system.name}`);
       }
       return this.answer(functionName, response.statusCode, response.body);
     });
@@ -62,10 +73,7 @@ export class RfcClient {
     const answer = parseAnswer(functionName, body);
     if (answer.kind === 'response') return answer.values;
     if (answer.kind === 'fault') throw new RfcFault(functionName, answer.fault);
-    const details = { status, target: functionName };
-    // No SOAP answer at all: an overloaded or restarting server (5xx) is worth another try, anything else is not.
-    if (status >= 500 || status === 429) throw new TransientError(`${where} failed with HTTP ${status}`, details);
-    throw new PermanentError(`${where} failed with HTTP ${status}: not a SOAP-RFC answer (is the SICF service /sap/bc/soap/rfc active?)`, details);
+    throw statusFailure(status, where, ': not a SOAP-RFC answer (is the SICF service /sap/bc/soap/rfc active?)');
   }
 }
 

@@ -47,7 +47,7 @@ export function renderReport(report: RunReport): string {
   }
   if (report.plannedCalls.length > 0) {
     out.push('', 'ERP calls that would be made:');
-    for (const call of report.plannedCalls) out.push(`  ${call.system} ${call.functionName} ${JSON.stringify(call.params)}`);
+    for (const call of report.plannedCalls) out.push(`  ${call.system} ${call.call} ${JSON.stringify(call.params)}`);
   }
   return out.join('\n');
 }

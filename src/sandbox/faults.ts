@@ -16,6 +16,11 @@ export interface FaultRule {
   delayMs?: number;
   /** Close the connection without answering. */
   drop?: boolean;
+  /**
+   * After `delayMs`, handle the request even when the client has given up meanwhile: the server
+   * did the work but the answer was lost. By default a request whose client is gone is dropped.
+   */
+  handleAfterDisconnect?: boolean;
 }
 
 /** Latency and faults, shared by both sandboxes, for tests and benchmarks. */
@@ -36,7 +41,8 @@ export class Faults {
     if (rule === undefined) return false;
     rule.left--;
     if (rule.delayMs !== undefined) await sleep(rule.delayMs);
-    if (rule.drop) {
+    // A client that gave up (or died) while we waited never delivered its request.
+    if (rule.drop || (req.socket.destroyed && !rule.handleAfterDisconnect)) {
       req.socket.destroy();
       return true;
     }

@@ -14,11 +14,21 @@ function timestamp(at: Date): string {
  */
 export function taskQuery(task: TaskConfig, now: Date): string {
   const at = timestamp(now);
+  return scoped(task, `(erpTaskStatus:status IN ('READY', 'PENDING_INPUT') OR (erpTaskStatus:status = 'RETRY' AND erpTaskStatus:nextAttempt <= ${at}) OR (erpTaskStatus:status = 'IN_PROGRESS' AND erpTaskStatus:claimExpires <= ${at}))`);
+}
+
+/** A task's documents in one status, for the operator commands. */
+export function statusQuery(task: TaskConfig, status: string): string {
+  return scoped(task, `erpTaskStatus:status = ${nxqlString(status)}`);
+}
+
+/** The documents that belong to a task (its use case, systems and filter) and meet `condition`. */
+function scoped(task: TaskConfig, condition: string): string {
   const conditions = [
     `ecm:mixinType = ${nxqlString('fct_erp_task_status')}`,
     `ecm:mixinType = ${nxqlString(USE_CASE_FACETS[task.useCase])}`,
     'ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0',
-    `(erpTaskStatus:status IN ('READY', 'PENDING_INPUT') OR (erpTaskStatus:status = 'RETRY' AND erpTaskStatus:nextAttempt <= ${at}) OR (erpTaskStatus:status = 'IN_PROGRESS' AND erpTaskStatus:claimExpires <= ${at}))`,
+    condition,
   ];
   if (task.systems) conditions.push(`erpHttpContent:source IN ${nxqlList(task.systems)}`);
   if (task.filter) conditions.push(`(${task.filter})`);

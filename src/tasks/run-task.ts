@@ -1,6 +1,6 @@
 import pLimit from 'p-limit';
 import type { TaskConfig } from '../config/task-schema.js';
-import { AuthenticationError, ConflictError, errorMessage, type Connect2ErpError } from '../errors.js';
+import { AuthenticationError, ConflictError, errorMessage, UncertainError } from '../errors.js';
 import type { ErpPort } from '../erp/port.js';
 import type { Logger } from '../log.js';
 import type { RepositoryClient } from '../repository/client.js';
@@ -9,12 +9,13 @@ import { drain } from '../repository/pager.js';
 import type { RepositoryWriter } from '../repository/writer.js';
 import { taskQuery } from './query.js';
 import { missingValues } from './readiness.js';
-import { barcode } from './use-cases/barcode.js';
-import { link } from './use-cases/link.js';
-import type { CallOutcome, UseCaseHandler } from './use-cases/types.js';
-import { workflow } from './use-cases/workflow.js';
-
-const HANDLERS: Record<TaskConfig['useCase'], UseCaseHandler> = { link, barcode, workflow };
+import { execute, type CallAdapter, type CallOutcome } from './calls/execute.js';
+import { restCall } from './calls/rest-call.js';
+import { rfcCall } from './calls/rfc-call.js';
+import { callFor } from './templates.js';
+import type { RestCallConfig, RfcCallConfig } from '../config/call-schema.js';
+import type { RfcRequest } from '../erp/rfc-client.js';
+import type { RestRequest } from '../erp/rest-client.js';
 
 export type TaskResult = 'DONE' | 'RETRY' | 'FAILED' | 'PENDING_INPUT' | 'CLAIMED_ELSEWHERE' | 'PLANNED';
 
@@ -30,8 +31,8 @@ export interface TaskRecord {
 export interface TaskDeps {
   client: RepositoryClient;
   writer: RepositoryWriter;
-  /** The ERP port for a system name, or undefined when erpHttp.yaml has no usable connection. */
-  erpFor: (system: string) => ErpPort | undefined;
+  /** The ERP port for a system and transport, or undefined when erpHttp.yaml has no such connection. */
+  erpFor: (system: string, transport: TaskConfig['function']) => ErpPort<RfcRequest> | ErpPort<RestRequest> | undefined;
   log: Logger;
   runId: string;
   dryRun: boolean;
@@ -47,21 +48,27 @@ const S = (field: string): string => `erpTaskStatus:${field}`;
  * and release its claims instead of failing every document.
  */
 export async function runTask(task: TaskConfig, deps: TaskDeps): Promise<TaskRecord[]> {
+  const call = callFor(task);
+  const adapter = (system: string): CallAdapter => {
+    const erp = deps.erpFor(system, task.function);
+    if (task.function === 'RFC') return rfcCall(call as RfcCallConfig, erp as ErpPort<RfcRequest>);
+    return restCall(call as RestCallConfig, erp as ErpPort<RestRequest>, (doc) => deps.client.downloadBlob(doc.uid));
+  };
   const records: TaskRecord[] = [];
   const now = deps.now ?? (() => new Date());
   const limit = pLimit(task.concurrency);
   for await (const page of drain(deps.client, taskQuery(task, now()), task.batchSize)) {
-    const claimed = (await Promise.all(page.map((doc) => limit(() => prepare(task, doc, deps, records, now()))))).filter((d) => d !== undefined);
+    const claimed = (await Promise.all(page.map((doc) => limit(() => prepare(task, call, doc, deps, records, now()))))).filter((d) => d !== undefined);
     const groups = bySystem(claimed);
     for (const [i, [system, docs]] of groups.entries()) {
-      const outcomes = await HANDLERS[task.useCase](docs, deps.erpFor(system) as ErpPort);
+      const outcomes = await execute(adapter(system), docs);
       const refused = outcomes.find((o) => o.error instanceof AuthenticationError);
       if (refused) {
         const unsettled = groups.slice(i).flatMap(([, rest]) => rest);
         await Promise.all(unsettled.map((doc) => limit(() => release(doc, deps))));
         throw refused.error;
       }
-      await Promise.all(docs.map((doc, j) => limit(async () => records.push(await settle(task, doc, outcomes[j], deps, now())))));
+      await Promise.all(docs.map((doc, j) => limit(async () => records.push(await settle(task, call, doc, outcomes[j], deps, now())))));
     }
   }
   return records;
@@ -79,11 +86,11 @@ function bySystem(docs: RepositoryDocument[]): Array<[string, RepositoryDocument
 }
 
 /** Readiness, then the claim; returns the claimed document, or records why not. */
-async function prepare(task: TaskConfig, doc: RepositoryDocument, deps: TaskDeps, records: TaskRecord[], at: Date): Promise<RepositoryDocument | undefined> {
+async function prepare(task: TaskConfig, call: RfcCallConfig | RestCallConfig, doc: RepositoryDocument, deps: TaskDeps, records: TaskRecord[], at: Date): Promise<RepositoryDocument | undefined> {
   const base = { uid: doc.uid, path: doc.path, task: task.name };
   const missing = missingValues(task.useCase, doc.properties);
   const system = String(doc.properties['erpHttpContent:source']);
-  if (missing.length === 0 && deps.erpFor(system) === undefined) missing.push(`erpHttpContent:source (no ERP system "${system}" with a ${task.function} connection)`);
+  if (missing.length === 0 && deps.erpFor(system, task.function) === undefined) missing.push(`erpHttpContent:source (no ERP system "${system}" with a ${task.function} connection)`);
   if (missing.length > 0) {
     const message = `waiting for ${missing.join(', ')}`;
     if (doc.properties[S('status')] !== 'PENDING_INPUT' || doc.properties[S('message')] !== message) {
@@ -93,6 +100,7 @@ async function prepare(task: TaskConfig, doc: RepositoryDocument, deps: TaskDeps
     return undefined;
   }
   try {
+    if (doc.properties[S('status')] === 'IN_PROGRESS' && !safeToRepeat(call)) return await abandon(task, doc, deps, records);
     return await deps.writer.update(doc, {
       [S('status')]: 'IN_PROGRESS', [S('task')]: task.name, [S('claimedBy')]: deps.runId,
       [S('claimExpires')]: new Date(at.getTime() + task.claimTimeoutMs).toISOString(), [S('lastAttempt')]: at.toISOString(),
@@ -104,20 +112,38 @@ async function prepare(task: TaskConfig, doc: RepositoryDocument, deps: TaskDeps
   }
 }
 
+/** A lookup finds work already done, or SAP ignores a repeat: sending again creates nothing twice. */
+const safeToRepeat = (call: RfcCallConfig | RestCallConfig): boolean => call.repeatable || call.lookup !== undefined;
+
+const operatorHint = (uid: string): string => `check in SAP, then \`connect2erp retry --doc ${uid}\` to send it again`;
+
+/**
+ * An expired claim on a call that can neither be looked up nor safely repeated (a workflow
+ * start): the interrupted run may have reached SAP, so an operator decides instead of a retry.
+ */
+async function abandon(task: TaskConfig, doc: RepositoryDocument, deps: TaskDeps, records: TaskRecord[]): Promise<undefined> {
+  const message = `run ${String(doc.properties[S('claimedBy')])} was interrupted while sending this document and SAP may have it already: ${operatorHint(doc.uid)}`;
+  await deps.writer.update(doc, { [S('status')]: 'FAILED', [S('message')]: message, [S('claimedBy')]: null, [S('claimExpires')]: null });
+  deps.log.warn('document left for an operator', { uid: doc.uid, path: doc.path, task: task.name });
+  records.push({ uid: doc.uid, path: doc.path, task: task.name, result: 'FAILED', message });
+  return undefined;
+}
+
 /** Write the outcome; the claim is ours, so no changeToken: a user's edit in between must not lose it. */
-async function settle(task: TaskConfig, doc: RepositoryDocument, outcome: CallOutcome, deps: TaskDeps, at: Date): Promise<TaskRecord> {
+async function settle(task: TaskConfig, call: RfcCallConfig | RestCallConfig, doc: RepositoryDocument, outcome: CallOutcome, deps: TaskDeps, at: Date): Promise<TaskRecord> {
   const base = { uid: doc.uid, path: doc.path, task: task.name };
   const unclaimed = { ...doc, changeToken: null };
   const free = { [S('claimedBy')]: null, [S('claimExpires')]: null };
   if (outcome.error === undefined) {
     if (deps.dryRun) return { ...base, result: 'PLANNED', reference: outcome.reference };
-    await deps.writer.update(unclaimed, { ...free, [S('status')]: 'DONE', [S('message')]: null, [S('erpReference')]: outcome.reference, [S('nextAttempt')]: null });
+    await deps.writer.update(unclaimed, { ...free, [S('status')]: 'DONE', [S('message')]: outcome.message ?? null, [S('erpReference')]: outcome.reference, [S('nextAttempt')]: null });
     deps.log.info('document processed', { ...base, reference: outcome.reference });
     return { ...base, result: 'DONE', reference: outcome.reference };
   }
   const attempts = Number(doc.properties[S('attempts')] ?? 0) + 1;
-  const message = errorMessage(outcome.error);
-  const retry = (outcome.error as Connect2ErpError).transient && attempts < task.attempts;
+  const uncertain = outcome.error instanceof UncertainError && !safeToRepeat(call);
+  const message = uncertain ? `${errorMessage(outcome.error)}; SAP may have received it, so it is not sent again by itself: ${operatorHint(doc.uid)}` : errorMessage(outcome.error);
+  const retry = outcome.error.transient && !uncertain && attempts < task.attempts;
   const delay = Math.min(task.backoff.initialMs * task.backoff.factor ** (attempts - 1), task.backoff.maxMs);
   const result = retry ? 'RETRY' : 'FAILED';
   await deps.writer.update(unclaimed, {

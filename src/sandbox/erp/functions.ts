@@ -9,6 +9,11 @@ export interface ErpTables {
   barcodes: Array<{ client: string; BARCODE: string; CONTREP: string; DOCID: string; ARDATE: string; DOCTYPE: string }>;
   /** Work items from "store for subsequent entry". */
   inbox: Array<{ client: string; id: string; ARCHIV_ID: string; ARC_DOC_ID: string; AR_OBJECT: string; BARCODE: string; LATE: boolean; OTYPE: string; OBJID: string }>;
+  /** Uploads through the S/4HANA attachment service. */
+  attachments: Array<{
+    client: string; BusinessObjectTypeName: string; LinkedSAPObjectKey: string; FileName: string; MimeType: string; FileSize: string;
+    DocumentInfoRecordDocNumber: string; ArchiveDocumentID: string;
+  }>;
 }
 
 /** An ABAP exception, answered as a SOAP fault. */

@@ -1,0 +1,168 @@
+import { z } from 'zod';
+
+/**
+ * How a task turns a document into an ERP call, declared in YAML and never evaluated:
+ * values come from repository properties or constants, pass through named transforms and
+ * are checked against their ABAP field length; templates only substitute `{name}` placeholders.
+ */
+
+export const TRANSFORM_NAMES = ['date', 'flag', 'upper', 'trim'] as const;
+
+const transform = z.union([
+  z.enum(TRANSFORM_NAMES),
+  z.strictObject({
+    pad: z.strictObject({
+      length: z.number().int().positive(),
+      with: z.string().length(1).default('0'),
+      side: z.enum(['left', 'right']).default('left'),
+    }),
+  }),
+  z.strictObject({
+    substring: z.strictObject({ start: z.number().int().min(0), length: z.number().int().positive().optional() }),
+  }),
+]);
+export type Transform = z.infer<typeof transform>;
+
+/** `prefix:name`, or a field inside a complex one: `file:content.name`. */
+const propertyName = z.string().regex(/^[A-Za-z][\w-]*:[\w-]+(\.[\w-]+)*$/, 'a repository property such as erpBarcode:barcode');
+
+export const valueSpec = z
+  .strictObject({
+    property: propertyName.optional(),
+    constant: z.union([z.string(), z.number(), z.boolean()]).optional(),
+    transform: z.array(transform).default([]),
+    /** The ABAP field length: a longer value is refused before the call. */
+    length: z.number().int().positive().optional(),
+  })
+  .refine((v) => (v.property === undefined) !== (v.constant === undefined), { message: 'give exactly one of property or constant' });
+export type ValueSpec = z.infer<typeof valueSpec>;
+
+/**
+ * Where a value goes: `NAME` (import parameter), `STRUCT.FIELD` (structure field),
+ * `TABLE[].FIELD` (a column, one row per document: the documents of a batch share one call)
+ * or `TABLE[n].FIELD` (a fixed row; a row with no value from the document is left out).
+ */
+export const TARGET = /^([A-Za-z_/][\w/]*)(?:\[(\d*)\])?(?:\.([A-Za-z_/][\w/]*))?$/;
+const target = z.string().regex(TARGET, 'NAME, STRUCT.FIELD, TABLE[].FIELD or TABLE[n].FIELD');
+
+const parameters = z.record(target, valueSpec).refine((p) => Object.keys(p).length > 0, { message: 'map at least one parameter' });
+
+/**
+ * `{NAME}`, `{q:NAME}` (an OData string literal, URL-encoded), `{u:NAME}` (URL-encoded) or
+ * `{response.path}`; `{A|B}` takes the first that is not blank.
+ */
+export const PLACEHOLDER = /\{(?:([qu]):)?([^{}]+)\}/g;
+const template = z.string();
+
+/** The answer says the call failed although it came back: BAPI `RETURN` type E, for example. */
+const failWhen = z.strictObject({
+  field: z.string().min(1),
+  in: z.array(z.string()).min(1),
+  message: z.string().min(1),
+});
+
+const result = z
+  .strictObject({
+    /** Written to `erpTaskStatus:erpReference`. */
+    erpReference: template,
+    /** Written to `erpTaskStatus:message` on success. */
+    message: template.optional(),
+  });
+
+const common = {
+  parameters,
+  result,
+  failWhen: failWhen.optional(),
+  /**
+   * True when sending the same call twice leaves SAP as after one (no second row or work item).
+   * A call that is neither repeatable nor checked by a lookup is not repeated after an
+   * interrupted run: the document goes to FAILED for an operator to check.
+   */
+  repeatable: z.boolean().default(false),
+};
+
+/** A table read back to tell whether the work was done already; `match` narrows its rows. */
+const found = z.strictObject({
+  list: z.string().min(1),
+  match: z.record(z.string(), template).optional(),
+});
+
+export const rfcCallSchema = z.strictObject({
+  ...common,
+  function: z.string().regex(/^[A-Z0-9_/]+$/, 'an upper-case function module name'),
+  lookup: z
+    .strictObject({
+      function: z.string().regex(/^[A-Z0-9_/]+$/, 'an upper-case function module name'),
+      parameters: z.record(target, template),
+      found,
+      /** The ABAP exception that means "nothing there", e.g. NOTHING_FOUND. */
+      notFound: z.string().optional(),
+    })
+    .optional(),
+  /** SAP message keys (class + number) that mean "already done", e.g. OA403. */
+  alreadyDone: z.array(z.string()).default([]),
+});
+export type RfcCallConfig = z.infer<typeof rfcCallSchema>;
+
+const method = z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+export const restCallSchema = z.strictObject({
+  ...common,
+  /** Service root under the system's rest.url; the CSRF token is fetched from it. */
+  service: z.string().regex(/^\/\S*$/, 'a path starting with /'),
+  lookup: z
+    .strictObject({
+      method: z.literal('GET').default('GET'),
+      path: template,
+      found,
+    })
+    .optional(),
+  method,
+  /** Relative to `service`; placeholders are filled from the parameters. */
+  path: template,
+  headers: z.record(z.string().regex(/^[A-Za-z][\w-]*$/, 'an HTTP header name'), template).default({}),
+  /** `content`: the document's file; `parameters`: the parameters as JSON; `none`: no body. */
+  body: z.enum(['content', 'parameters', 'none']).default('none'),
+});
+export type RestCallConfig = z.infer<typeof restCallSchema>;
+
+export interface CallProblem {
+  path: Array<string | number>;
+  message: string;
+}
+
+/** Placeholder names in a template, without their `q:`/`u:` prefix. */
+export function placeholders(text: string): string[] {
+  return [...text.matchAll(PLACEHOLDER)].flatMap((m) => m[2].split('|'));
+}
+
+/** Cross-field checks zod cannot express per field: every placeholder names a mapped parameter. */
+export function callProblems(call: RfcCallConfig | RestCallConfig): CallProblem[] {
+  const problems: CallProblem[] = [];
+  const known = new Set(Object.keys(call.parameters));
+  const check = (text: string, path: Array<string | number>, response: boolean): void => {
+    for (const name of placeholders(text)) {
+      if (known.has(name) || (response && name.startsWith('response.'))) continue;
+      problems.push({ path, message: `{${name}} is not one of the parameters${response ? ' or response.<field>' : ''}` });
+    }
+  };
+  check(call.result.erpReference, ['result', 'erpReference'], true);
+  if (call.result.message !== undefined) check(call.result.message, ['result', 'message'], true);
+  if ('function' in call) {
+    for (const [k, v] of Object.entries(call.lookup?.parameters ?? {})) check(v, ['lookup', 'parameters', k], false);
+  } else {
+    check(call.path, ['path'], false);
+    if (call.lookup) check(call.lookup.path, ['lookup', 'path'], false);
+    for (const [k, v] of Object.entries(call.headers)) check(v, ['headers', k], false);
+  }
+  for (const [k, v] of Object.entries(call.lookup?.found.match ?? {})) check(v, ['lookup', 'found', 'match', k], false);
+  const batched = Object.keys(call.parameters).some((k) => k.includes('[]'));
+  for (const [k, spec] of Object.entries(call.parameters)) {
+    if (batched && !k.includes('[]') && spec.property !== undefined) {
+      problems.push({ path: ['parameters', k], message: 'in a call that batches documents (TABLE[].FIELD), values from the document go into table columns' });
+    }
+  }
+  if (batched && call.lookup) problems.push({ path: ['lookup'], message: 'a call that batches documents (TABLE[].FIELD) cannot have a lookup' });
+  if (batched && 'body' in call && call.body !== 'parameters') problems.push({ path: ['body'], message: 'a call that batches documents (TABLE[].FIELD) sends body: parameters' });
+  return problems;
+}

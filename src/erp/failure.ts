@@ -1,0 +1,26 @@
+import type { RequestError, TimeoutError } from 'got';
+import { PermanentError, TransientError, UncertainError } from '../errors.js';
+
+/** Failures where the request never reached the server: safe to send again. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const BEFORE_SENDING = new Set(['lookup', 'connect', 'secureConnect']);
+
+/** A network error or time-out of one ERP call, typed by whether SAP may have received it. */
+export function networkFailure(error: unknown, where: string): TransientError {
+  const { code, message } = error as RequestError;
+  const event = (error as TimeoutError).event;
+  const text = `${where} failed (${code}): ${message}`;
+  if (NOT_SENT.has(code) || BEFORE_SENDING.has(event)) return new TransientError(text, { target: where });
+  return new UncertainError(text, { target: where });
+}
+
+/**
+ * An HTTP status without a business answer: 429, 502 and 503 come from a server that did not
+ * take the request; a bare 500 or 504 may come after the work was done; anything else is final.
+ */
+export function statusFailure(status: number, where: string, hint = ''): Error {
+  const details = { status, target: where };
+  if (status === 429 || status === 502 || status === 503) return new TransientError(`${where} failed with HTTP ${status}`, details);
+  if (status >= 500) return new UncertainError(`${where} failed with HTTP ${status}`, details);
+  return new PermanentError(`${where} failed with HTTP ${status}${hint}`, details);
+}

@@ -1,0 +1,157 @@
+import got, { type Got, type Response } from 'got';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { CookieJar } from 'tough-cookie';
+import type { ErpSystemConfig } from '../config/erp-schema.js';
+import { AuthenticationError, PermanentError, TransientError } from '../errors.js';
+import { basicAuthorization, connectionOptions } from '../http-options.js';
+import type { Logger } from '../log.js';
+import { networkFailure, statusFailure } from './failure.js';
+import type { PlannedCall, Transport } from './port.js';
+
+export interface RestRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Service root (where the CSRF token is fetched) and the path below it. */
+  service: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: { json: unknown } | { content: () => Promise<Buffer> };
+}
+
+/** SAP answered with an error of its own (OData `error.message`): the business said no. */
+export class RestFault extends PermanentError {
+  constructor(readonly code: string, message: string, details: { status: number; target: string }) {
+    super(message, details);
+  }
+}
+
+/** The OData error body SAP Gateway sends: `{"error":{"code":…,"message":{"value":…}}}`. */
+function odataError(body: string): { code: string; message: string } | undefined {
+  try {
+    const error = (JSON.parse(body) as { error?: { code?: string; message?: { value?: string } | string } }).error;
+    if (error === undefined) return undefined;
+    const message = typeof error.message === 'string' ? error.message : (error.message?.value ?? '');
+    return { code: String(error.code ?? ''), message };
+  } catch {
+    return undefined;
+  }
+}
+
+/** SAP Gateway's answer to a missing or stale token: 403 with `X-CSRF-Token: Required`. */
+const csrfRequired = (response: Response<string>): boolean => response.statusCode === 403 && String(response.headers['x-csrf-token']).toLowerCase() === 'required';
+
+/** A header value must be Latin-1; anything else (a file name in Slug, say) is percent-encoded. */
+const headerValue = (value: string): string => (/^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value));
+
+/**
+ * HTTP/OData calls to one SAP system, with SAP Gateway's CSRF handshake: a token (and the
+ * session cookies that go with it) is fetched once with `X-CSRF-Token: Fetch`, sent on every
+ * write, and fetched again when SAP answers 403 `X-CSRF-Token: Required`.
+ */
+export class RestClient implements Transport<RestRequest> {
+  private readonly http: Got;
+  private readonly limit: LimitFunction;
+  private readonly tokens = new Map<string, Promise<string>>();
+  private readonly client: Record<string, string>;
+
+  constructor(readonly system: ErpSystemConfig & { rest: NonNullable<ErpSystemConfig['rest']> }, private readonly log: Logger) {
+    this.limit = pLimit(system.maxConcurrentCalls);
+    this.client = { 'sap-client': system.client, ...(system.language ? { 'sap-language': system.language } : {}) };
+    this.http = got.extend({
+      prefixUrl: system.rest.url,
+      headers: { Authorization: basicAuthorization(system.rest.auth), Accept: 'application/json' },
+      cookieJar: new CookieJar(),
+      ...connectionOptions(system),
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+    });
+  }
+
+  describe(request: RestRequest): PlannedCall {
+    const params = request.body !== undefined && 'json' in request.body ? (request.body.json as Record<string, unknown>) : request.headers;
+    return { system: this.system.name, call: `${request.method} ${request.service}${request.path}`, params };
+  }
+
+  async send(request: RestRequest): Promise<Record<string, unknown>> {
+    return this.limit(async () => {
+      const where = `${request.method} ${request.service}${request.path} on ${this.system.name}`;
+      this.log.debug('rest call', { system: this.system.name, call: `${request.method} ${request.service}${request.path}` });
+      const body = await this.body(request);
+      let response = await this.exchange(request, body, where);
+      if (csrfRequired(response)) {
+        // The session or its token expired: one fresh handshake, then the write once more.
+        this.tokens.delete(request.service);
+        response = await this.exchange(request, body, where);
+      }
+      return this.answer(response, where);
+    });
+  }
+
+  private async body(request: RestRequest): Promise<{ body?: Buffer; json?: unknown }> {
+    if (request.body === undefined) return {};
+    return 'json' in request.body ? { json: request.body.json } : { body: await request.body.content() };
+  }
+
+  private async exchange(request: RestRequest, body: { body?: Buffer; json?: unknown }, where: string): Promise<Response<string>> {
+    const writes = request.method !== 'GET';
+    const csrf = writes && this.system.rest.csrf ? { 'X-CSRF-Token': await this.token(request.service, where) } : {};
+    const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, headerValue(v)]));
+    try {
+      const [path, query = ''] = `${request.service}${request.path}`.split('?');
+      // got's searchParams replaces a query in the URL, so the path's own query joins the client's.
+      const searchParams = new URLSearchParams({ ...Object.fromEntries(new URLSearchParams(query)), ...this.client });
+      return await this.http(path.replace(/^\//, ''), { method: request.method, searchParams, headers: { ...headers, ...csrf }, ...body });
+    } catch (error) {
+      throw networkFailure(error, where);
+    }
+  }
+
+  /** One handshake per service at a time; concurrent writes wait for the same token. */
+  private token(service: string, where: string): Promise<string> {
+    const cached = this.tokens.get(service);
+    if (cached) return cached;
+    const fetched = this.fetchToken(service, where);
+    this.tokens.set(service, fetched);
+    fetched.catch(() => this.tokens.delete(service));
+    return fetched;
+  }
+
+  private async fetchToken(service: string, where: string): Promise<string> {
+    let response: Response<string>;
+    try {
+      // The trailing slash: some on-premise systems only answer the service root with it.
+      response = await this.http(`${service.replace(/^\//, '')}/`, { method: 'HEAD', searchParams: this.client, headers: { 'X-CSRF-Token': 'Fetch' } });
+    } catch (error) {
+      // Nothing was written yet: whatever happened to the handshake, the write is safe to try again.
+      throw new TransientError(`CSRF token for ${where} failed: ${(error as Error).message}`, { target: where });
+    }
+    const token = response.headers['x-csrf-token'];
+    if (response.statusCode < 400 && typeof token === 'string' && token !== '' && token.toLowerCase() !== 'required') return token;
+    this.answer(response, `CSRF token for ${where}`);
+    throw new PermanentError(`CSRF token for ${where}: SAP sent no X-CSRF-Token (HTTP ${response.statusCode})`, { status: response.statusCode, target: where });
+  }
+
+  private answer(response: Response<string>, where: string): Record<string, unknown> {
+    const status = response.statusCode;
+    const details = { status, target: where };
+    if (status === 401) throw new AuthenticationError(`${where}: SAP refused the credentials (HTTP 401); check rest.auth in erpHttp.yaml`, details);
+    if (status < 300) return this.parse(response.body, where);
+    const error = odataError(response.body);
+    if (csrfRequired(response)) {
+      throw new PermanentError(`${where}: SAP refused the CSRF token twice (HTTP 403)`, details);
+    }
+    // A 5xx that carries SAP's own error message is a business answer; a bare one is an outage.
+    if (error !== undefined && error.message !== '' && status !== 503) throw new RestFault(error.code, `${where}: ${error.code} ${error.message}`.trim(), details);
+    throw statusFailure(status, where);
+  }
+
+  /** JSON answers; OData V2 wraps its payload in `d`. An empty body (HEAD, 204) is no values. */
+  private parse(body: string, where: string): Record<string, unknown> {
+    if (body.trim() === '') return {};
+    try {
+      const json = JSON.parse(body) as Record<string, unknown>;
+      return (json.d as Record<string, unknown> | undefined) ?? json;
+    } catch {
+      throw new PermanentError(`${where}: the answer is not JSON`, { target: where });
+    }
+  }
+}

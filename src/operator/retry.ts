@@ -1,0 +1,65 @@
+import type { TaskConfig } from '../config/task-schema.js';
+import { ConflictError, NotFoundError, PermanentError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { RepositoryClient } from '../repository/client.js';
+import type { RepositoryDocument } from '../repository/document.js';
+import { drain } from '../repository/pager.js';
+import type { RepositoryWriter } from '../repository/writer.js';
+import { statusQuery } from '../tasks/query.js';
+import { USE_CASE_FACETS } from '../tasks/readiness.js';
+
+const RESET = {
+  'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0, 'erpTaskStatus:message': null,
+  'erpTaskStatus:nextAttempt': null, 'erpTaskStatus:claimedBy': null, 'erpTaskStatus:claimExpires': null,
+};
+
+export interface RetryOptions {
+  tasks: TaskConfig[];
+  /** One document; it must be FAILED and belong to one of the tasks. */
+  uid?: string;
+}
+
+/**
+ * Puts FAILED documents back to READY with no attempts counted, so the next run sends them
+ * again. Written with each document's changeToken: a document a run is touching is left alone.
+ */
+export async function retryFailed(options: RetryOptions, client: RepositoryClient, writer: RepositoryWriter, log: Logger): Promise<RepositoryDocument[]> {
+  const candidates = options.uid === undefined ? await allFailed(options.tasks, client) : [await oneFailed(options, client)];
+  const reset: RepositoryDocument[] = [];
+  for (const doc of candidates) {
+    try {
+      await writer.update(doc, RESET);
+      reset.push(doc);
+      log.info('document put back', { uid: doc.uid, path: doc.path });
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+      log.warn('document changed meanwhile, left alone', { uid: doc.uid, path: doc.path });
+    }
+  }
+  return reset;
+}
+
+async function allFailed(tasks: TaskConfig[], client: RepositoryClient): Promise<RepositoryDocument[]> {
+  const found = new Map<string, RepositoryDocument>();
+  for (const task of tasks) {
+    for await (const page of drain(client, statusQuery(task, 'FAILED'), 200)) for (const doc of page) found.set(doc.uid, doc);
+  }
+  return [...found.values()];
+}
+
+async function oneFailed(options: RetryOptions, client: RepositoryClient): Promise<RepositoryDocument> {
+  const uid = options.uid as string;
+  let doc: RepositoryDocument;
+  try {
+    doc = await client.getById(uid);
+  } catch (error) {
+    if (error instanceof NotFoundError) throw new PermanentError(`document ${uid} does not exist`, { target: uid });
+    throw error;
+  }
+  const status = doc.properties['erpTaskStatus:status'];
+  if (status !== 'FAILED') throw new PermanentError(`document ${doc.path} (${uid}) is ${String(status ?? 'not a task document')}, not FAILED`, { target: uid });
+  if (!options.tasks.some((task) => doc.facets.includes(USE_CASE_FACETS[task.useCase]))) {
+    throw new PermanentError(`document ${doc.path} (${uid}) belongs to none of the tasks ${options.tasks.map((t) => t.name).join(', ')}`, { target: uid });
+  }
+  return doc;
+}

@@ -1,0 +1,38 @@
+import type { TaskConfig } from '../config/task-schema.js';
+import type { RepositoryClient } from '../repository/client.js';
+import { statusQuery } from '../tasks/query.js';
+
+export const STATUSES = ['PENDING_INPUT', 'READY', 'IN_PROGRESS', 'RETRY', 'DONE', 'FAILED'] as const;
+
+export interface TaskStatus {
+  task: string;
+  counts: Record<(typeof STATUSES)[number], number>;
+  /** The first failures, oldest uid first, with SAP's or the job's message. */
+  failures: Array<{ uid: string; path: string; message: string }>;
+}
+
+/** Documents per status per task, counted by the repository (one small query each), and the failures. */
+export async function taskStatus(tasks: TaskConfig[], client: RepositoryClient, maxFailures = 50): Promise<TaskStatus[]> {
+  return Promise.all(
+    tasks.map(async (task) => {
+      const counts = Object.fromEntries(
+        await Promise.all(STATUSES.map(async (status) => [status, (await client.search(statusQuery(task, status), { pageSize: 1 })).resultsCount])),
+      ) as TaskStatus['counts'];
+      const failed = await client.search(statusQuery(task, 'FAILED'), { pageSize: maxFailures });
+      const failures = failed.entries.map((doc) => ({ uid: doc.uid, path: doc.path, message: String(doc.properties['erpTaskStatus:message'] ?? '') }));
+      return { task: task.name, counts, failures };
+    }),
+  );
+}
+
+/** The status as a terminal table. */
+export function renderStatus(status: TaskStatus[]): string {
+  const out = [`${'task'.padEnd(12)}${STATUSES.map((s) => s.padStart(14)).join('')}`];
+  for (const { task, counts } of status) out.push(`${task.padEnd(12)}${STATUSES.map((s) => String(counts[s]).padStart(14)).join('')}`);
+  for (const { task, counts, failures } of status) {
+    if (failures.length === 0) continue;
+    out.push('', `failed in task ${task}${counts.FAILED > failures.length ? ` (first ${failures.length} of ${counts.FAILED})` : ''}:`);
+    for (const f of failures) out.push(`  ${f.path} (${f.uid})`, `    ${f.message}`);
+  }
+  return out.join('\n');
+}

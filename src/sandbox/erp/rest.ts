@@ -1,0 +1,121 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody, sendEmpty, sendJson } from '../http.js';
+import type { Customizing } from './customizing.js';
+import { AbapException, RFC_FUNCTIONS, type ErpTables } from './functions.js';
+
+export const ATTACHMENT_SERVICE = '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV';
+/** The sandbox's JSON function-module gateway (a custom ICF node on a real system). */
+export const FM_GATEWAY = '/sap/bc/fmcall';
+
+/** The OData V2 error body SAP Gateway sends. */
+function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify({ error: { code, message: { lang: 'en', value: message } } });
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+  res.end(text);
+}
+
+/** `'BKPF'` → `BKPF`: an OData string literal, quotes doubled inside. */
+const literal = (value: string | null): string => (value ?? '').replace(/^'(.*)'$/s, '$1').replace(/''/g, "'");
+
+/**
+ * SAP Gateway's CSRF protection as the job meets it: a token fetched with `X-CSRF-Token: Fetch`
+ * belongs to the session cookie it came with; a write without both is answered 403
+ * `X-CSRF-Token: Required`. `expireSessions()` forgets them all, as a Gateway restart would.
+ */
+export class CsrfSessions {
+  private readonly sessions = new Map<string, string>();
+
+  expireSessions(): void {
+    this.sessions.clear();
+  }
+
+  /** Answers the fetch on a read; returns false when the request needs no more handling. */
+  fetch(req: IncomingMessage, res: ServerResponse, client: string): boolean {
+    if (String(req.headers['x-csrf-token']).toLowerCase() !== 'fetch') return false;
+    const session = randomBytes(12).toString('hex');
+    const token = randomBytes(16).toString('base64');
+    this.sessions.set(session, token);
+    res.setHeader('X-CSRF-Token', token);
+    res.setHeader('Set-Cookie', [`SAP_SESSIONID_SBX_${client}=${session}; path=/; HttpOnly`, `sap-usercontext=sap-client=${client}; path=/`]);
+    return true;
+  }
+
+  /** True when a write carries a token that belongs to its session cookie. */
+  valid(req: IncomingMessage, client: string): boolean {
+    const cookie = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`SAP_SESSIONID_SBX_${client}=`));
+    const token = cookie === undefined ? undefined : this.sessions.get(cookie.slice(cookie.indexOf('=') + 1));
+    return token !== undefined && req.headers['x-csrf-token'] === token;
+  }
+}
+
+export interface RestContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  client: string;
+  tables: ErpTables;
+  customizing: Customizing;
+  csrf: CsrfSessions;
+}
+
+function refuseWithoutToken(ctx: RestContext): boolean {
+  if (ctx.csrf.valid(ctx.req, ctx.client)) return false;
+  sendError(ctx.res, 403, '/IWFND/CM_BEC/026', 'CSRF token validation failed', { 'X-CSRF-Token': 'Required' });
+  return true;
+}
+
+/** `API_CV_ATTACHMENT_SRV`: service root (token fetch), GetAllOriginals and the upload to AttachmentContentSet. */
+export async function attachmentService(ctx: RestContext, resource: string): Promise<void> {
+  const { req, res, url, client, tables, customizing } = ctx;
+  if (req.method === 'HEAD' || req.method === 'GET') ctx.csrf.fetch(req, res, client);
+  if ((req.method === 'HEAD' || req.method === 'GET') && resource === '/') return sendJson(res, 200, { d: { EntitySets: ['AttachmentContentSet'] } });
+  if (req.method === 'GET' && resource === '/GetAllOriginals') {
+    const type = literal(url.searchParams.get('BusinessObjectTypeName'));
+    const key = literal(url.searchParams.get('LinkedSAPObjectKey'));
+    const results = tables.attachments.filter((a) => a.client === client && a.BusinessObjectTypeName === type && a.LinkedSAPObjectKey === key);
+    return sendJson(res, 200, { d: { results: results.map(({ client: _, ...entity }) => entity) } });
+  }
+  if (req.method !== 'POST' || resource !== '/AttachmentContentSet') return sendError(res, 404, '/IWFND/MED/170', `No service found for ${url.pathname}`);
+  if (refuseWithoutToken(ctx)) return;
+  const header = (name: string): string => decodeURIComponent(String(req.headers[name.toLowerCase()] ?? ''));
+  const type = header('BusinessObjectTypeName');
+  const key = header('LinkedSAPObjectKey');
+  const content = await readBody(req);
+  // The real service words a wrong object type or key as an authorisation problem.
+  if (!(type in customizing.links) || key === '') return sendError(res, 403, 'CV_ATTACHMENT_SRV/003', `User has no authorization for operation 03 on object ${type} ${key}`);
+  if (header('Slug') === '') return sendError(res, 400, 'CV_ATTACHMENT_SRV/010', 'File name (Slug) is missing');
+  const entity = {
+    client, BusinessObjectTypeName: type, LinkedSAPObjectKey: key, FileName: header('Slug'),
+    MimeType: header('Content-Type') || 'application/octet-stream', FileSize: String(content.length),
+    DocumentInfoRecordDocNumber: String(tables.attachments.length + 1).padStart(10, '0'),
+    ArchiveDocumentID: createHash('md5').update(`${client}${type}${key}${tables.attachments.length}`).digest('hex').toUpperCase(),
+  };
+  tables.attachments.push(entity);
+  const { client: _, ...body } = entity;
+  sendJson(res, 201, { d: body });
+}
+
+/** The JSON gateway: `POST /sap/bc/fmcall/<FM>` with the import parameters as JSON, answered with the exports. */
+export async function functionGateway(ctx: RestContext, functionName: string): Promise<void> {
+  const { req, res, client, tables, customizing } = ctx;
+  if (req.method === 'HEAD' || req.method === 'GET') {
+    ctx.csrf.fetch(req, res, client);
+    return sendEmpty(res, 200);
+  }
+  if (refuseWithoutToken(ctx)) return;
+  const fn = RFC_FUNCTIONS[functionName];
+  if (fn === undefined) return sendError(res, 404, 'FU_NOT_FOUND', `Function module ${functionName} not found`);
+  let params: Record<string, unknown>;
+  try {
+    params = JSON.parse((await readBody(req)).toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return sendError(res, 400, 'BAD_JSON', 'The body is not JSON');
+  }
+  try {
+    sendJson(res, 200, fn({ client, params, tables, customizing }));
+  } catch (error) {
+    const { exception, text } = (error as AbapException).detail;
+    sendError(res, 500, exception, text);
+  }
+}

@@ -1,0 +1,102 @@
+import type { RestCallConfig, RfcCallConfig } from '../../config/call-schema.js';
+import { AuthenticationError, PermanentError, type Connect2ErpError } from '../../errors.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import { dig, fill, mapValues, type MappedValue } from '../mapping.js';
+
+/** What one document's ERP work came to: done with SAP's reference, or the error that stopped it. */
+export type CallOutcome = { reference: string; message?: string; error?: undefined } | { error: Connect2ErpError };
+
+export interface MappedDocument {
+  doc: RepositoryDocument;
+  values: MappedValue[];
+}
+
+/** The transport-specific half of a call: how to look, how to send, what counts as done already. */
+export interface CallAdapter {
+  readonly config: RfcCallConfig | RestCallConfig;
+  /** `ARCHIV_CONNECTION_INSERT` or `POST /…/AttachmentContentSet`, for messages. */
+  readonly name: string;
+  /** The row showing the work is done already, or undefined. */
+  lookup?(values: MappedValue[]): Promise<unknown>;
+  /** One call for these documents: one, or a batch when the call has `TABLE[].FIELD` columns. */
+  send(documents: MappedDocument[]): Promise<Record<string, unknown>>;
+  alreadyDone(error: unknown): boolean;
+}
+
+/** The answer came back but says no (BAPI `RETURN` type E): SAP's message is kept on the document. */
+export class ErpRefusal extends PermanentError {}
+
+/** Run one document's work, turning a thrown error into its outcome. */
+async function outcomeOf(work: () => Promise<CallOutcome>): Promise<CallOutcome> {
+  try {
+    return await work();
+  } catch (error) {
+    return { error: error as Connect2ErpError };
+  }
+}
+
+function done(adapter: CallAdapter, values: MappedValue[], answer: unknown): CallOutcome {
+  const { erpReference, message } = adapter.config.result;
+  return { reference: fill(erpReference, values, answer), ...(message === undefined ? {} : { message: fill(message, values, answer) }) };
+}
+
+function checkAnswer(adapter: CallAdapter, answer: Record<string, unknown>): void {
+  const rule = adapter.config.failWhen;
+  if (rule === undefined || !rule.in.includes(String(dig(answer, rule.field)))) return;
+  throw new ErpRefusal(`${adapter.name}: ${String(dig(answer, rule.message))}`, { target: adapter.name });
+}
+
+/** Rows of a lookup answer that show the work is done: all of them, or those matching every `match` field. */
+export function firstMatch(rows: unknown, match: Record<string, string> | undefined, values: MappedValue[]): unknown {
+  const list = Array.isArray(rows) ? (rows as Array<Record<string, unknown>>) : [];
+  return list.find((row) => Object.entries(match ?? {}).every(([field, template]) => String(row[field]) === fill(template, values)));
+}
+
+async function single(adapter: CallAdapter, item: MappedDocument): Promise<CallOutcome> {
+  return outcomeOf(async () => {
+    const found = await adapter.lookup?.(item.values);
+    if (found !== undefined) return done(adapter, item.values, found);
+    let answer: Record<string, unknown> = {};
+    try {
+      answer = await adapter.send([item]);
+    } catch (error) {
+      if (!adapter.alreadyDone(error)) throw error;
+    }
+    checkAnswer(adapter, answer);
+    return done(adapter, item.values, answer);
+  });
+}
+
+/** One call for the batch; when SAP refuses it, each document alone, so one bad row fails only itself. */
+async function batch(adapter: CallAdapter, items: MappedDocument[]): Promise<CallOutcome[]> {
+  let answer: Record<string, unknown>;
+  try {
+    answer = await adapter.send(items);
+    checkAnswer(adapter, answer);
+  } catch (thrown) {
+    const error = thrown as Connect2ErpError;
+    const refused = !error.transient && !(error instanceof AuthenticationError);
+    if (refused && items.length > 1) return (await Promise.all(items.map((item) => batch(adapter, [item])))).flat();
+    return items.map(() => ({ error }));
+  }
+  return items.map((item) => done(adapter, item.values, answer));
+}
+
+/**
+ * A task's call over its claimed documents of one ERP system, one outcome per document in order.
+ * Values are mapped and checked first: a value that does not fit never reaches SAP.
+ */
+export async function execute(adapter: CallAdapter, docs: RepositoryDocument[]): Promise<CallOutcome[]> {
+  const mapped = docs.map((doc) => {
+    try {
+      return { doc, values: mapValues(adapter.config.parameters, doc) };
+    } catch (error) {
+      return { doc, error: error as Connect2ErpError };
+    }
+  });
+  const valid = mapped.filter((m): m is MappedDocument & { error?: undefined } => m.error === undefined);
+  const batched = Object.keys(adapter.config.parameters).some((target) => target.includes('[]'));
+  const outcomes = batched && valid.length > 0 ? await batch(adapter, valid) : await Promise.all(valid.map((item) => single(adapter, item)));
+  const byDoc = new Map(valid.map((item, i) => [item.doc, outcomes[i]]));
+  return mapped.map((m) => (m.error === undefined ? (byDoc.get(m.doc) as CallOutcome) : { error: m.error }));
+}

@@ -1,0 +1,31 @@
+import type { RestCallConfig } from '../../config/call-schema.js';
+import type { ErpPort } from '../../erp/port.js';
+import type { RestRequest } from '../../erp/rest-client.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import { buildParameters, dig, fill } from '../mapping.js';
+import { firstMatch, type CallAdapter, type MappedDocument } from './execute.js';
+
+/** A declared HTTP call; `content` streams nothing until SAP is really written to (never in a dry run). */
+export function restCall(config: RestCallConfig, erp: ErpPort<RestRequest>, content: (doc: RepositoryDocument) => Promise<Buffer>): CallAdapter {
+  const { lookup } = config;
+  const body = (documents: MappedDocument[]): RestRequest['body'] => {
+    if (config.body === 'parameters') return { json: buildParameters(documents.map((d) => d.values)) };
+    return config.body === 'content' ? { content: () => content(documents[0].doc) } : undefined;
+  };
+  return {
+    config,
+    name: `${config.method} ${config.service}${config.path}`,
+    lookup:
+      lookup &&
+      (async (values) => {
+        const answer = await erp.read({ method: 'GET', service: config.service, path: fill(lookup.path, values), headers: {} });
+        return firstMatch(dig(answer, lookup.found.list), lookup.found.match, values);
+      }),
+    send: (documents) => {
+      const values = documents[0].values;
+      const headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k, fill(v, values)]).filter(([, v]) => v !== ''));
+      return erp.write({ method: config.method, service: config.service, path: fill(config.path, values), headers, body: body(documents) });
+    },
+    alreadyDone: () => false,
+  };
+}

@@ -1,0 +1,97 @@
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
+import { runJob } from '../src/run.js';
+import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
+
+/** Crashes and a failing ERP: whatever happens, SAP gets each link, bar code and work item once. */
+const CLI = join(import.meta.dirname, 'helpers', 'cli.ts');
+const props = (env: Env, uid: string) => (env.sandbox.store.get(uid) as StoredDoc).properties;
+const fill = (env: Env, uid: string, values: Record<string, unknown>) =>
+  env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
+const intake = (env: Env) => runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+
+/** Run one task in its own process and SIGKILL it as soon as SAP has the work, before its status write lands. */
+async function killAfterErpCall(env: Env, task: string, uid: string, landed: () => boolean): Promise<void> {
+  // Claim and status write of this document each take 1.5 s: the kill falls inside the second.
+  env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, delayMs: 1500, times: 2 });
+  const child = spawn(process.execPath, [...process.execArgv, CLI, 'run', '--task', task, '--config', env.location.configDir], {
+    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' }, stdio: 'ignore',
+  });
+  const exited = once(child, 'exit');
+  while (!landed()) await sleep(10);
+  child.kill('SIGKILL');
+  await exited;
+}
+
+t.test('a run killed between the ERP call and the status write: the next run creates no second link, bar code row or work item', async (t) => {
+  const env = await sandboxEnv(t);
+  for (const task of ['link', 'barcode', 'workflow']) appendFileSync(join(env.location.jobsDir, `${task}.yaml`), 'claimTimeoutMs: 300\n');
+  const invoice = await env.upload('ERP/Invoices', 'invoice.pdf');
+  const scan = await env.upload('ERP/Barcode', 'scan.pdf');
+  const approval = await env.upload('ERP/Workflow', 'approval.pdf');
+  await intake(env);
+  fill(env, invoice, { 'erpCreateALDocument:erpObjectId': '4711' });
+  fill(env, scan, { 'erpBarcode:barcode': 'BC-9' });
+
+  await killAfterErpCall(env, 'link', invoice, () => env.erp.tables.links.length > 0);
+  await killAfterErpCall(env, 'barcode', scan, () => env.erp.tables.barcodes.length > 0);
+  await killAfterErpCall(env, 'workflow', approval, () => env.erp.tables.inbox.length > 0);
+  t.same([invoice, scan, approval].map((uid) => props(env, uid)['erpTaskStatus:status']), ['IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS'], 'the killed runs left their claims');
+
+  await sleep(400); // the claims expire
+  const next = await env.run();
+  t.same(next.tasks.link.counts, { DONE: 1 }, 'the link is found in SAP and counts as done');
+  t.same(next.tasks.barcode.counts, { DONE: 1 }, 'the bar code row is sent again, which SAP ignores');
+  t.same(next.tasks.workflow.counts, { FAILED: 1 }, 'the work item cannot be looked up: an operator decides');
+  t.equal(env.erp.tables.links.length, 1, 'one link');
+  t.equal(env.erp.tables.barcodes.length, 1, 'one bar code row');
+  t.equal(env.erp.tables.inbox.length, 1, 'one work item');
+  t.match(props(env, approval)['erpTaskStatus:message'], /^run [0-9a-f-]+ was interrupted while sending this document and SAP may have it already: check in SAP, then `connect2erp retry --doc /);
+  await env.run();
+  t.equal(env.erp.tables.inbox.length, 1, 'and no later run sends it by itself');
+});
+
+t.test('SAP failing at first (503, time-outs, dropped connections): the backlog ends DONE with nothing twice', async (t) => {
+  const env = await sandboxEnv(t);
+  const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+  writeFileSync(erpYaml, `${readFileSync(erpYaml, 'utf8')}    timeouts: {requestMs: 300}\n`);
+  for (const task of ['link', 'barcode']) {
+    const settings = `name: ${task}\nuseCase: ${task}\nfunction: RFC\nschedule: "* * * * *"\nattempts: 20\nbatchSize: 5\nbackoff: {initialMs: 1, factor: 1}\n`;
+    writeFileSync(join(env.location.jobsDir, `${task}.yaml`), settings);
+  }
+  const invoices = await Promise.all(Array.from({ length: 12 }, (_, i) => env.upload('ERP/Invoices', `invoice-${i}.pdf`)));
+  const scans = await Promise.all(Array.from({ length: 12 }, (_, i) => env.upload('ERP/Barcode', `scan-${i}.pdf`)));
+  await intake(env);
+  invoices.forEach((uid, i) => fill(env, uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
+  scans.forEach((uid, i) => fill(env, uid, { 'erpBarcode:barcode': `BC-${i}` }));
+  const faults = env.erp.faults;
+  faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 503, times: 3 });
+  faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', status: 503, times: 2 });
+  faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', drop: true, times: 2 });
+  // SAP links the document but the answer comes too late: the lookup of the retry finds it.
+  faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', delayMs: 500, handleAfterDisconnect: true, times: 2 });
+  faults.add({ functionName: 'BAPI_BARCODE_SENDLIST', status: 503, times: 1 });
+  faults.add({ functionName: 'BAPI_BARCODE_SENDLIST', drop: true, times: 1 });
+  faults.add({ functionName: 'BAPI_BARCODE_SENDLIST', delayMs: 500, handleAfterDisconnect: true, times: 1 });
+
+  let runs = 0;
+  let retries = 0;
+  for (; runs < 15; runs++) {
+    const report = await env.run();
+    t.same(report.problems, [], 'the configuration is valid');
+    retries += (report.tasks.link?.counts.RETRY ?? 0) + (report.tasks.barcode?.counts.RETRY ?? 0);
+    if ([...invoices, ...scans].every((uid) => props(env, uid)['erpTaskStatus:status'] === 'DONE')) break;
+    await sleep(5);
+  }
+  t.ok(runs < 15, `every document DONE after ${runs + 1} runs`);
+  t.ok(retries >= 5, `${retries} retries on the way`);
+  t.equal(new Set(env.erp.tables.links.map((l) => l.OBJECT_ID)).size, 12);
+  t.equal(env.erp.tables.links.length, 12, 'no link twice');
+  t.equal(env.erp.tables.barcodes.length, 12, 'no bar code row twice');
+  t.ok(invoices.every((uid) => Number(props(env, uid)['erpTaskStatus:attempts'] ?? 0) < 20), 'attempts stay counted');
+});

@@ -1,0 +1,105 @@
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
+import { runJob } from '../src/run.js';
+import { retryFailed } from '../src/operator/retry.js';
+import { renderStatus, taskStatus } from '../src/operator/status.js';
+import { dryRunWriter, liveWriter } from '../src/repository/writer.js';
+import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
+
+/** The operator commands: what state the documents are in, and putting failures back. */
+const CLI = join(import.meta.dirname, 'helpers', 'cli.ts');
+const props = (env: Env, uid: string) => (env.sandbox.store.get(uid) as StoredDoc).properties;
+const fill = (env: Env, uid: string, values: Record<string, unknown>) =>
+  env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
+
+async function cli(env: Env, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...process.execArgv, CLI, ...args, '--config', env.location.configDir], {
+    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const [code] = await once(child, 'close');
+  return { code, stdout, stderr };
+}
+
+/** Two invoices that fail (one unknown object type, one value too long), one waiting, one workflow done. */
+async function failures(env: Env) {
+  const wrong = await env.upload('ERP/Invoices', 'wrong.pdf');
+  const long = await env.upload('ERP/Invoices', 'long.pdf');
+  const waiting = await env.upload('ERP/Invoices', 'waiting.pdf');
+  const flow = await env.upload('ERP/Workflow', 'flow.pdf');
+  await runJob({ location: env.location, dryRun: false, task: 'barcode' }, quietLog);
+  fill(env, wrong, { 'erpCreateALDocument:erpObjectId': '1', 'erpCreateALDocument:erpObject': 'VBRK' });
+  fill(env, long, { 'erpCreateALDocument:erpObjectId': 'x'.repeat(51) });
+  await env.run();
+  return { wrong, long, waiting, flow };
+}
+
+t.test('status counts documents per status per task and lists the failures with their messages', async (t) => {
+  const env = await sandboxEnv(t);
+  const { wrong } = await failures(env);
+  const status = await taskStatus(env.config.tasks, env.client);
+  t.match(status.find((s) => s.task === 'link'), { counts: { FAILED: 2, PENDING_INPUT: 1, DONE: 0, READY: 0, RETRY: 0, IN_PROGRESS: 0 } });
+  t.match(status.find((s) => s.task === 'workflow'), { counts: { DONE: 1, FAILED: 0 }, failures: [] });
+  const link = status.find((s) => s.task === 'link')!;
+  t.match(link.failures.find((f) => f.uid === wrong), { message: /Object type VBRK is not defined/ });
+  const text = renderStatus(status);
+  t.match(text, /^task\s+PENDING_INPUT\s+READY\s+IN_PROGRESS\s+RETRY\s+DONE\s+FAILED\n/);
+  t.match(text, /\nlink\s+1\s+0\s+0\s+0\s+0\s+2\n/);
+  t.match(text, /\nfailed in task link:\n/);
+  t.match(renderStatus(await taskStatus(env.config.tasks, env.client, 1)), /failed in task link \(first 1 of 2\):/);
+
+  const shown = await cli(env, ['status', '--task', 'link']);
+  t.equal(shown.code, 0, shown.stderr);
+  t.match(shown.stdout, /\nlink\s+1\s+0\s+0\s+0\s+0\s+2\n/);
+  t.notMatch(shown.stdout, /\nworkflow/, '--task shows one task');
+  const unknown = await cli(env, ['status', '--task', 'nope']);
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, 'no task named "nope"');
+});
+
+t.test('retry puts FAILED documents back, one or all, and the next run sends them again', async (t) => {
+  const env = await sandboxEnv(t);
+  const { wrong, long, waiting, flow } = await failures(env);
+  const dry = await retryFailed({ tasks: env.config.tasks }, env.client, dryRunWriter(), quietLog);
+  t.equal(dry.length, 2, 'a dry run names both');
+  t.equal(props(env, wrong)['erpTaskStatus:status'], 'FAILED', '…and changes nothing');
+
+  const refused = await cli(env, ['retry', '--doc', flow]);
+  t.equal(refused.code, 1);
+  t.match(refused.stderr, /flow\.pdf \([0-9a-f-]+\) is DONE, not FAILED/);
+  t.match((await cli(env, ['retry', '--doc', 'no-such-uid'])).stderr, 'document no-such-uid does not exist');
+  t.match((await cli(env, ['retry', '--task', 'workflow', '--doc', wrong])).stderr, /belongs to none of the tasks workflow/);
+  t.match((await cli(env, ['retry', '--doc', env.sandbox.store.getByPath('/default-domain')!.uid])).stderr, /is not a task document, not FAILED/);
+
+  fill(env, wrong, { 'erpCreateALDocument:erpObject': 'BKPF' });
+  const one = await cli(env, ['retry', '--doc', wrong]);
+  t.equal(one.code, 0, one.stderr);
+  t.match(one.stdout, /^1 document\(s\) put back to READY\n\s+\/.*wrong\.pdf/);
+  t.match(props(env, wrong), { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0, 'erpTaskStatus:message': null });
+  t.equal(props(env, long)['erpTaskStatus:status'], 'FAILED', 'only that one');
+  const report = await env.run();
+  t.equal(report.tasks.link.counts.DONE, 1, 'the corrected document is linked');
+
+  // A document a run changes meanwhile is left alone; the others are put back.
+  env.sandbox.faults.add({ method: 'PUT', path: `/id/${long}`, status: 409, body: '{"entity-type":"exception","status":409,"message":"Invalid change token"}' });
+  t.same(await retryFailed({ tasks: env.config.tasks }, env.client, liveWriter(env.client), quietLog), [], 'the conflict leaves it');
+  const all = await cli(env, ['retry', '--task', 'link', '--dry-run']);
+  t.match(all.stdout, /^1 document\(s\) would be put back to READY/);
+  t.equal(props(env, waiting)['erpTaskStatus:status'], 'PENDING_INPUT', 'waiting documents are not touched');
+});
+
+t.test('template prints a built-in call as YAML', async (t) => {
+  const env = await sandboxEnv(t);
+  const printed = await cli(env, ['template', 'link', 'Rest']);
+  t.equal(printed.code, 0);
+  t.match(printed.stdout, /^rest:\n  service: \/sap\/opu\/odata\/sap\/API_CV_ATTACHMENT_SRV\n/);
+  const wrong = await cli(env, ['template', 'link', 'SOAP']);
+  t.equal(wrong.code, 2);
+  t.match(wrong.stderr, 'usage: connect2erp template link|barcode|workflow RFC|Rest');
+});
