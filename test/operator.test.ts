@@ -53,6 +53,8 @@ t.test('status counts documents per status per task and lists the failures with 
   t.match(text, /\nlink\s+1\s+0\s+0\s+0\s+0\s+2\n/);
   t.match(text, /\nfailed in task link:\n/);
   t.match(renderStatus(await taskStatus(env.config.tasks, env.client, 1)), /failed in task link \(first 1 of 2\):/);
+  fill(env, wrong, { 'erpTaskStatus:message': null });
+  t.match(renderStatus(await taskStatus(env.config.tasks, env.client)), /wrong\.pdf \([0-9a-f-]+\)\n {4}(\n|$)/, 'a failure set by hand may have no message');
 
   const shown = await cli(env, ['status', '--task', 'link']);
   t.equal(shown.code, 0, shown.stderr);
@@ -73,7 +75,7 @@ t.test('retry puts FAILED documents back, one or all, and the next run sends the
   const refused = await cli(env, ['retry', '--doc', flow]);
   t.equal(refused.code, 1);
   t.match(refused.stderr, /flow\.pdf \([0-9a-f-]+\) is DONE, not FAILED/);
-  t.match((await cli(env, ['retry', '--doc', 'no-such-uid'])).stderr, 'document no-such-uid does not exist');
+  t.match((await cli(env, ['retry', '--doc', 'no-such-uid'])).stderr, 'read no-such-uid failed with HTTP 404');
   t.match((await cli(env, ['retry', '--task', 'workflow', '--doc', wrong])).stderr, /belongs to none of the tasks workflow/);
   t.match((await cli(env, ['retry', '--doc', env.sandbox.store.getByPath('/default-domain')!.uid])).stderr, /is not a task document, not FAILED/);
 
@@ -86,6 +88,8 @@ t.test('retry puts FAILED documents back, one or all, and the next run sends the
   const report = await env.run();
   t.equal(report.tasks.link.counts.DONE, 1, 'the corrected document is linked');
 
+  env.sandbox.faults.add({ method: 'PUT', path: `/id/${long}`, status: 500, body: '{"entity-type":"exception","status":500,"message":"disk full"}' });
+  await t.rejects(retryFailed({ tasks: env.config.tasks }, env.client, liveWriter(env.client), quietLog), /failed with HTTP 500: disk full/, 'any other error stops the command');
   // A document a run changes meanwhile is left alone; the others are put back.
   env.sandbox.faults.add({ method: 'PUT', path: `/id/${long}`, status: 409, body: '{"entity-type":"exception","status":409,"message":"Invalid change token"}' });
   t.same(await retryFailed({ tasks: env.config.tasks }, env.client, liveWriter(env.client), quietLog), [], 'the conflict leaves it');

@@ -2,13 +2,14 @@ import t from 'tap';
 import { mkdtempSync, readFileSync, writeFileSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { configLocation, loadConfig } from '../src/config/load.js';
 import { taskSchema } from '../src/config/task-schema.js';
 import { ConfigError } from '../src/errors.js';
 import { runJob } from '../src/run.js';
 import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
 import { buildParameters, fill, mapValues } from '../src/tasks/mapping.js';
+import { firstMatch } from '../src/tasks/calls/execute.js';
 import { TEMPLATES, templateYaml } from '../src/tasks/templates.js';
 import { quietLog, sandboxEnv } from './helpers/env.js';
 
@@ -80,6 +81,10 @@ t.test('templates substitute and encode, never evaluate', async (t) => {
   t.equal(fill('{u:TYPE}', values), 'O\'Brien%20%26%20Co');
   t.equal(fill('{EMPTY|TYPE}', values), "O'Brien & Co", 'the first value that is not blank');
   t.equal(fill('{response.d.n} {response.none} {UNKNOWN}', values, { d: { n: 7 } }), '7  ');
+  t.equal(fill('{response.a.b}', values, { a: null }), '', 'a path through null is blank');
+  t.equal(firstMatch(undefined, undefined, values), undefined, 'a lookup answer without the table finds nothing');
+  t.same(firstMatch([{ A: "O'Brien & Co" }, { A: 'x' }], { A: '{TYPE}' }, values), { A: "O'Brien & Co" });
+  t.same(firstMatch([{ A: 'x' }], undefined, values), { A: 'x' }, 'without match any row counts');
   t.equal(fill('{constructor} ${TYPE}', values), ' $' + "O'Brien & Co", 'placeholders are names, nothing else');
 });
 
@@ -126,8 +131,9 @@ t.test('a broken call declaration is reported with every key path at load', asyn
   });
   task('workflow', {
     useCase: 'workflow', function: 'RFC',
-    rfc: { function: 'F', parameters: {}, result: { erpReference: 'x' }, lookup: { function: 'G', parameters: { P: '{Q}' }, found: { list: 'L' } } },
+    rfc: { function: 'F', parameters: {}, result: { erpReference: '{NOPE}' }, lookup: { function: 'G', parameters: { P: '{Q}' }, found: { list: 'L' } } },
   });
+  task('link-three', { useCase: 'link', function: 'RFC', ...parse(templateYaml('link', 'Rest')) });
   task('link-two', { useCase: 'link', function: 'RFC', rfc: { function: 'F', parameters: { A: { constant: 'a' } }, result: { erpReference: '{A}' } } });
   let thrown: unknown;
   t.throws(() => {
@@ -155,6 +161,8 @@ t.test('a broken call declaration is reported with every key path at load', asyn
       /\/jobs\/barcode\.yaml: rest\.lookup: a call that batches documents \(TABLE\[\]\.FIELD\) cannot have a lookup/,
       /\/jobs\/barcode\.yaml: rest\.body: a call that batches documents \(TABLE\[\]\.FIELD\) sends body: parameters/,
       /\/jobs\/workflow\.yaml: rfc\.parameters: map at least one parameter/,
+      /\/jobs\/workflow\.yaml: rfc\.result\.erpReference: \{NOPE\} is not one of the parameters/,
+      /\/jobs\/link-three\.yaml: rest: function is RFC: declare the call under rfc/,
       /\/jobs\/link-two\.yaml: rfc\.lookup: a link task needs a lookup, or a retry could link the document twice/,
     ];
     for (const pattern of expected) t.ok(lines.some((l) => pattern.test(l)), `${pattern}`);

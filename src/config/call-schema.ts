@@ -143,7 +143,7 @@ export function callProblems(call: RfcCallConfig | RestCallConfig): CallProblem[
   const check = (text: string, path: Array<string | number>, response: boolean): void => {
     for (const name of placeholders(text)) {
       if (known.has(name) || (response && name.startsWith('response.'))) continue;
-      problems.push({ path, message: `{${name}} is not one of the parameters${response ? ' or response.<field>' : ''}` });
+      problems.push({ path, message: `{${name}} is not one of the parameters` });
     }
   };
   check(call.result.erpReference, ['result', 'erpReference'], true);

@@ -140,7 +140,7 @@ export class RestClient implements Transport<RestRequest> {
       throw new PermanentError(`${where}: SAP refused the CSRF token twice (HTTP 403)`, details);
     }
     // A 5xx that carries SAP's own error message is a business answer; a bare one is an outage.
-    if (error !== undefined && error.message !== '' && status !== 503) throw new RestFault(error.code, `${where}: ${error.code} ${error.message}`.trim(), details);
+    if (error !== undefined && error.message !== '' && status !== 503) throw new RestFault(error.code, `${where}: ${[error.code, error.message].filter((part) => part !== '').join(' ')}`, details);
     throw statusFailure(status, where);
   }
 

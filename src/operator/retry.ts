@@ -1,5 +1,5 @@
 import type { TaskConfig } from '../config/task-schema.js';
-import { ConflictError, NotFoundError, PermanentError } from '../errors.js';
+import { ConflictError, PermanentError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
@@ -49,13 +49,7 @@ async function allFailed(tasks: TaskConfig[], client: RepositoryClient): Promise
 
 async function oneFailed(options: RetryOptions, client: RepositoryClient): Promise<RepositoryDocument> {
   const uid = options.uid as string;
-  let doc: RepositoryDocument;
-  try {
-    doc = await client.getById(uid);
-  } catch (error) {
-    if (error instanceof NotFoundError) throw new PermanentError(`document ${uid} does not exist`, { target: uid });
-    throw error;
-  }
+  const doc = await client.getById(uid);
   const status = doc.properties['erpTaskStatus:status'];
   if (status !== 'FAILED') throw new PermanentError(`document ${doc.path} (${uid}) is ${String(status ?? 'not a task document')}, not FAILED`, { target: uid });
   if (!options.tasks.some((task) => doc.facets.includes(USE_CASE_FACETS[task.useCase]))) {

@@ -1,0 +1,105 @@
+import t, { type Test } from 'tap';
+import got from 'got';
+import { erpSchema } from '../src/config/erp-schema.js';
+import { PermanentError, TransientError, UncertainError } from '../src/errors.js';
+import { dryRunErp, type PlannedCall } from '../src/erp/port.js';
+import { RestClient, RestFault, type RestRequest } from '../src/erp/rest-client.js';
+import { ErpSandbox } from '../src/sandbox/erp/server.js';
+import { restCall } from '../src/tasks/calls/rest-call.js';
+import { TEMPLATES } from '../src/tasks/templates.js';
+import { quietLog } from './helpers/env.js';
+
+/** The Rest transport against the ERP sandbox over HTTP: CSRF, encodings, and how each failure is typed. */
+const SERVICE = '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV';
+
+async function setUp(t: Test, url?: string) {
+  const erp = new ErpSandbox();
+  const base = await erp.start();
+  t.teardown(() => erp.stop());
+  const config = erpSchema.parse({ systems: [{ name: 'S4H', client: '100', language: 'EN', rest: { url: url ?? base, auth: { username: 'CONNECTOR', password: 'sandbox' } } }] }).systems[0];
+  const rest = new RestClient({ ...config, rest: config.rest! }, quietLog);
+  const upload = (headers: Record<string, string>, content = 'PDF'): RestRequest => ({
+    method: 'POST', service: SERVICE, path: '/AttachmentContentSet', headers: { BusinessObjectTypeName: 'BKPF', LinkedSAPObjectKey: '1', ...headers }, body: { content: async () => Buffer.from(content) },
+  });
+  const look = (path = "/GetAllOriginals?BusinessObjectTypeName='BKPF'&LinkedSAPObjectKey='1'"): RestRequest => ({ method: 'GET', service: SERVICE, path, headers: {} });
+  return { erp, base, rest, upload, look };
+}
+
+t.test('uploads after one handshake, with non-ASCII file names, and fetches a new token when the session expired', async (t) => {
+  const { erp, rest, upload, look } = await setUp(t);
+  t.same(await rest.send(look()), { results: [] });
+  const created = await rest.send(upload({ Slug: 'Rechnung-ü.pdf', 'Content-Type': 'application/pdf' }));
+  t.match(created, { FileName: 'Rechnung-ü.pdf', FileSize: '3', MimeType: 'application/pdf', DocumentInfoRecordDocNumber: '0000000001' });
+  erp.csrf.expireSessions();
+  t.match(await rest.send(upload({ Slug: 'b.pdf' })), { FileName: 'b.pdf', MimeType: 'application/octet-stream' }, 'a stale token is refreshed once');
+  t.match(await rest.send(look()), { results: [{ FileName: 'Rechnung-ü.pdf' }, { FileName: 'b.pdf' }] });
+  t.match(await rest.send(look("/GetAllOriginals?BusinessObjectTypeName='O''Hara'")), { results: [] }, 'OData literals with quotes');
+});
+
+t.test('each failure is typed where it is raised', async (t) => {
+  const { erp, rest, upload, look } = await setUp(t);
+  const failure = (request: RestRequest) => rest.send(request).then(() => undefined, (e: unknown) => e as Error);
+  erp.faults.add({ functionName: '', drop: true });
+  t.type(await failure(upload({ Slug: 'a' })), TransientError, 'a handshake that fails: nothing was written, try again');
+  erp.faults.add({ functionName: '', status: 200 });
+  t.match(await failure(upload({ Slug: 'a' })), { constructor: PermanentError, message: /SAP sent no X-CSRF-Token \(HTTP 200\)/ });
+  erp.faults.add({ functionName: 'GetAllOriginals', status: 200, body: 'hello' });
+  t.match(await failure(look()), { message: /the answer is not JSON/ });
+  erp.faults.add({ functionName: 'GetAllOriginals', status: 400, body: '{"error":{"message":"plain"}}' });
+  t.match(await failure(look()), { constructor: RestFault, message: /on S4H: plain$/ });
+  erp.faults.add({ functionName: 'GetAllOriginals', status: 400, body: '{"error":{"code":"C1","message":{}}}' });
+  t.match(await failure(look()), { constructor: PermanentError, message: /failed with HTTP 400$/ }, 'an error without a message');
+  erp.faults.add({ functionName: 'GetAllOriginals', status: 400, body: '{"other":1}' });
+  t.match(await failure(look()), { message: /failed with HTTP 400$/ });
+  erp.faults.add({ functionName: 'GetAllOriginals', status: 503, body: '{"error":{"code":"X","message":{"value":"busy"}}}' });
+  t.type(await failure(look()), TransientError, 'a 503 is an outage even with a message');
+  erp.faults.add({ functionName: 'GetAllOriginals', status: 500, body: 'boom' });
+  t.type(await failure(look()), UncertainError, 'a bare 500 may come after the work');
+  erp.faults.add({ functionName: 'AttachmentContentSet', drop: true });
+  t.type(await failure(upload({ Slug: 'a' })), UncertainError, 'a connection lost after sending');
+  t.equal(erp.tables.attachments.length, 0);
+});
+
+t.test('a server that is not there: the request was never sent', async (t) => {
+  const { rest } = await setUp(t, 'http://127.0.0.1:1');
+  const error = await rest.send({ method: 'GET', service: SERVICE, path: '/x', headers: {} }).catch((e: unknown) => e);
+  t.type(error, TransientError);
+  t.notOk(error instanceof UncertainError);
+});
+
+t.test('the sandbox refuses what Gateway refuses', async (t) => {
+  const { base } = await setUp(t);
+  const http = got.extend({ prefixUrl: base, username: 'CONNECTOR', password: 'sandbox', throwHttpErrors: false, retry: { limit: 0 } });
+  const refused = await http.post(`${SERVICE.slice(1)}/AttachmentContentSet`, { body: 'x' });
+  t.equal(refused.statusCode, 403);
+  t.equal(refused.headers['x-csrf-token'], 'Required', 'no token');
+  const fetched = await http.head(`${SERVICE.slice(1)}/`, { headers: { 'X-CSRF-Token': 'Fetch' } });
+  const token = fetched.headers['x-csrf-token'] as string;
+  const cookie = (fetched.headers['set-cookie'] as string[]).map((c) => c.split(';')[0]).join('; ');
+  const write = (path: string, headers: Record<string, string>, body = 'x') => http.post(path, { body, headers: { 'X-CSRF-Token': token, cookie, ...headers } });
+  t.equal((await http.post(`${SERVICE.slice(1)}/AttachmentContentSet`, { body: 'x', headers: { 'X-CSRF-Token': token } })).statusCode, 403, 'a token without its session');
+  t.match(JSON.parse((await write(`${SERVICE.slice(1)}/AttachmentContentSet`, { BusinessObjectTypeName: 'BKPF' })).body), { error: { message: { value: 'User has no authorization for operation 03 on object BKPF ' } } }, 'no object key');
+  t.equal((await write(`${SERVICE.slice(1)}/AttachmentContentSet`, { BusinessObjectTypeName: 'BKPF', LinkedSAPObjectKey: '1' })).statusCode, 400, 'no Slug');
+  t.equal((await http.get(`${SERVICE.slice(1)}/Nothing`)).statusCode, 404);
+  t.same(JSON.parse((await http.get(`${SERVICE.slice(1)}/GetAllOriginals`)).body), { d: { results: [] } });
+  const gateway = await http.get('sap/bc/fmcall/RFC_PING', { headers: { 'X-CSRF-Token': 'Fetch' } });
+  t.equal(gateway.statusCode, 200);
+  t.ok(gateway.headers['x-csrf-token'], 'the gateway hands out tokens too');
+  t.equal((await http.post('sap/bc/fmcall/RFC_PING', { body: '{}' })).statusCode, 403, 'and wants them');
+  t.equal((await write('sap/bc/fmcall/NO_SUCH_FM', {}, '{}')).statusCode, 404);
+  t.equal((await write('sap/bc/fmcall/RFC_PING', {}, 'not json')).statusCode, 400);
+  t.same(JSON.parse((await write('sap/bc/fmcall/RFC_PING', {}, '{}')).body), {});
+});
+
+t.test('a dry run plans the gateway call with its JSON body, and a call declared without a body sends none', async (t) => {
+  const { rest } = await setUp(t);
+  const planned: PlannedCall[] = [];
+  const port = dryRunErp(rest, planned);
+  const doc = { uid: 'u', path: '/p', type: 'File', title: 't', parentRef: 'r', changeToken: '1', facets: [], properties: { 'erpBarcode:barcode': 'B1', 'erpHttpContent:archiveId': 'Z1' } };
+  const barcode = restCall(TEMPLATES.barcode.Rest, port, async () => Buffer.alloc(0));
+  await barcode.send([{ doc, values: [{ target: 'BARCODETABLE[].BARCODE', value: 'B1', fromDocument: true }] }]);
+  t.same(planned[0], { system: 'S4H', call: 'POST /sap/bc/fmcall/BAPI_BARCODE_SENDLIST', params: { BARCODETABLE: [{ BARCODE: 'B1' }] } });
+  const none = restCall({ ...TEMPLATES.barcode.Rest, body: 'none', headers: { 'X-Code': '{BARCODETABLE[].BARCODE}', 'X-Blank': '{NOTHING}' } }, port, async () => Buffer.alloc(0));
+  await none.send([{ doc, values: [{ target: 'BARCODETABLE[].BARCODE', value: 'B1', fromDocument: true }] }]);
+  t.same(planned[1].params, { 'X-Code': 'B1' }, 'no body: the headers are the plan, blank headers left out');
+});
