@@ -7,26 +7,11 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { sandboxEnv } from './helpers/env.js';
+import { CLI, cli, PROJECT } from './helpers/run-cli.js';
 
 /** The command line as an administrator uses it: real processes, real exit codes. */
 // Each process compiles the TypeScript sources on start (seconds each on a busy machine): tap's 30 s default is too short.
 t.setTimeout(240_000);
-const CLI = join(import.meta.dirname, 'helpers', 'cli.ts');
-const PROJECT = join(import.meta.dirname, '..');
-
-interface Result { code: number | null; stdout: string; stderr: string }
-
-async function cli(args: string[], env: Record<string, string> = {}): Promise<Result> {
-  const child = spawn(process.execPath, [...process.execArgv, CLI, ...args], {
-    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', ...env }, cwd: PROJECT,
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const [code] = await once(child, 'close');
-  return { code, stdout, stderr };
-}
 
 t.test('validate checks the shipped configuration without a server', async (t) => {
   const ok = await cli(['validate', '--config', join(PROJECT, 'config')]);

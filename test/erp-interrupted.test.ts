@@ -5,11 +5,11 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
+import { CLI } from './helpers/run-cli.js';
 import { runJob } from '../src/run.js';
 import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
 
 /** Crashes and a failing ERP: whatever happens, SAP gets each link, bar code and work item once. */
-const CLI = join(import.meta.dirname, 'helpers', 'cli.ts');
 const props = (env: Env, uid: string) => (env.sandbox.store.get(uid) as StoredDoc).properties;
 const fill = (env: Env, uid: string, values: Record<string, unknown>) =>
   env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});

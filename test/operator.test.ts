@@ -1,8 +1,6 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { join } from 'node:path';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
+import { cli as run } from './helpers/run-cli.js';
 import { runJob } from '../src/run.js';
 import { retryFailed } from '../src/operator/retry.js';
 import { renderStatus, taskStatus } from '../src/operator/status.js';
@@ -10,22 +8,12 @@ import { dryRunWriter, liveWriter } from '../src/repository/writer.js';
 import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
 
 /** The operator commands: what state the documents are in, and putting failures back. */
-const CLI = join(import.meta.dirname, 'helpers', 'cli.ts');
 const props = (env: Env, uid: string) => (env.sandbox.store.get(uid) as StoredDoc).properties;
 const fill = (env: Env, uid: string, values: Record<string, unknown>) =>
   env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
 
-async function cli(env: Env, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [...process.execArgv, CLI, ...args, '--config', env.location.configDir], {
-    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const [code] = await once(child, 'close');
-  return { code, stdout, stderr };
-}
+/** The command against this test's sandbox configuration. */
+const cli = (env: Env, args: string[]) => run([...args, '--config', env.location.configDir]);
 
 /** Two invoices that fail (one unknown object type, one value too long), one waiting, one workflow done. */
 async function failures(env: Env) {
