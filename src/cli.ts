@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { configLocation, loadConfig } from './config/load.js';
+import { configLocation, loadConfig, selectTasks } from './config/load.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { createLogger } from './log.js';
 import { EXIT } from './report/report.js';
@@ -49,9 +49,8 @@ const OPTIONS = {
 /** Configuration, a repository client and the tasks an operator command works on (all, or --task). */
 function operatorSetUp(location: ReturnType<typeof configLocation>, name: string | undefined) {
   const config = loadConfig(location);
-  const tasks = config.tasks.filter((t) => name === undefined || t.name === name);
-  if (tasks.length === 0) throw new ConfigError([{ file: location.jobsDir, path: '', message: `no task named "${String(name)}"` }]);
-  return { tasks, client: new RepositoryClient(config.storage, createLogger()) };
+  const log = createLogger();
+  return { tasks: selectTasks(config.tasks, name, location.jobsDir), client: new RepositoryClient(config.storage, log), log };
 }
 
 /** Runs one command; a configuration error or a failure to start is a message and an exit code, not a stack trace. */
@@ -97,9 +96,8 @@ async function command(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     case 'retry': {
-      const { client, tasks } = operatorSetUp(location, values.task);
+      const { client, tasks, log } = operatorSetUp(location, values.task);
       const dryRun = values['dry-run'] ?? false;
-      const log = createLogger();
       const reset = await retryFailed({ tasks, uid: values.doc }, client, dryRun ? dryRunWriter() : liveWriter(client), log);
       const verb = dryRun ? 'would be put' : 'put';
       process.stdout.write(`${reset.length} document(s) ${verb} back to READY${reset.map((d) => `\n  ${d.path} (${d.uid})`).join('')}\n`);

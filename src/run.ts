@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { loadConfig, type ConfigLocation } from './config/load.js';
+import { loadConfig, selectTasks, type ConfigLocation } from './config/load.js';
 import { ConfigError, AuthenticationError, errorMessage, formatProblem } from './errors.js';
 import { loadMapping } from './intake/mapping-file.js';
 import { runIntake } from './intake/run-intake.js';
@@ -45,9 +45,7 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
   log.info('run started', { dryRun: options.dryRun });
   try {
     const config = loadConfig(options.location);
-    if (options.task !== undefined && !config.tasks.some((t) => t.name === options.task)) {
-      throw new ConfigError([{ file: options.location.jobsDir, path: '', message: `no task named "${options.task}"` }]);
-    }
+    const tasks = selectTasks(config.tasks, options.task, options.location.jobsDir).filter((t) => t.enabled);
     const client = new RepositoryClient(config.storage, log);
     const writer = options.dryRun ? dryRunWriter() : liveWriter(client);
     const loaded = await loadMapping(client, {
@@ -64,7 +62,7 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
     }
     recordIntake(report, await runIntake(loaded.mapping, { client, writer, log, pageSize: config.storage.pageSize }));
     const erpFor = erpPorts(config.erp.systems, options.dryRun, report.plannedCalls, log);
-    for (const task of config.tasks.filter((t) => t.enabled && (options.task === undefined || t.name === options.task))) {
+    for (const task of tasks) {
       recordTask(report, task.name, await runTask(task, { client, writer, erpFor, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun }));
     }
   } catch (error) {

@@ -9,7 +9,7 @@ import { ConfigError } from '../src/errors.js';
 import { runJob } from '../src/run.js';
 import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
 import { buildParameters, fill, mapValues } from '../src/tasks/mapping.js';
-import { firstMatch } from '../src/tasks/calls/execute.js';
+import { foundIn } from '../src/tasks/calls/execute.js';
 import { TEMPLATES, templateYaml } from '../src/tasks/templates.js';
 import { quietLog, sandboxEnv } from './helpers/env.js';
 
@@ -82,9 +82,9 @@ t.test('templates substitute and encode, never evaluate', async (t) => {
   t.equal(fill('{EMPTY|TYPE}', values), "O'Brien & Co", 'the first value that is not blank');
   t.equal(fill('{response.d.n} {response.none} {UNKNOWN}', values, { d: { n: 7 } }), '7  ');
   t.equal(fill('{response.a.b}', values, { a: null }), '', 'a path through null is blank');
-  t.equal(firstMatch(undefined, undefined, values), undefined, 'a lookup answer without the table finds nothing');
-  t.same(firstMatch([{ A: "O'Brien & Co" }, { A: 'x' }], { A: '{TYPE}' }, values), { A: "O'Brien & Co" });
-  t.same(firstMatch([{ A: 'x' }], undefined, values), { A: 'x' }, 'without match any row counts');
+  t.equal(foundIn({}, { list: 'L' }, values), undefined, 'a lookup answer without the table finds nothing');
+  t.same(foundIn({ L: [{ A: "O'Brien & Co" }, { A: 'x' }] }, { list: 'L', match: { A: '{TYPE}' } }, values), { A: "O'Brien & Co" });
+  t.same(foundIn({ L: [{ A: 'x' }] }, { list: 'L' }, values), { A: 'x' }, 'without match any row counts');
   t.equal(fill('{constructor} ${TYPE}', values), ' $' + "O'Brien & Co", 'placeholders are names, nothing else');
 });
 

@@ -86,6 +86,7 @@ const found = z.strictObject({
   list: z.string().min(1),
   match: z.record(z.string(), template).optional(),
 });
+export type LookupFound = z.infer<typeof found>;
 
 export const rfcCallSchema = z.strictObject({
   ...common,
@@ -136,6 +137,10 @@ export function placeholders(text: string): string[] {
   return [...text.matchAll(PLACEHOLDER)].flatMap((m) => m[2].split('|'));
 }
 
+/** A call with `TABLE[].FIELD` columns sends the documents of a batch together. */
+export const isColumn = (target: string): boolean => target.includes('[]');
+export const batches = (parameters: Record<string, ValueSpec>): boolean => Object.keys(parameters).some(isColumn);
+
 /** Cross-field checks zod cannot express per field: every placeholder names a mapped parameter. */
 export function callProblems(call: RfcCallConfig | RestCallConfig): CallProblem[] {
   const problems: CallProblem[] = [];
@@ -156,9 +161,9 @@ export function callProblems(call: RfcCallConfig | RestCallConfig): CallProblem[
     for (const [k, v] of Object.entries(call.headers)) check(v, ['headers', k], false);
   }
   for (const [k, v] of Object.entries(call.lookup?.found.match ?? {})) check(v, ['lookup', 'found', 'match', k], false);
-  const batched = Object.keys(call.parameters).some((k) => k.includes('[]'));
+  const batched = batches(call.parameters);
   for (const [k, spec] of Object.entries(call.parameters)) {
-    if (batched && !k.includes('[]') && spec.property !== undefined) {
+    if (batched && !isColumn(k) && spec.property !== undefined) {
       problems.push({ path: ['parameters', k], message: 'in a call that batches documents (TABLE[].FIELD), values from the document go into table columns' });
     }
   }

@@ -109,6 +109,13 @@ function crossCheck(erpFile: string, erp: ErpConfig, tasks: Array<{ file: string
   }
 }
 
+/** The tasks a command works on: all, or the one named; an unknown name is a configuration error. */
+export function selectTasks(tasks: TaskConfig[], name: string | undefined, jobsDir: string): TaskConfig[] {
+  const selected = tasks.filter((t) => name === undefined || t.name === name);
+  if (name !== undefined && selected.length === 0) throw new ConfigError([{ file: jobsDir, path: '', message: `no task named "${name}"` }]);
+  return selected;
+}
+
 /**
  * Load and validate `storage.yaml`, `erpHttp.yaml` and `jobs/*.yaml`. Contacts no server.
  * Throws one ConfigError listing every problem with its file and key path.

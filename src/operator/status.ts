@@ -15,10 +15,10 @@ export interface TaskStatus {
 export async function taskStatus(tasks: TaskConfig[], client: RepositoryClient, maxFailures = 50): Promise<TaskStatus[]> {
   return Promise.all(
     tasks.map(async (task) => {
-      const counts = Object.fromEntries(
-        await Promise.all(STATUSES.map(async (status) => [status, (await client.search(statusQuery(task, status), { pageSize: 1 })).resultsCount])),
-      ) as TaskStatus['counts'];
-      const failed = await client.search(statusQuery(task, 'FAILED'), { pageSize: maxFailures });
+      // FAILED is counted by the query that lists the failures; the others need one document each.
+      const pages = await Promise.all(STATUSES.map((status) => client.search(statusQuery(task, status), { pageSize: status === 'FAILED' ? maxFailures : 1 })));
+      const counts = Object.fromEntries(STATUSES.map((status, i) => [status, pages[i].resultsCount])) as TaskStatus['counts'];
+      const failed = pages[STATUSES.indexOf('FAILED')];
       const failures = failed.entries.map((doc) => ({ uid: doc.uid, path: doc.path, message: String(doc.properties['erpTaskStatus:message'] ?? '') }));
       return { task: task.name, counts, failures };
     }),

@@ -40,6 +40,8 @@ export interface TaskDeps {
 }
 
 const S = (field: string): string => `erpTaskStatus:${field}`;
+/** A claim given up: written with the outcome, without a changeToken (the claim is ours). */
+const UNCLAIMED = { [S('claimedBy')]: null, [S('claimExpires')]: null };
 
 /**
  * One task over its backlog: re-check readiness, claim (status IN_PROGRESS written with the
@@ -123,7 +125,7 @@ const operatorHint = (uid: string): string => `check in SAP, then \`connect2erp 
  */
 async function abandon(task: TaskConfig, doc: RepositoryDocument, deps: TaskDeps, records: TaskRecord[]): Promise<undefined> {
   const message = `run ${String(doc.properties[S('claimedBy')])} was interrupted while sending this document and SAP may have it already: ${operatorHint(doc.uid)}`;
-  await deps.writer.update(doc, { [S('status')]: 'FAILED', [S('message')]: message, [S('claimedBy')]: null, [S('claimExpires')]: null });
+  await deps.writer.update(doc, { ...UNCLAIMED, [S('status')]: 'FAILED', [S('message')]: message });
   deps.log.warn('document left for an operator', { uid: doc.uid, path: doc.path, task: task.name });
   records.push({ uid: doc.uid, path: doc.path, task: task.name, result: 'FAILED', message });
   return undefined;
@@ -133,10 +135,9 @@ async function abandon(task: TaskConfig, doc: RepositoryDocument, deps: TaskDeps
 async function settle(task: TaskConfig, call: RfcCallConfig | RestCallConfig, doc: RepositoryDocument, outcome: CallOutcome, deps: TaskDeps, at: Date): Promise<TaskRecord> {
   const base = { uid: doc.uid, path: doc.path, task: task.name };
   const unclaimed = { ...doc, changeToken: null };
-  const free = { [S('claimedBy')]: null, [S('claimExpires')]: null };
   if (outcome.error === undefined) {
     if (deps.dryRun) return { ...base, result: 'PLANNED', reference: outcome.reference };
-    await deps.writer.update(unclaimed, { ...free, [S('status')]: 'DONE', [S('message')]: outcome.message ?? null, [S('erpReference')]: outcome.reference, [S('nextAttempt')]: null });
+    await deps.writer.update(unclaimed, { ...UNCLAIMED, [S('status')]: 'DONE', [S('message')]: outcome.message ?? null, [S('erpReference')]: outcome.reference, [S('nextAttempt')]: null });
     deps.log.info('document processed', { ...base, reference: outcome.reference });
     return { ...base, result: 'DONE', reference: outcome.reference };
   }
@@ -147,7 +148,7 @@ async function settle(task: TaskConfig, call: RfcCallConfig | RestCallConfig, do
   const delay = Math.min(task.backoff.initialMs * task.backoff.factor ** (attempts - 1), task.backoff.maxMs);
   const result = retry ? 'RETRY' : 'FAILED';
   await deps.writer.update(unclaimed, {
-    ...free, [S('status')]: result, [S('message')]: message, [S('attempts')]: attempts,
+    ...UNCLAIMED, [S('status')]: result, [S('message')]: message, [S('attempts')]: attempts,
     [S('nextAttempt')]: retry ? new Date(at.getTime() + delay).toISOString() : null,
   });
   deps.log.warn('document not processed', { ...base, result, attempts, error: message });
@@ -155,5 +156,5 @@ async function settle(task: TaskConfig, call: RfcCallConfig | RestCallConfig, do
 }
 
 async function release(doc: RepositoryDocument, deps: TaskDeps): Promise<void> {
-  await deps.writer.update({ ...doc, changeToken: null }, { [S('status')]: 'READY', [S('claimedBy')]: null, [S('claimExpires')]: null });
+  await deps.writer.update({ ...doc, changeToken: null }, { ...UNCLAIMED, [S('status')]: 'READY' });
 }

@@ -1,4 +1,4 @@
-import type { RestCallConfig, RfcCallConfig } from '../../config/call-schema.js';
+import { batches, type LookupFound, type RestCallConfig, type RfcCallConfig } from '../../config/call-schema.js';
 import { AuthenticationError, PermanentError, type Connect2ErpError } from '../../errors.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import { dig, fill, mapValues, type MappedValue } from '../mapping.js';
@@ -46,10 +46,14 @@ function checkAnswer(adapter: CallAdapter, answer: Record<string, unknown>): voi
   throw new ErpRefusal(`${adapter.name}: ${String(dig(answer, rule.message))}`, { target: adapter.name });
 }
 
-/** Rows of a lookup answer that show the work is done: all of them, or those matching every `match` field. */
-export function firstMatch(rows: unknown, match: Record<string, string> | undefined, values: MappedValue[]): unknown {
+/**
+ * The row of a lookup answer that shows the work is done: the first of its `found.list` table,
+ * or the first matching every `found.match` field; undefined when there is none.
+ */
+export function foundIn(answer: unknown, found: LookupFound, values: MappedValue[]): unknown {
+  const rows = dig(answer, found.list);
   const list = Array.isArray(rows) ? (rows as Array<Record<string, unknown>>) : [];
-  return list.find((row) => Object.entries(match ?? {}).every(([field, template]) => String(row[field]) === fill(template, values)));
+  return list.find((row) => Object.entries(found.match ?? {}).every(([field, template]) => String(row[field]) === fill(template, values)));
 }
 
 async function single(adapter: CallAdapter, item: MappedDocument): Promise<CallOutcome> {
@@ -95,8 +99,7 @@ export async function execute(adapter: CallAdapter, docs: RepositoryDocument[]):
     }
   });
   const valid = mapped.filter((m): m is MappedDocument & { error?: undefined } => m.error === undefined);
-  const batched = Object.keys(adapter.config.parameters).some((target) => target.includes('[]'));
-  const outcomes = batched && valid.length > 0 ? await batch(adapter, valid) : await Promise.all(valid.map((item) => single(adapter, item)));
+  const outcomes = batches(adapter.config.parameters) && valid.length > 0 ? await batch(adapter, valid) : await Promise.all(valid.map((item) => single(adapter, item)));
   const byDoc = new Map(valid.map((item, i) => [item.doc, outcomes[i]]));
   return mapped.map((m) => (m.error === undefined ? (byDoc.get(m.doc) as CallOutcome) : { error: m.error }));
 }

@@ -2,8 +2,8 @@ import type { RestCallConfig } from '../../config/call-schema.js';
 import type { ErpPort } from '../../erp/port.js';
 import type { RestRequest } from '../../erp/rest-client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
-import { buildParameters, dig, fill } from '../mapping.js';
-import { firstMatch, type CallAdapter, type MappedDocument } from './execute.js';
+import { buildParameters, fill } from '../mapping.js';
+import { foundIn, type CallAdapter, type MappedDocument } from './execute.js';
 
 /** A declared HTTP call; `content` streams nothing until SAP is really written to (never in a dry run). */
 export function restCall(config: RestCallConfig, erp: ErpPort<RestRequest>, content: (doc: RepositoryDocument) => Promise<Buffer>): CallAdapter {
@@ -19,7 +19,7 @@ export function restCall(config: RestCallConfig, erp: ErpPort<RestRequest>, cont
       lookup &&
       (async (values) => {
         const answer = await erp.read({ method: 'GET', service: config.service, path: fill(lookup.path, values), headers: {} });
-        return firstMatch(dig(answer, lookup.found.list), lookup.found.match, values);
+        return foundIn(answer, lookup.found, values);
       }),
     send: (documents) => {
       const values = documents[0].values;

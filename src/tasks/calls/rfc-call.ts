@@ -1,8 +1,8 @@
 import type { RfcCallConfig } from '../../config/call-schema.js';
 import type { ErpPort } from '../../erp/port.js';
 import { RfcFault, type RfcRequest } from '../../erp/rfc-client.js';
-import { buildParameters, dig, fill } from '../mapping.js';
-import { firstMatch, type CallAdapter } from './execute.js';
+import { buildParameters, fill } from '../mapping.js';
+import { foundIn, type CallAdapter } from './execute.js';
 
 /** A function module call over SOAP-RFC; the lookup reads a table (empty tables are sent so they come back). */
 export function rfcCall(config: RfcCallConfig, erp: ErpPort<RfcRequest>): CallAdapter {
@@ -16,7 +16,7 @@ export function rfcCall(config: RfcCallConfig, erp: ErpPort<RfcRequest>): CallAd
         const params = Object.fromEntries(Object.entries(lookup.parameters).map(([k, v]) => [k, fill(v, values)]));
         try {
           const answer = await erp.read({ functionName: lookup.function, params: { ...params, [lookup.found.list]: [] } });
-          return firstMatch(dig(answer, lookup.found.list), lookup.found.match, values);
+          return foundIn(answer, lookup.found, values);
         } catch (error) {
           if (error instanceof RfcFault && error.fault.exception === lookup.notFound) return undefined;
           throw error;
