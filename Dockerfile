@@ -1,20 +1,30 @@
-# Build stage: compile TypeScript.
+# connect2erp image: `docker build -t connect2erp:0.1.0 .`, then
+#   docker run --rm -e NUXEO_PASSWORD -e SAP_PASSWORD -v "$PWD/config:/app/config:ro" -v "$PWD/jobs:/app/jobs:ro" \
+#     --read-only connect2erp:0.1.0 run --dry-run
+# See README, "Operating".
+
+# Build stage: compile TypeScript with the dev dependencies.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm ci --no-audit --no-fund && npm run build
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm run build
 
-# Runtime stage: production dependencies only, non-root, read-only root filesystem friendly.
+# Runtime stage: production dependencies and the compiled code only. Nothing is written
+# to the image's file system at run time, so it runs with a read-only root file system;
+# reports (--report, --report-html) go to a mounted folder such as /tmp.
 FROM node:20-bookworm-slim
 WORKDIR /app
-ENV NODE_ENV=production CONNECT2ERP_CONFIG=/app/config CONNECT2ERP_JOBS=/app/jobs
+ENV NODE_ENV=production CONNECT2ERP_CONFIG=/app/config CONNECT2ERP_JOBS=/app/jobs CONNECT2ERP_CRONTAB=/app/crontab
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
+# Defaults for the sandbox and `demo`; mount your own over /app/config, /app/jobs and /app/crontab.
 COPY config ./config
 COPY jobs ./jobs
-USER node
+COPY crontab ./crontab
+# The image's `node` user, numeric so that Kubernetes' runAsNonRoot can check it.
+USER 1000:1000
 ENTRYPOINT ["node", "/app/bin/connect2erp.js"]
 CMD ["run"]

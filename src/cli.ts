@@ -1,11 +1,14 @@
-import { writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { configLocation, loadConfig, selectTasks } from './config/load.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { createLogger } from './log.js';
 import { EXIT } from './report/report.js';
-import { renderReport } from './report/table.js';
-import { runJob } from './run.js';
+import { runCommand } from './commands/run.js';
+import { scheduleCommand } from './commands/schedule.js';
+import { crontabLocation, loadCrontab } from './config/crontab.js';
+import { DURATION_HINT, parseDuration } from './config/duration.js';
 import { runDemo } from './sandbox/demo.js';
 import { startSandbox } from './sandbox/start.js';
 import { USE_CASES, type UseCase } from './config/task-schema.js';
@@ -18,9 +21,12 @@ import { templateYaml } from './tasks/templates.js';
 const USAGE = `usage: connect2erp <command> [options]
 
 commands:
-  validate                       check configuration and jobs without contacting any server
-  run [--dry-run] [--task NAME] [--report FILE]
-                                 label new documents and process ready ones
+  validate [--crontab FILE]      check configuration, jobs and the crontab without contacting any server
+  run [--dry-run] [--task NAME] [--report FILE] [--report-html FILE] [--max-duration D] [--grace D]
+                                 label new documents and process ready ones; on SIGTERM or after
+                                 --max-duration (e.g. 25m) stop claiming, give calls under way
+                                 --grace (default 20s), release the rest, report, exit 3
+  schedule [--crontab FILE]      run the crontab's lines until SIGTERM (the scheduled container)
   status [--task NAME]           documents per status per task, and the failures with their messages
   retry [--task NAME] [--doc UID] [--dry-run]
                                  put FAILED documents back to READY for the next run
@@ -31,7 +37,10 @@ commands:
 
 common options:
   --config DIR                   configuration folder (default: $CONNECT2ERP_CONFIG or ./config)
-  --jobs DIR                     task folder (default: $CONNECT2ERP_JOBS or the jobs folder beside the configuration)`;
+  --jobs DIR                     task folder (default: $CONNECT2ERP_JOBS or the jobs folder beside the configuration)
+  --crontab FILE                 schedules (default: $CONNECT2ERP_CRONTAB or the crontab file beside the configuration)
+
+exit codes: 0 success, 1 some documents failed, 2 configuration error, 3 interrupted`;
 
 const OPTIONS = {
   config: { type: 'string' },
@@ -40,16 +49,31 @@ const OPTIONS = {
   task: { type: 'string' },
   doc: { type: 'string' },
   report: { type: 'string' },
+  'report-html': { type: 'string' },
+  'max-duration': { type: 'string' },
+  grace: { type: 'string' },
+  crontab: { type: 'string' },
   'repo-port': { type: 'string', default: '8080' },
   'erp-port': { type: 'string', default: '8081' },
   data: { type: 'string' },
   help: { type: 'boolean' },
 } as const;
 
+/** Every log line of a command carries its run id; `run` makes its own (the report's). */
+const commandLogger = () => createLogger().child({ runId: randomUUID() });
+
+/** A duration option in milliseconds; a bad one is a configuration error. */
+function durationOption(option: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = parseDuration(text);
+  if (value === undefined) throw new ConfigError([{ file: 'command line', path: `--${option}`, message: `"${text}" is not ${DURATION_HINT}` }]);
+  return value;
+}
+
 /** Configuration, a repository client and the tasks an operator command works on (all, or --task). */
 function operatorSetUp(location: ReturnType<typeof configLocation>, name: string | undefined) {
   const config = loadConfig(location);
-  const log = createLogger();
+  const log = commandLogger();
   return { tasks: selectTasks(config.tasks, name, location.jobsDir), client: new RepositoryClient(config.storage, log), log };
 }
 
@@ -81,15 +105,19 @@ async function command(argv: string[]): Promise<number> {
   switch (command) {
     case 'validate': {
       const config = loadConfig(location);
-      process.stdout.write(`configuration is valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s)\n`);
+      const crontab = crontabLocation(location.configDir, values.crontab);
+      // A deployment without the scheduled container may have no crontab; one that is named must exist.
+      const schedules = values.crontab !== undefined || existsSync(crontab) ? `, ${loadCrontab(crontab, config.tasks, location.jobsDir).length} schedule(s)` : ', no crontab';
+      process.stdout.write(`configuration is valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s)${schedules}\n`);
       return EXIT.ok;
     }
-    case 'run': {
-      const report = await runJob({ location, dryRun: values['dry-run'] ?? false, task: values.task }, createLogger());
-      if (values.report !== undefined) writeFileSync(values.report, `${JSON.stringify(report, null, 2)}\n`);
-      process.stdout.write(`${renderReport(report)}\n`);
-      return report.exitCode;
-    }
+    case 'run':
+      return runCommand({
+        location, dryRun: values['dry-run'] ?? false, task: values.task, report: values.report, reportHtml: values['report-html'],
+        maxDurationMs: durationOption('max-duration', values['max-duration']), graceMs: durationOption('grace', values.grace),
+      }, createLogger());
+    case 'schedule':
+      return scheduleCommand(location, crontabLocation(location.configDir, values.crontab), commandLogger());
     case 'status': {
       const { client, tasks } = operatorSetUp(location, values.task);
       process.stdout.write(`${renderStatus(await taskStatus(tasks, client))}\n`);

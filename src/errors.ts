@@ -36,6 +36,9 @@ export class UncertainError extends TransientError {}
 /** Another writer changed the document first (stale changeToken, HTTP 409). */
 export class ConflictError extends TransientError {}
 
+/** The run is stopping (a signal or its --max-duration): the call was never sent, so nothing is uncertain. */
+export class NotSentError extends TransientError {}
+
 /** Trying again will not help until somebody changes something. */
 export class PermanentError extends Connect2ErpError {
   readonly transient = false;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import type { basicAuth, timeoutsSchema, tlsSchema } from './config/common-schema.js';
+import { registerSecret } from './log.js';
 
 /** got options for the time-outs and TLS settings both connections share (repository and ERP). */
 export function connectionOptions(config: { timeouts: z.infer<typeof timeoutsSchema>; tls: z.infer<typeof tlsSchema> }) {
@@ -13,7 +14,9 @@ export function connectionOptions(config: { timeouts: z.infer<typeof timeoutsSch
   };
 }
 
-/** The `Authorization` header value for Basic auth. */
+/** The `Authorization` header value for Basic auth; its encoded credentials are masked in logs like the password. */
 export function basicAuthorization(auth: z.infer<typeof basicAuth>): string {
-  return `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+  const credentials = Buffer.from(`${auth.username}:${auth.password}`).toString('base64');
+  registerSecret(credentials);
+  return `Basic ${credentials}`;
 }

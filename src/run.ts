@@ -12,13 +12,18 @@ import type { ErpSystemConfig } from './config/erp-schema.js';
 import { dryRunErp, liveErp, type ErpPort, type PlannedCall, type Transport } from './erp/port.js';
 import { RestClient, type RestRequest } from './erp/rest-client.js';
 import { RfcClient, type RfcRequest } from './erp/rfc-client.js';
-import { runTask, type TaskDeps } from './tasks/run-task.js';
+import { runTask, type ClaimedDocument, type TaskDeps } from './tasks/run-task.js';
+import { withinGrace } from './stop.js';
 
 export interface RunOptions {
   location: Required<ConfigLocation>;
   dryRun: boolean;
   /** Only this task (and always the intake). */
   task?: string;
+  /** Fires on SIGTERM or when --max-duration runs out; its reason is reported. */
+  stop?: AbortSignal;
+  /** How long in-flight work may go on once `stop` fires. */
+  graceMs?: number;
 }
 
 export function featureRegistry(): SchemaRegistry {
@@ -28,43 +33,34 @@ export function featureRegistry(): SchemaRegistry {
 }
 
 /** One port per system and transport it has a connection for; dry run records writes instead of making them. */
-function erpPorts(systems: ErpSystemConfig[], dryRun: boolean, planned: PlannedCall[], log: Logger): TaskDeps['erpFor'] {
+function erpPorts(systems: ErpSystemConfig[], dryRun: boolean, planned: PlannedCall[], log: Logger, stop: AbortSignal): TaskDeps['erpFor'] {
   const port = <R>(transport: Transport<R>): ErpPort<R> => (dryRun ? dryRunErp(transport, planned) : liveErp(transport));
   const ports = new Map<string, ErpPort<RfcRequest> | ErpPort<RestRequest>>();
   for (const system of systems) {
-    if (system.rfc) ports.set(`${system.name} RFC`, port(new RfcClient({ ...system, rfc: system.rfc }, log)));
-    if (system.rest) ports.set(`${system.name} Rest`, port(new RestClient({ ...system, rest: system.rest }, log)));
+    if (system.rfc) ports.set(`${system.name} RFC`, port(new RfcClient({ ...system, rfc: system.rfc }, log, stop)));
+    if (system.rest) ports.set(`${system.name} Rest`, port(new RestClient({ ...system, rest: system.rest }, log, stop)));
   }
   return (name, transport) => ports.get(`${name} ${transport}`);
 }
 
-/** One run: load and validate, read the mapping file, label new documents, report. */
+/**
+ * One run: load and validate, read the mapping file, label new documents, process each
+ * task, report. Once `stop` fires, in-flight work gets `graceMs` to finish; whatever is
+ * still claimed after that is listed in the report and taken over by a later run.
+ */
 export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunReport> {
   const report = newReport(randomUUID(), options.dryRun);
   const log = baseLog.child({ runId: report.runId });
+  const stop = options.stop ?? new AbortController().signal;
+  const inFlight = new Map<string, ClaimedDocument>();
+  const onStop = (): void => {
+    log.warn('run stopping', { reason: String(stop.reason), graceMs: options.graceMs ?? DEFAULT_GRACE_MS });
+  };
+  stop.addEventListener('abort', onStop, { once: true });
   log.info('run started', { dryRun: options.dryRun });
   try {
-    const config = loadConfig(options.location);
-    const tasks = selectTasks(config.tasks, options.task, options.location.jobsDir).filter((t) => t.enabled);
-    const client = new RepositoryClient(config.storage, log);
-    const writer = options.dryRun ? dryRunWriter() : liveWriter(client);
-    const loaded = await loadMapping(client, {
-      adminPath: config.storage.adminPath,
-      administrators: config.storage.administrators,
-      registry: featureRegistry(),
-      systems: config.erp.systems.map((s) => s.name),
-    });
-    report.mappingFile = { uid: loaded.document.uid, path: loaded.document.path, readableBy: loaded.readableBy };
-    if (loaded.readableBy.length > 0) {
-      const warning = `the mapping file ${loaded.document.path} can be read by ${loaded.readableBy.join(', ')}; only administrators should (spec §5.2)`;
-      report.warnings.push(warning);
-      log.warn('mapping file readable by non-administrators', { path: loaded.document.path, readableBy: loaded.readableBy });
-    }
-    recordIntake(report, await runIntake(loaded.mapping, { client, writer, log, pageSize: config.storage.pageSize }));
-    const erpFor = erpPorts(config.erp.systems, options.dryRun, report.plannedCalls, log);
-    for (const task of tasks) {
-      recordTask(report, task.name, await runTask(task, { client, writer, erpFor, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun }));
-    }
+    const finished = await withinGrace(work(options, report, log, stop, inFlight), stop, options.graceMs ?? DEFAULT_GRACE_MS);
+    if (stop.aborted) report.interrupted = { reason: String(stop.reason), graceExpired: !finished, leftClaimed: [...inFlight.values()] };
   } catch (error) {
     if (error instanceof ConfigError) report.problems.push(...error.problems.map(formatProblem));
     else if (error instanceof AuthenticationError) report.problems.push(error.message);
@@ -73,7 +69,36 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
       report.exitCode = EXIT.documentsFailed;
     }
   }
+  stop.removeEventListener('abort', onStop);
   finish(report);
   log.info('run finished', { exitCode: report.exitCode, ...report.intake.counts, problems: report.problems.length });
   return report;
+}
+
+export const DEFAULT_GRACE_MS = 20_000;
+
+async function work(options: RunOptions, report: RunReport, log: Logger, stop: AbortSignal, inFlight: Map<string, ClaimedDocument>): Promise<void> {
+  const config = loadConfig(options.location);
+  const tasks = selectTasks(config.tasks, options.task, options.location.jobsDir).filter((t) => t.enabled);
+  report.repositoryUrl = config.storage.url;
+  const client = new RepositoryClient(config.storage, log);
+  const writer = options.dryRun ? dryRunWriter() : liveWriter(client);
+  const loaded = await loadMapping(client, {
+    adminPath: config.storage.adminPath,
+    administrators: config.storage.administrators,
+    registry: featureRegistry(),
+    systems: config.erp.systems.map((s) => s.name),
+  });
+  report.mappingFile = { uid: loaded.document.uid, path: loaded.document.path, readableBy: loaded.readableBy };
+  if (loaded.readableBy.length > 0) {
+    const warning = `the mapping file ${loaded.document.path} can be read by ${loaded.readableBy.join(', ')}; only administrators should (spec §5.2)`;
+    report.warnings.push(warning);
+    log.warn('mapping file readable by non-administrators', { path: loaded.document.path, readableBy: loaded.readableBy });
+  }
+  recordIntake(report, await runIntake(loaded.mapping, { client, writer, log, runId: report.runId, claimTimeoutMs: config.storage.intakeClaimTimeoutMs, pageSize: config.storage.pageSize, stop }));
+  const erpFor = erpPorts(config.erp.systems, options.dryRun, report.plannedCalls, log, stop);
+  for (const task of tasks) {
+    const deps = { client, writer, erpFor, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun, stop, inFlight };
+    recordTask(report, task.name, await runTask(task, deps));
+  }
 }

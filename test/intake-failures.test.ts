@@ -122,3 +122,21 @@ t.test('small pages: a dry run over more documents than a page hands each out on
   const real = await env.run();
   t.equal(real.intake.counts.labelled, 5);
 });
+
+t.test('a document changed by another run or a user while it is labelled is left to them, not failed; the next run labels it if it is still unlabelled', async (t) => {
+  const env = await sandboxEnv(t);
+  const approval = await env.upload('ERP/Workflow', 'approval.pdf');
+  const invoice = await env.upload('ERP/Invoices', 'invoice.pdf');
+  // The values write of the one, the folder claim of the other: both answered 409 (stale changeToken).
+  env.sandbox.faults.add({ method: 'PUT', path: `/id/${approval}`, status: 409, times: 1 });
+  env.sandbox.faults.add({ method: 'PUT', path: `/id/${invoice}`, status: 409, times: 1 });
+  const report = await env.run();
+  t.equal(report.intake.counts.skipped, 2);
+  t.equal(report.intake.counts.errors, 0);
+  t.equal(report.exitCode, 0, 'not a failure');
+  for (const record of report.intake.documents) t.match(record.skipped, /^changed by another run or a user while being labelled/);
+  t.equal([...env.sandbox.store.all()].filter((d) => d.type === 'Folder' && d.properties['dc:source'] === invoice).length, 0, 'the folder is left to whoever claimed the file');
+  const next = await env.run();
+  t.equal(next.intake.counts.labelled, 2, 'both still unlabelled: the next run labels them');
+  t.notOk(env.sandbox.store.get(invoice)?.properties['erpTaskStatus:claimedBy'], 'the intake claim ends with the labelling');
+});

@@ -22,6 +22,11 @@ export const storageSchema = z.strictObject({
   retries: z.number().int().min(0).max(10).default(3),
   /** …waiting this long, doubled at each try, unless the server sends Retry-After. */
   retryDelayMs: z.number().int().min(0).max(60_000).default(1_000),
+  /**
+   * A run labelling a file with its archive-link folder claims the file first, so that an
+   * overlapping run does not create a second folder; after this long another run takes over.
+   */
+  intakeClaimTimeoutMs: z.number().int().min(1).default(600_000),
 });
 
 export type StorageConfig = z.infer<typeof storageSchema>;

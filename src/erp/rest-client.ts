@@ -1,8 +1,8 @@
 import got, { type Got, type Response } from 'got';
-import pLimit, { type LimitFunction } from 'p-limit';
 import { CookieJar } from 'tough-cookie';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
 import { AuthenticationError, PermanentError, TransientError } from '../errors.js';
+import { StoppableLimit } from '../stop.js';
 import { basicAuthorization, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
 import { networkFailure, statusFailure } from './failure.js';
@@ -49,12 +49,12 @@ const headerValue = (value: string): string => (/^[\x20-\x7e]*$/.test(value) ? v
  */
 export class RestClient implements Transport<RestRequest> {
   private readonly http: Got;
-  private readonly limit: LimitFunction;
+  private readonly limit: StoppableLimit;
   private readonly tokens = new Map<string, Promise<string>>();
   private readonly client: Record<string, string>;
 
-  constructor(readonly system: ErpSystemConfig & { rest: NonNullable<ErpSystemConfig['rest']> }, private readonly log: Logger) {
-    this.limit = pLimit(system.maxConcurrentCalls);
+  constructor(readonly system: ErpSystemConfig & { rest: NonNullable<ErpSystemConfig['rest']> }, private readonly log: Logger, stop = new AbortController().signal) {
+    this.limit = new StoppableLimit(system.maxConcurrentCalls, stop);
     this.client = { 'sap-client': system.client, ...(system.language ? { 'sap-language': system.language } : {}) };
     this.http = got.extend({
       prefixUrl: system.rest.url,
@@ -72,8 +72,8 @@ export class RestClient implements Transport<RestRequest> {
   }
 
   async send(request: RestRequest): Promise<Record<string, unknown>> {
-    return this.limit(async () => {
-      const where = `${request.method} ${request.service}${request.path} on ${this.system.name}`;
+    const where = `${request.method} ${request.service}${request.path} on ${this.system.name}`;
+    return this.limit.run(where, async () => {
       this.log.debug('rest call', { system: this.system.name, call: `${request.method} ${request.service}${request.path}` });
       const body = await this.body(request);
       let response = await this.exchange(request, body, where);

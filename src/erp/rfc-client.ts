@@ -1,8 +1,8 @@
 import got, { type Got } from 'got';
-import pLimit, { type LimitFunction } from 'p-limit';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
 import { AuthenticationError, PermanentError } from '../errors.js';
 import { networkFailure, statusFailure } from './failure.js';
+import { StoppableLimit } from '../stop.js';
 import { basicAuthorization, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
 import type { PlannedCall, Transport } from './port.js';
@@ -32,11 +32,11 @@ export interface RfcRequest {
 
 export class RfcClient implements Transport<RfcRequest> {
   private readonly http: Got;
-  private readonly limit: LimitFunction;
+  private readonly limit: StoppableLimit;
 
-  constructor(readonly system: ErpSystemConfig & { rfc: NonNullable<ErpSystemConfig['rfc']> }, private readonly log: Logger) {
+  constructor(readonly system: ErpSystemConfig & { rfc: NonNullable<ErpSystemConfig['rfc']> }, private readonly log: Logger, stop = new AbortController().signal) {
     const { rfc } = system;
-    this.limit = pLimit(system.maxConcurrentCalls);
+    this.limit = new StoppableLimit(system.maxConcurrentCalls, stop);
     this.http = got.extend({
       searchParams: { 'sap-client': system.client, ...(system.language ? { 'sap-language': system.language } : {}) },
       headers: {
@@ -55,7 +55,7 @@ export class RfcClient implements Transport<RfcRequest> {
   }
 
   async send({ functionName, params }: RfcRequest): Promise<Record<string, unknown>> {
-    return this.limit(async () => {
+    return this.limit.run(`${functionName} on ${this.system.name}`, async () => {
       this.log.debug('rfc call', { system: this.system.name, functionName });
       let response;
       try {

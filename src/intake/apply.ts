@@ -1,10 +1,10 @@
-import { errorMessage, type Connect2ErpError } from '../errors.js';
+import { ConflictError, errorMessage, type Connect2ErpError } from '../errors.js';
 import { PropertiesDroppedError, type RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import type { RepositoryWriter } from '../repository/writer.js';
 import { nxqlString } from '../nxql/literal.js';
 import type { Logger } from '../log.js';
-import type { DocumentPlan } from './plan.js';
+import { STATUS_FACET, type DocumentPlan } from './plan.js';
 
 export interface IntakeOutcome {
   plan: DocumentPlan;
@@ -12,6 +12,8 @@ export interface IntakeOutcome {
   folderPath?: string;
   error?: string;
   transient?: boolean;
+  /** Left to another run (or user) that changed the document first; the next run looks again if it is still unlabelled. */
+  skipped?: string;
 }
 
 export interface IntakeDeps {
@@ -19,7 +21,13 @@ export interface IntakeDeps {
   client: RepositoryClient;
   writer: RepositoryWriter;
   log: Logger;
+  runId: string;
+  /** How long an intake claim holds (storage.yaml `intakeClaimTimeoutMs`). */
+  claimTimeoutMs: number;
 }
+const CLAIMED_BY = 'erpTaskStatus:claimedBy';
+const CLAIM_EXPIRES = 'erpTaskStatus:claimExpires';
+const CHANGED_FIRST = 'changed by another run or a user while being labelled; the next run looks at it again if it is still unlabelled';
 
 /**
  * Label one page of documents of one mapping entry. Each step is idempotent; the
@@ -68,6 +76,7 @@ async function writeValues(plan: DocumentPlan, doc: RepositoryDocument, deps: In
     await deps.writer.update(doc, { ...plan.values, ...plan.status });
     return { plan, folderPath };
   } catch (error) {
+    if (error instanceof ConflictError) return { plan, folderPath, skipped: CHANGED_FIRST };
     if (error instanceof PropertiesDroppedError) await undo(plan, error, deps);
     return { ...failure(plan, error), folderPath };
   }
@@ -80,6 +89,32 @@ async function undo(plan: DocumentPlan, error: PropertiesDroppedError, deps: Int
   });
 }
 
+/** Another run holds an unexpired intake claim on the document. */
+function claimedElsewhere(plan: DocumentPlan, deps: IntakeDeps, at: Date): string | undefined {
+  const owner = plan.doc.properties[CLAIMED_BY];
+  const expires = plan.doc.properties[CLAIM_EXPIRES];
+  if (typeof owner !== 'string' || owner === deps.runId || typeof expires !== 'string' || new Date(expires) <= at) return undefined;
+  return `being labelled by run ${owner} (claim until ${expires})`;
+}
+
+/**
+ * Two runs must not both create a folder for one file, so the file is claimed first: its
+ * claim is written with the changeToken the run read it with, and a 409 means another run
+ * got there first. A run that dies holding the claim is taken over once it expires.
+ */
+async function claimForFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<RepositoryDocument | string> {
+  const at = new Date();
+  const elsewhere = claimedElsewhere(plan, deps, at);
+  if (elsewhere !== undefined) return elsewhere;
+  await deps.writer.addFacet([plan.doc.uid], STATUS_FACET);
+  try {
+    return await deps.writer.update(plan.doc, { [CLAIMED_BY]: deps.runId, [CLAIM_EXPIRES]: new Date(at.getTime() + deps.claimTimeoutMs).toISOString() });
+  } catch (error) {
+    if (error instanceof ConflictError) return CHANGED_FIRST;
+    throw error;
+  }
+}
+
 /**
  * The folder is found again by `dc:source` = the file's UUID, so a run that died after
  * creating it never creates a second one.
@@ -88,6 +123,8 @@ async function labelWithFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<In
   const folderSpec = plan.folder as { name: string; title: string };
   let folderPath: string | undefined;
   try {
+    const claimed = await claimForFolder(plan, deps);
+    if (typeof claimed === 'string') return { plan, skipped: claimed };
     const existing = await deps.client.search(
       `SELECT * FROM Folder WHERE dc:source = ${nxqlString(plan.doc.uid)} AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0`,
       { pageSize: 2 },
@@ -98,7 +135,7 @@ async function labelWithFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<In
     folderPath = folder.path;
     for (const facet of plan.entry.facets) await deps.writer.addFacet([folder.uid], facet);
     await deps.writer.update(folder, plan.values);
-    const doc = plan.doc.parentRef === folder.uid ? plan.doc : await deps.writer.move(plan.doc, folder);
+    const doc = plan.doc.parentRef === folder.uid ? claimed : await deps.writer.move(claimed, folder);
     for (const facet of plan.facets) await deps.writer.addFacet([doc.uid], facet);
     return await writeValues(plan, doc, deps, folderPath);
   } catch (error) {

@@ -58,6 +58,9 @@ export function planDocument(entry: MappingEntry, doc: RepositoryDocument): Docu
       'erpTaskStatus:status': missing.length === 0 ? 'READY' : 'PENDING_INPUT',
       'erpTaskStatus:message': missing.length === 0 ? null : `waiting for ${missing.join(', ')}`,
       'erpTaskStatus:attempts': 0,
+      // The intake claim a folder needs (apply.ts) ends with the labelling.
+      'erpTaskStatus:claimedBy': null,
+      'erpTaskStatus:claimExpires': null,
     },
     folder: entry.createParentALFolder ? { name: folderName(doc), title: doc.title } : undefined,
   };

@@ -1,6 +1,6 @@
 import type { IntakeOutcome } from '../intake/apply.js';
 import type { PlannedCall } from '../erp/port.js';
-import type { TaskRecord } from '../tasks/run-task.js';
+import type { ClaimedDocument, TaskRecord } from '../tasks/run-task.js';
 
 export const EXIT = { ok: 0, documentsFailed: 1, configuration: 2, interrupted: 3 } as const;
 
@@ -9,7 +9,7 @@ export interface IntakeRecord {
   path: string;
   mapping: string;
   useCase: string;
-  result: 'labelled' | 'planned' | 'error';
+  result: 'labelled' | 'planned' | 'skipped' | 'error';
   status?: string;
   facets: string[];
   values: Record<string, unknown>;
@@ -17,6 +17,8 @@ export interface IntakeRecord {
   missing: string[];
   error?: string;
   transient?: boolean;
+  /** Why another run (or a user) was left to label it. */
+  skipped?: string;
 }
 
 export interface RunReport {
@@ -24,12 +26,22 @@ export interface RunReport {
   dryRun: boolean;
   startedAt: string;
   finishedAt?: string;
+  /** The repository's base URL, for links to its documents. */
+  repositoryUrl?: string;
   mappingFile?: { uid: string; path: string; readableBy: string[] };
+  /** Set when a signal or --max-duration stopped the run early. */
+  interrupted?: {
+    reason: string;
+    /** In-flight work did not finish within the grace period. */
+    graceExpired: boolean;
+    /** Claimed and not settled when the run ended: a later run takes them over once their claims expire. */
+    leftClaimed: ClaimedDocument[];
+  };
   warnings: string[];
   /** Configuration problems that stopped the run. */
   problems: string[];
   intake: {
-    counts: { labelled: number; planned: number; ready: number; pendingInput: number; errors: number };
+    counts: { labelled: number; planned: number; ready: number; pendingInput: number; skipped: number; errors: number };
     documents: IntakeRecord[];
   };
   /** Per task: how many documents ended in each result, and each document's record. */
@@ -42,21 +54,23 @@ export interface RunReport {
 export function newReport(runId: string, dryRun: boolean): RunReport {
   return {
     runId, dryRun, startedAt: new Date().toISOString(), warnings: [], problems: [],
-    intake: { counts: { labelled: 0, planned: 0, ready: 0, pendingInput: 0, errors: 0 }, documents: [] },
+    intake: { counts: { labelled: 0, planned: 0, ready: 0, pendingInput: 0, skipped: 0, errors: 0 }, documents: [] },
     tasks: {}, plannedCalls: [], exitCode: EXIT.ok,
   };
 }
 
 export function recordIntake(report: RunReport, outcomes: IntakeOutcome[]): void {
-  for (const { plan, error, transient, folderPath } of outcomes) {
-    const result = error !== undefined ? 'error' : report.dryRun ? 'planned' : 'labelled';
-    const status = error === undefined ? String(plan.status['erpTaskStatus:status']) : undefined;
+  for (const { plan, error, transient, folderPath, skipped } of outcomes) {
+    const result = skipped !== undefined ? 'skipped' : error !== undefined ? 'error' : report.dryRun ? 'planned' : 'labelled';
+    const labelled = result === 'planned' || result === 'labelled';
+    const status = labelled ? String(plan.status['erpTaskStatus:status']) : undefined;
     report.intake.documents.push({
       uid: plan.doc.uid, path: plan.doc.path, mapping: plan.entry.path, useCase: plan.useCase, result, status,
-      facets: plan.facets, values: plan.values, folder: folderPath, missing: plan.missing, error, transient,
+      facets: plan.facets, values: plan.values, folder: folderPath, missing: plan.missing, error, transient, skipped,
     });
     const counts = report.intake.counts;
     if (result === 'error') counts.errors++;
+    else if (result === 'skipped') counts.skipped++;
     else {
       counts[result]++;
       if (status === 'READY') counts.ready++;
@@ -74,6 +88,7 @@ export function recordTask(report: RunReport, task: string, records: TaskRecord[
 export function finish(report: RunReport): RunReport {
   report.finishedAt = new Date().toISOString();
   if (report.problems.length > 0) report.exitCode = EXIT.configuration;
+  else if (report.interrupted) report.exitCode = EXIT.interrupted;
   else if (report.intake.counts.errors > 0 || Object.values(report.tasks).some((t) => t.counts.FAILED > 0)) report.exitCode = EXIT.documentsFailed;
   return report;
 }

@@ -22,13 +22,18 @@ export function renderReport(report: RunReport): string {
   if (report.mappingFile) out.push(`mapping file: ${report.mappingFile.path}`);
   for (const problem of report.problems) out.push(`configuration problem: ${problem}`);
   for (const warning of report.warnings) out.push(`warning: ${warning}`);
+  if (report.interrupted) {
+    const { reason, graceExpired, leftClaimed } = report.interrupted;
+    out.push(`interrupted (${reason}): ${graceExpired ? `the grace period ran out; ${leftClaimed.length} document(s) still in flight stay claimed until their claims expire` : 'work under way finished, the rest is left for the next run'}`);
+  }
   const docs = report.intake.documents;
   const c = report.intake.counts;
-  out.push('', `intake: ${report.dryRun ? `${c.planned} to label` : `${c.labelled} labelled`} (${c.ready} ready, ${c.pendingInput} waiting for input), ${c.errors} errors`);
+  const skipped = c.skipped > 0 ? `, ${c.skipped} left to another run` : '';
+  out.push('', `intake: ${report.dryRun ? `${c.planned} to label` : `${c.labelled} labelled`} (${c.ready} ready, ${c.pendingInput} waiting for input)${skipped}, ${c.errors} errors`);
   if (docs.length > 0) {
     out.push(table(
       ['document', 'use case', 'result', 'status', 'folder', 'missing / error'],
-      docs.map((d) => [shortenPath(d.path, 60), d.useCase, d.result, d.status ?? '', d.folder ? shortenPath(d.folder, 40) : '', shorten(d.error ?? d.missing.join(', '), 80)]),
+      docs.map((d) => [shortenPath(d.path, 60), d.useCase, d.result, d.status ?? '', d.folder ? shortenPath(d.folder, 40) : '', shorten(d.error ?? d.skipped ?? d.missing.join(', '), 80)]),
     ));
   }
   if (report.dryRun && docs.some((d) => d.result === 'planned')) {

@@ -1,6 +1,6 @@
 import pLimit from 'p-limit';
 import type { TaskConfig } from '../config/task-schema.js';
-import { AuthenticationError, ConflictError, errorMessage, UncertainError } from '../errors.js';
+import { AuthenticationError, ConflictError, errorMessage, NotSentError, UncertainError } from '../errors.js';
 import type { ErpPort } from '../erp/port.js';
 import type { Logger } from '../log.js';
 import type { RepositoryClient } from '../repository/client.js';
@@ -17,7 +17,8 @@ import type { RestCallConfig, RfcCallConfig } from '../config/call-schema.js';
 import type { RfcRequest } from '../erp/rfc-client.js';
 import type { RestRequest } from '../erp/rest-client.js';
 
-export type TaskResult = 'DONE' | 'RETRY' | 'FAILED' | 'PENDING_INPUT' | 'CLAIMED_ELSEWHERE' | 'PLANNED';
+/** RELEASED: claimed, but the run stopped before its call went out; back to READY. */
+export type TaskResult = 'DONE' | 'RETRY' | 'FAILED' | 'PENDING_INPUT' | 'CLAIMED_ELSEWHERE' | 'PLANNED' | 'RELEASED';
 
 export interface TaskRecord {
   uid: string;
@@ -36,8 +37,14 @@ export interface TaskDeps {
   log: Logger;
   runId: string;
   dryRun: boolean;
+  /** Fires when the run must stop: nothing more is claimed, calls not yet sent are released. */
+  stop: AbortSignal;
+  /** Documents claimed by this run and not settled yet, by uid: what a run cut short leaves claimed. */
+  inFlight: Map<string, ClaimedDocument>;
   now?: () => Date;
 }
+
+export type ClaimedDocument = Pick<TaskRecord, 'uid' | 'path' | 'task'>;
 
 const S = (field: string): string => `erpTaskStatus:${field}`;
 /** A claim given up: written with the outcome, without a changeToken (the claim is ours). */
@@ -47,7 +54,7 @@ const UNCLAIMED = { [S('claimedBy')]: null, [S('claimExpires')]: null };
  * One task over its backlog: re-check readiness, claim (status IN_PROGRESS written with the
  * document's changeToken; a 409 means another run has it), call the ERP per source system,
  * and write DONE, RETRY (with back-off) or FAILED back. Bad ERP credentials stop the task
- * and release its claims instead of failing every document.
+ * and release the claims they refused instead of failing those documents.
  */
 export async function runTask(task: TaskConfig, deps: TaskDeps): Promise<TaskRecord[]> {
   const call = callFor(task);
@@ -59,19 +66,24 @@ export async function runTask(task: TaskConfig, deps: TaskDeps): Promise<TaskRec
   const records: TaskRecord[] = [];
   const now = deps.now ?? (() => new Date());
   const limit = pLimit(task.concurrency);
-  for await (const page of drain(deps.client, taskQuery(task, now()), task.batchSize)) {
+  for await (const page of drain(deps.client, taskQuery(task, now()), task.batchSize, deps.stop)) {
     const claimed = (await Promise.all(page.map((doc) => limit(() => prepare(task, call, doc, deps, records, now()))))).filter((d) => d !== undefined);
-    const groups = bySystem(claimed);
-    for (const [i, [system, docs]] of groups.entries()) {
-      const outcomes = await execute(adapter(system), docs);
-      const refused = outcomes.find((o) => o.error instanceof AuthenticationError);
-      if (refused) {
-        const unsettled = groups.slice(i).flatMap(([, rest]) => rest);
-        await Promise.all(unsettled.map((doc) => limit(() => release(doc, deps))));
-        throw refused.error;
-      }
-      await Promise.all(docs.map((doc, j) => limit(async () => records.push(await settle(task, call, doc, outcomes[j], deps, now())))));
+    let refused: AuthenticationError | undefined;
+    for (const [system, docs] of bySystem(claimed)) {
+      const outcomes = execute(adapter(system), docs);
+      await Promise.all(docs.map(async (doc, j) => {
+        const outcome = await outcomes[j];
+        if (outcome.error instanceof AuthenticationError) {
+          refused = outcome.error;
+          await limit(() => release(doc, deps));
+        } else {
+          records.push(await limit(() => settle(task, call, doc, outcome, deps, now())));
+        }
+        deps.inFlight.delete(doc.uid);
+      }));
     }
+    // Refused credentials stop the task once its claimed documents are settled or released.
+    if (refused) throw refused;
   }
   return records;
 }
@@ -101,12 +113,15 @@ async function prepare(task: TaskConfig, call: RfcCallConfig | RestCallConfig, d
     records.push({ ...base, result: 'PENDING_INPUT', message });
     return undefined;
   }
+  if (deps.stop.aborted) return undefined;
   try {
     if (doc.properties[S('status')] === 'IN_PROGRESS' && !safeToRepeat(call)) return await abandon(task, doc, deps, records);
-    return await deps.writer.update(doc, {
+    const claimed = await deps.writer.update(doc, {
       [S('status')]: 'IN_PROGRESS', [S('task')]: task.name, [S('claimedBy')]: deps.runId,
       [S('claimExpires')]: new Date(at.getTime() + task.claimTimeoutMs).toISOString(), [S('lastAttempt')]: at.toISOString(),
     });
+    deps.inFlight.set(doc.uid, base);
+    return claimed;
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
     records.push({ ...base, result: 'CLAIMED_ELSEWHERE' });
@@ -135,6 +150,10 @@ async function abandon(task: TaskConfig, doc: RepositoryDocument, deps: TaskDeps
 async function settle(task: TaskConfig, call: RfcCallConfig | RestCallConfig, doc: RepositoryDocument, outcome: CallOutcome, deps: TaskDeps, at: Date): Promise<TaskRecord> {
   const base = { uid: doc.uid, path: doc.path, task: task.name };
   const unclaimed = { ...doc, changeToken: null };
+  if (outcome.error instanceof NotSentError) {
+    await release(doc, deps);
+    return { ...base, result: 'RELEASED', message: outcome.error.message };
+  }
   if (outcome.error === undefined) {
     if (deps.dryRun) return { ...base, result: 'PLANNED', reference: outcome.reference };
     await deps.writer.update(unclaimed, { ...UNCLAIMED, [S('status')]: 'DONE', [S('message')]: outcome.message ?? null, [S('erpReference')]: outcome.reference, [S('nextAttempt')]: null });

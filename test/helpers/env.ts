@@ -6,7 +6,7 @@ import { configLocation, loadConfig, type Config } from '../../src/config/load.j
 import { createLogger } from '../../src/log.js';
 import { RepositoryClient } from '../../src/repository/client.js';
 import { setUpRepository, uploadFile, writeDemoConfig } from '../../src/sandbox/demo.js';
-import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
+import { RepositorySandbox, type RepositorySandboxOptions } from '../../src/sandbox/repository/server.js';
 import { ErpSandbox } from '../../src/sandbox/erp/server.js';
 import { runJob } from '../../src/run.js';
 
@@ -28,8 +28,8 @@ export interface Env {
 }
 
 /** A sandbox over real HTTP, set up as the demo does, with a config folder pointing at it. */
-export async function sandboxEnv(t: Test, options: { mapping?: string; storage?: Record<string, string> } = {}): Promise<Env> {
-  const sandbox = new RepositorySandbox();
+export async function sandboxEnv(t: Test, options: { mapping?: string; storage?: Record<string, string>; users?: RepositorySandboxOptions['users'] } = {}): Promise<Env> {
+  const sandbox = new RepositorySandbox({ users: options.users });
   const baseUrl = await sandbox.start();
   t.teardown(() => sandbox.stop());
   const erp = new ErpSandbox();
@@ -40,7 +40,10 @@ export async function sandboxEnv(t: Test, options: { mapping?: string; storage?:
   const configDir = writeDemoConfig(dir, baseUrl, erpUrl);
   const storagePath = join(configDir, 'storage.yaml');
   let storage = readFileSync(storagePath, 'utf8').replace('retryDelayMs: 1000', 'retryDelayMs: 10');
-  for (const [key, value] of Object.entries(options.storage ?? {})) storage = storage.replace(new RegExp(`^${key}: .*$`, 'm'), `${key}: ${value}`);
+  for (const [key, value] of Object.entries(options.storage ?? {})) {
+    const line = new RegExp(`^${key}: .*$`, 'm');
+    storage = line.test(storage) ? storage.replace(line, `${key}: ${value}`) : `${storage}${key}: ${value}\n`;
+  }
   writeFileSync(storagePath, storage);
   const location = configLocation({ config: configDir });
   const config = loadConfig(location);

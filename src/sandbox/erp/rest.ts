@@ -24,7 +24,8 @@ const literal = (value: string | null): string => (value ?? '').replace(/^'(.*)'
  * `X-CSRF-Token: Required`. `expireSessions()` forgets them all, as a Gateway restart would.
  */
 export class CsrfSessions {
-  private readonly sessions = new Map<string, string>();
+  /** Session cookie → CSRF token; readable so tests can check that neither leaks. */
+  readonly sessions = new Map<string, string>();
 
   expireSessions(): void {
     this.sessions.clear();

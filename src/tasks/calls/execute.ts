@@ -86,11 +86,16 @@ async function batch(adapter: CallAdapter, items: MappedDocument[]): Promise<Cal
   return items.map((item) => done(adapter, item.values, answer));
 }
 
+/** One promise per document for the answer of a call they share. */
+const spread = (all: Promise<CallOutcome[]>, n: number): Array<Promise<CallOutcome>> => Array.from({ length: n }, (_, i) => all.then((outcomes) => outcomes[i]));
+
 /**
- * A task's call over its claimed documents of one ERP system, one outcome per document in order.
- * Values are mapped and checked first: a value that does not fit never reaches SAP.
+ * A task's call over its claimed documents of one ERP system: one outcome per document, in
+ * order, each settling as soon as its own call does (so a stopping run releases documents
+ * whose calls were refused without waiting for the calls under way). Values are mapped and
+ * checked first: a value that does not fit never reaches SAP.
  */
-export async function execute(adapter: CallAdapter, docs: RepositoryDocument[]): Promise<CallOutcome[]> {
+export function execute(adapter: CallAdapter, docs: RepositoryDocument[]): Array<Promise<CallOutcome>> {
   const mapped = docs.map((doc) => {
     try {
       return { doc, values: mapValues(adapter.config.parameters, doc) };
@@ -99,7 +104,7 @@ export async function execute(adapter: CallAdapter, docs: RepositoryDocument[]):
     }
   });
   const valid = mapped.filter((m): m is MappedDocument & { error?: undefined } => m.error === undefined);
-  const outcomes = batches(adapter.config.parameters) && valid.length > 0 ? await batch(adapter, valid) : await Promise.all(valid.map((item) => single(adapter, item)));
-  const byDoc = new Map(valid.map((item, i) => [item.doc, outcomes[i]]));
-  return mapped.map((m) => (m.error === undefined ? (byDoc.get(m.doc) as CallOutcome) : { error: m.error }));
+  const pending = batches(adapter.config.parameters) && valid.length > 0 ? spread(batch(adapter, valid), valid.length) : valid.map((item) => single(adapter, item));
+  const byDoc = new Map(valid.map((item, i) => [item.doc, pending[i]]));
+  return mapped.map((m) => (m.error === undefined ? (byDoc.get(m.doc) as Promise<CallOutcome>) : Promise.resolve({ error: m.error })));
 }

@@ -1,0 +1,126 @@
+import { EXIT, type RunReport } from './report.js';
+
+/** Rows listed per section; the JSON report has them all. */
+export const MAX_ROWS = 1000;
+
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+/** Every value on the page comes from documents or servers: all of it is escaped. */
+const esc = (value: unknown): string => String(value).replace(/[&<>"']/g, (c) => ENTITIES[c]);
+
+const EXIT_MEANING: Record<number, string> = {
+  [EXIT.ok]: 'success',
+  [EXIT.documentsFailed]: 'some documents failed',
+  [EXIT.configuration]: 'configuration error',
+  [EXIT.interrupted]: 'interrupted',
+};
+
+interface Row {
+  phase: string;
+  uid: string;
+  path: string;
+  result: string;
+  reason: string;
+}
+
+/** Web UI's address of a document; the repository's base URL comes from storage.yaml. */
+function documentLink(report: RunReport, row: Row): string {
+  const label = esc(row.path);
+  if (report.repositoryUrl === undefined) return label;
+  return `<a href="${esc(`${report.repositoryUrl}/ui/#!/doc/${encodeURIComponent(row.uid)}`)}">${label}</a>`;
+}
+
+function table(headers: string[], rows: string[][]): string {
+  const head = headers.map((h) => `<th>${esc(h)}</th>`).join('');
+  const body = rows.map((cells) => `<tr>${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('\n');
+  return `<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
+}
+
+function documentSection(report: RunReport, title: string, rows: Row[]): string {
+  if (rows.length === 0) return '';
+  const shown = rows.slice(0, MAX_ROWS).map((r) => [esc(r.phase), documentLink(report, r), esc(r.result), esc(r.reason)]);
+  const more = rows.length > MAX_ROWS ? `<p>… and ${rows.length - MAX_ROWS} more: see the JSON report (--report).</p>` : '';
+  return `<h2>${esc(title)} (${rows.length})</h2>\n${table(['phase', 'document', 'result', 'reason'], shown)}\n${more}`;
+}
+
+function totals(report: RunReport): string {
+  const c = report.intake.counts;
+  const rows: string[][] = [
+    ['intake', report.dryRun ? 'to label' : 'labelled', String(report.dryRun ? c.planned : c.labelled)],
+    ['intake', 'ready', String(c.ready)],
+    ['intake', 'waiting for input', String(c.pendingInput)],
+    ['intake', 'labelled by another run', String(c.skipped)],
+    ['intake', 'errors', String(c.errors)],
+  ];
+  for (const [name, task] of Object.entries(report.tasks)) {
+    const counts = Object.entries(task.counts);
+    if (counts.length === 0) rows.push([`task ${name}`, 'nothing to do', '0']);
+    for (const [result, n] of counts) rows.push([`task ${name}`, result, String(n)]);
+  }
+  return table(['phase', 'result', 'documents'], rows.map((r) => r.map(esc)));
+}
+
+/** The failed documents, then the waiting ones (for input, for a retry, or left claimed by a cut-short run). */
+function attention(report: RunReport): { failed: Row[]; waiting: Row[] } {
+  const failed: Row[] = [];
+  const waiting: Row[] = [];
+  for (const d of report.intake.documents) {
+    if (d.result === 'error') failed.push({ phase: 'intake', uid: d.uid, path: d.path, result: 'error', reason: String(d.error) });
+    else if (d.status === 'PENDING_INPUT') waiting.push({ phase: 'intake', uid: d.uid, path: d.path, result: 'PENDING_INPUT', reason: `waiting for ${d.missing.join(', ')}` });
+  }
+  for (const [name, task] of Object.entries(report.tasks)) {
+    for (const d of task.documents) {
+      const row = { phase: `task ${name}`, uid: d.uid, path: d.path, result: d.result, reason: d.message ?? '' };
+      if (d.result === 'FAILED') failed.push(row);
+      else if (d.result === 'PENDING_INPUT' || d.result === 'RETRY' || d.result === 'RELEASED') waiting.push(row);
+    }
+  }
+  for (const d of report.interrupted?.leftClaimed ?? []) {
+    waiting.push({ phase: `task ${d.task}`, uid: d.uid, path: d.path, result: 'IN_PROGRESS', reason: 'still in flight when the run ended; a later run takes it over once its claim expires' });
+  }
+  return { failed, waiting };
+}
+
+const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}.bad{color:#a00}.warn{color:#a60}.ok{color:#070}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dd{margin:0}`;
+
+/** The run report as one self-contained HTML page: no scripts, no external style sheets or images. */
+export function renderHtml(report: RunReport): string {
+  const meaning = EXIT_MEANING[report.exitCode];
+  const status = report.exitCode === EXIT.ok ? 'ok' : report.exitCode === EXIT.interrupted ? 'warn' : 'bad';
+  const facts: Array<[string, string]> = [
+    ['run', esc(report.runId)],
+    ['mode', report.dryRun ? 'dry run: nothing was written' : 'live'],
+    ['started', esc(report.startedAt)],
+    ['finished', esc(report.finishedAt)],
+    ['exit code', `<span class="${status}">${report.exitCode} (${esc(meaning)})</span>`],
+  ];
+  if (report.mappingFile) facts.push(['mapping file', esc(report.mappingFile.path)]);
+  if (report.interrupted) {
+    const grace = report.interrupted.graceExpired ? 'the grace period ran out with work in flight' : 'in-flight work finished';
+    facts.push(['interrupted', esc(`${report.interrupted.reason}: ${grace}`)]);
+  }
+  const notes = [
+    ...report.problems.map((p) => `<li class="bad">configuration problem: ${esc(p)}</li>`),
+    ...report.warnings.map((w) => `<li class="warn">warning: ${esc(w)}</li>`),
+  ];
+  const { failed, waiting } = attention(report);
+  const planned = report.plannedCalls.length > 0
+    ? `<h2>ERP calls that would be made (${report.plannedCalls.length})</h2>\n${table(['system', 'call', 'parameters'], report.plannedCalls.slice(0, MAX_ROWS).map((c) => [esc(c.system), esc(c.call), `<code>${esc(JSON.stringify(c.params))}</code>`]))}`
+    : '';
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>connect2erp run ${esc(report.runId)}</title>
+<style>${STYLE}</style></head>
+<body>
+<h1>connect2erp run report</h1>
+<dl>${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl>
+${notes.length > 0 ? `<ul>${notes.join('')}</ul>` : ''}
+<h2>Totals</h2>
+${totals(report)}
+${documentSection(report, 'Failed documents', failed)}
+${documentSection(report, 'Waiting documents', waiting)}
+${planned}
+</body></html>
+`;
+}

@@ -1,0 +1,62 @@
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { NotSentError } from './errors.js';
+
+/** A signal that never fires: the default for code run without a stop controller. */
+export const NEVER = new AbortController().signal;
+
+const notSent = (stop: AbortSignal, what: string): NotSentError =>
+  new NotSentError(`${what}: not sent, the run is stopping (${String(stop.reason)})`, { target: what });
+
+/**
+ * A concurrency limit for calls to the ERP. Once the run stops, calls still waiting for
+ * their turn are refused at once with a NotSentError (they never leave, so their documents
+ * can be released within the grace period); calls under way go on.
+ */
+export class StoppableLimit {
+  private readonly limit: LimitFunction;
+  private readonly waiting = new Set<() => void>();
+
+  constructor(concurrency: number, private readonly stop: AbortSignal) {
+    this.limit = pLimit(concurrency);
+    stop.addEventListener('abort', () => {
+      for (const refuse of this.waiting) refuse();
+      this.waiting.clear();
+    }, { once: true });
+  }
+
+  run<T>(what: string, work: () => Promise<T>): Promise<T> {
+    if (this.stop.aborted) return Promise.reject(notSent(this.stop, what));
+    return new Promise<T>((resolve, reject) => {
+      const refuse = (): void => reject(notSent(this.stop, what));
+      this.waiting.add(refuse);
+      void this.limit(async () => {
+        // Refused while it waited: its turn comes, but it is never sent.
+        if (!this.waiting.delete(refuse)) return;
+        await work().then(resolve, reject);
+      });
+    });
+  }
+}
+
+/**
+ * The work's end, or — once a stop is requested — at most `graceMs` more of it. Resolves
+ * true when the work finished, false when the grace period ran out first; the work's own
+ * error is thrown when it ends in time.
+ */
+export async function withinGrace(work: Promise<unknown>, stop: AbortSignal, graceMs: number): Promise<boolean> {
+  const finished = new AbortController();
+  const graceOver = (async () => {
+    if (!stop.aborted) await once(stop, 'abort', { signal: finished.signal });
+    await sleep(graceMs, undefined, { signal: finished.signal });
+    return false as const;
+  })().catch(() => false as const); // cancelled because the work ended first
+  try {
+    return await Promise.race([work.then(() => true as const), graceOver]);
+  } finally {
+    finished.abort();
+    // Work abandoned after the grace period may still fail; the run has already reported it.
+    work.catch(() => undefined);
+  }
+}

@@ -1,0 +1,181 @@
+import t from 'tap';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { Cron } from 'croner';
+import { sandboxEnv } from './helpers/env.js';
+import { PROJECT } from './helpers/run-cli.js';
+import { loadCrontab } from '../src/config/crontab.js';
+import { parseDuration } from '../src/config/duration.js';
+import { configLocation, loadConfig } from '../src/config/load.js';
+import { DEFAULT_GRACE_MS } from '../src/run.js';
+
+/** The Dockerfile and the Kubernetes manifests, read and checked against the project; the image's build steps run for real. */
+t.setTimeout(240_000);
+
+interface Instruction { keyword: string; args: string }
+interface Stage { image: string; name?: string; instructions: Instruction[] }
+
+const execFileAsync = promisify(execFile);
+
+/** Dockerfile instructions per stage; continuation lines joined, comments dropped. */
+function parseDockerfile(text: string): Stage[] {
+  const stages: Stage[] = [];
+  const lines = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  for (const line of lines) {
+    const [keyword, ...rest] = line.split(/\s+/);
+    const args = rest.join(' ');
+    if (keyword === 'FROM') {
+      const [image, as, name] = rest;
+      stages.push({ image, name: as?.toUpperCase() === 'AS' ? name : undefined, instructions: [] });
+    } else stages.at(-1)?.instructions.push({ keyword, args });
+  }
+  return stages;
+}
+
+const stages = parseDockerfile(readFileSync(join(PROJECT, 'Dockerfile'), 'utf8'));
+const [build, runtime] = stages;
+const all = (stage: Stage, keyword: string) => stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
+const env = (stage: Stage) => Object.fromEntries(all(stage, 'ENV').flatMap((a) => a.split(/\s+/).map((kv) => kv.split('=') as [string, string])));
+
+t.test('Dockerfile: two stages, production dependencies only, non-root, entrypoint connect2erp', async (t) => {
+  t.equal(stages.length, 2);
+  t.equal(build.name, 'build', 'a build stage…');
+  t.equal(runtime.name, undefined, '…and the runtime stage last');
+  for (const stage of stages) t.match(stage.image, /^node:20-/, 'Node.js 20, as package.json engines says');
+  t.ok(all(runtime, 'RUN').some((r) => r.includes('npm ci --omit=dev')), 'the runtime stage installs production dependencies only');
+  t.same(all(runtime, 'COPY').filter((c) => c.startsWith('--from')), ['--from=build /app/dist ./dist'], 'only the compiled code comes from the build stage');
+  const user = all(runtime, 'USER').at(-1) as string;
+  t.match(user, /^[1-9]\d*(:\d+)?$/, 'a numeric non-root user, which Kubernetes runAsNonRoot can check');
+  t.same(JSON.parse(all(runtime, 'ENTRYPOINT')[0]), ['node', '/app/bin/connect2erp.js'], 'docker run IMAGE <command> runs connect2erp <command>');
+  t.same(JSON.parse(all(runtime, 'CMD')[0]), ['run']);
+  t.match(env(runtime), { NODE_ENV: 'production', CONNECT2ERP_CONFIG: '/app/config', CONNECT2ERP_JOBS: '/app/jobs', CONNECT2ERP_CRONTAB: '/app/crontab' }, 'configuration, jobs and crontab are mount points');
+  for (const stage of stages) {
+    for (const copy of all(stage, 'COPY').filter((c) => !c.startsWith('--from'))) {
+      for (const source of copy.split(/\s+/).slice(0, -1)) t.ok(existsSync(join(PROJECT, source)), `${source} exists`);
+    }
+  }
+  const ignored = readFileSync(join(PROJECT, '.dockerignore'), 'utf8').split('\n');
+  t.ok(['node_modules', 'dist', '.git'].every((p) => ignored.includes(p)), 'local node_modules, dist and .git stay out of the build context');
+});
+
+/** Run the stages' instructions in folders standing for their file systems: WORKDIR /app is `<stage>/app`. */
+function buildLocally(root: string): string {
+  const dirs = new Map<string, string>();
+  stages.forEach((stage, i) => {
+    const fsRoot = join(root, stage.name ?? `stage${i}`);
+    let workdir = fsRoot;
+    const environment: Record<string, string> = { ...process.env as Record<string, string>, npm_config_update_notifier: 'false' };
+    // The runtime stage ends with `npm cache clean --force`: it must clean a cache of its own, not this machine's.
+    if (stage === runtime) environment.npm_config_cache = join(root, 'npm-cache');
+    for (const { keyword, args } of stage.instructions) {
+      if (keyword === 'WORKDIR') {
+        workdir = join(fsRoot, args);
+        mkdirSync(workdir, { recursive: true });
+      } else if (keyword === 'ENV') Object.assign(environment, env({ ...stage, instructions: [{ keyword, args }] }));
+      else if (keyword === 'COPY') {
+        const words = args.split(/\s+/);
+        const from = words[0].startsWith('--from=') ? dirs.get(words.shift()!.slice('--from='.length)) : undefined;
+        const target = words.pop()!;
+        const dest = join(workdir, target);
+        // As Docker does: several sources, or a target ending in "/", go into that folder; otherwise the target is the copy.
+        const into = words.length > 1 || target.endsWith('/');
+        for (const source of words) {
+          const path = from === undefined ? join(PROJECT, source) : join(from, source);
+          cpSync(path, into ? join(dest, source.split('/').at(-1)!) : dest, { recursive: true });
+        }
+      } else if (keyword === 'RUN') execFileSync('sh', ['-c', args], { cwd: workdir, env: environment, stdio: 'pipe' });
+    }
+    if (stage.name) dirs.set(stage.name, fsRoot);
+  });
+  return join(root, 'stage1', 'app');
+}
+
+function listing(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true }).map((e) => `${join(e.parentPath, e.name)} ${statSync(join(e.parentPath, e.name)).mtimeMs}`).sort();
+}
+
+t.test('the image builds: its stages\' commands succeed in a clean folder, and the result runs a dry run writing nothing to its own files', async (t) => {
+  const app = buildLocally(t.testdir());
+  t.ok(existsSync(join(app, 'dist', 'cli.js')), 'compiled code from the build stage');
+  const modules = readdirSync(join(app, 'node_modules'));
+  t.ok(modules.includes('got') && modules.includes('winston'), 'production dependencies are installed');
+  t.notOk(['tap', 'typescript', join('@types', 'node'), 'nuxeo'].some((m) => existsSync(join(app, 'node_modules', m))), 'dev dependencies are not');
+  t.notOk(existsSync(join(app, 'src')) || existsSync(join(app, 'test')), 'no sources or tests in the image');
+
+  const sandbox = await sandboxEnv(t);
+  await sandbox.upload('ERP/Workflow', 'approval.pdf');
+  const before = listing(app);
+  // Asynchronous: the sandbox answering it lives in this process.
+  const node = async (args: string[]) => {
+    try {
+      const { stdout, stderr } = await execFileAsync(process.execPath, [join(app, 'bin', 'connect2erp.js'), ...args], { cwd: app, env: { ...process.env, NODE_ENV: 'production', NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' } });
+      return { code: 0, out: stdout + stderr };
+    } catch (error) {
+      const failed = error as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, out: failed.stdout + failed.stderr };
+    }
+  };
+  const validate = await node(['validate', '--config', join(app, 'config')]);
+  t.equal(validate.code, 0, validate.out);
+  t.match(validate.out, '3 task(s), 1 ERP system(s), 3 schedule(s)', 'the image\'s crontab is beside its configuration');
+  const dry = await node(['run', '--dry-run', '--config', sandbox.location.configDir, '--jobs', join(app, 'jobs')]);
+  t.equal(dry.code, 0, dry.out);
+  t.match(dry.out, /dry run: nothing was written[\s\S]*approval\.pdf\s+workflow\s+planned\s+READY[\s\S]*values that would be written:/, 'the dry-run report');
+  t.same(listing(app), before, 'nothing in the image\'s own folder was created or changed: a read-only root file system is fine');
+});
+
+const manifests = parseAllDocuments(readFileSync(join(PROJECT, 'deploy', 'kubernetes', 'cronjobs.yaml'), 'utf8')).map((d) => d.toJS() as Record<string, any>);
+const project = loadConfig(configLocation({ config: join(PROJECT, 'config') }));
+const crontab = loadCrontab(join(PROJECT, 'crontab'), project.tasks, 'jobs');
+
+t.test('Kubernetes: one CronJob per task, on its crontab line with its arguments, bounded in time and resources', async (t) => {
+  const version = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version as string;
+  t.same(manifests.map((m) => m.metadata.name).sort(), project.tasks.filter((task) => task.enabled).map((task) => `connect2erp-${task.name}`).sort(), 'a CronJob for every enabled task in jobs/');
+  for (const cronJob of manifests) {
+    const name = cronJob.metadata.name as string;
+    const spec = cronJob.spec;
+    const job = spec.jobTemplate.spec;
+    const pod = job.template.spec;
+    const [container] = pod.containers;
+    const line = crontab.find((e) => `connect2erp-${e.task}` === name);
+    t.equal(cronJob.apiVersion, 'batch/v1', name);
+    t.equal(cronJob.kind, 'CronJob');
+    t.equal(spec.schedule, line?.schedule, `${name}: the schedule of its crontab line`);
+    t.same(container.args, line?.args, `${name}: the arguments of its crontab line`);
+    t.equal(spec.concurrencyPolicy, 'Forbid', `${name}: never overlaps itself`);
+    t.equal(job.backoffLimit, 0, `${name}: failed documents wait for the next run's back-off, the pod is not re-run`);
+    t.equal(pod.restartPolicy, 'Never');
+    const maxDuration = parseDuration(container.args[container.args.indexOf('--max-duration') + 1]) as number;
+    const [next, after] = new Cron(spec.schedule, { paused: true }).nextRuns(2);
+    const interval = after.getTime() - next.getTime();
+    t.ok(maxDuration + DEFAULT_GRACE_MS <= job.activeDeadlineSeconds * 1000, `${name}: --max-duration and the grace period end before the deadline`);
+    t.ok(job.activeDeadlineSeconds * 1000 <= interval, `${name}: the deadline comes before the next scheduled run`);
+    t.ok(pod.terminationGracePeriodSeconds * 1000 > DEFAULT_GRACE_MS, `${name}: Kubernetes waits longer than the grace period before SIGKILL`);
+    t.equal(container.image, `connect2erp:${version}`, `${name}: the image of this version`);
+    t.ok(container.resources.requests.cpu && container.resources.requests.memory && container.resources.limits.memory, `${name}: resource requests and a memory limit`);
+    t.match(container.securityContext, { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false }, `${name}: read-only root file system`);
+    t.match(pod.securityContext, { runAsNonRoot: true }, `${name}: non-root`);
+    const volumes = Object.fromEntries(pod.volumes.map((v: any) => [v.name, v]));
+    const mounts = Object.fromEntries(container.volumeMounts.map((m: any) => [m.mountPath, volumes[m.name]]));
+    t.equal(mounts['/app/config']?.configMap?.name, 'connect2erp-config', `${name}: configuration from a ConfigMap`);
+    t.equal(mounts['/app/jobs']?.configMap?.name, 'connect2erp-jobs', `${name}: jobs from a ConfigMap`);
+    t.ok(mounts['/tmp']?.emptyDir, `${name}: a writable /tmp for reports`);
+    t.same(container.envFrom, [{ secretRef: { name: 'connect2erp-secrets' } }], `${name}: secrets from a Secret, as environment variables`);
+  }
+});
+
+t.test('Kubernetes: the Secret the manifests name carries every variable the configuration refers to', async (t) => {
+  const references = new Set<string>();
+  for (const file of ['storage.yaml', 'erpHttp.yaml']) {
+    for (const match of readFileSync(join(PROJECT, 'config', file), 'utf8').matchAll(/\$\{env:([A-Z_]+)\}/g)) references.add(match[1]);
+  }
+  const header = readFileSync(join(PROJECT, 'deploy', 'kubernetes', 'cronjobs.yaml'), 'utf8');
+  const secretLine = header.split('\n').find((l) => l.includes('kubectl create secret generic connect2erp-secrets')) ?? '';
+  t.same([...references].sort(), ['NUXEO_PASSWORD', 'SAP_PASSWORD']);
+  for (const name of references) t.match(secretLine, `--from-literal=${name}=`, `${name} is in the Secret`);
+  const readme = readFileSync(join(PROJECT, 'README.md'), 'utf8');
+  for (const name of references) t.match(readme, `--from-literal=${name}=`, `and in the README's instructions`);
+});
