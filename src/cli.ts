@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { configLocation, loadConfig, selectTasks } from './config/load.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { createLogger } from './log.js';
-import { EXIT } from './report/report.js';
+import { EXIT, EXIT_MEANING } from './report/report.js';
 import { runCommand } from './commands/run.js';
 import { scheduleCommand } from './commands/schedule.js';
 import { crontabLocation, loadCrontab } from './config/crontab.js';
@@ -40,7 +40,7 @@ common options:
   --jobs DIR                     task folder (default: $CONNECT2ERP_JOBS or the jobs folder beside the configuration)
   --crontab FILE                 schedules (default: $CONNECT2ERP_CRONTAB or the crontab file beside the configuration)
 
-exit codes: 0 success, 1 some documents failed, 2 configuration error, 3 interrupted`;
+exit codes: ${Object.entries(EXIT_MEANING).map(([code, meaning]) => `${code} ${meaning}`).join(', ')}`;
 
 const OPTIONS = {
   config: { type: 'string' },

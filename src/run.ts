@@ -51,15 +51,17 @@ function erpPorts(systems: ErpSystemConfig[], dryRun: boolean, planned: PlannedC
 export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunReport> {
   const report = newReport(randomUUID(), options.dryRun);
   const log = baseLog.child({ runId: report.runId });
+  // A signal of the run's own when none is given: the ERP clients listen on it for the run's lifetime.
   const stop = options.stop ?? new AbortController().signal;
+  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   const inFlight = new Map<string, ClaimedDocument>();
   const onStop = (): void => {
-    log.warn('run stopping', { reason: String(stop.reason), graceMs: options.graceMs ?? DEFAULT_GRACE_MS });
+    log.warn('run stopping', { reason: String(stop.reason), graceMs });
   };
   stop.addEventListener('abort', onStop, { once: true });
   log.info('run started', { dryRun: options.dryRun });
   try {
-    const finished = await withinGrace(work(options, report, log, stop, inFlight), stop, options.graceMs ?? DEFAULT_GRACE_MS);
+    const finished = await withinGrace(work(options, report, log, stop, inFlight), stop, graceMs);
     if (stop.aborted) report.interrupted = { reason: String(stop.reason), graceExpired: !finished, leftClaimed: [...inFlight.values()] };
   } catch (error) {
     if (error instanceof ConfigError) report.problems.push(...error.problems.map(formatProblem));

@@ -5,6 +5,7 @@ import type { RepositoryWriter } from '../repository/writer.js';
 import { nxqlString } from '../nxql/literal.js';
 import type { Logger } from '../log.js';
 import { STATUS_FACET, type DocumentPlan } from './plan.js';
+import { claim, CLAIM_EXPIRES, CLAIMED_BY } from '../tasks/claim.js';
 
 export interface IntakeOutcome {
   plan: DocumentPlan;
@@ -25,8 +26,6 @@ export interface IntakeDeps {
   /** How long an intake claim holds (storage.yaml `intakeClaimTimeoutMs`). */
   claimTimeoutMs: number;
 }
-const CLAIMED_BY = 'erpTaskStatus:claimedBy';
-const CLAIM_EXPIRES = 'erpTaskStatus:claimExpires';
 const CHANGED_FIRST = 'changed by another run or a user while being labelled; the next run looks at it again if it is still unlabelled';
 
 /**
@@ -108,7 +107,7 @@ async function claimForFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<Rep
   if (elsewhere !== undefined) return elsewhere;
   await deps.writer.addFacet([plan.doc.uid], STATUS_FACET);
   try {
-    return await deps.writer.update(plan.doc, { [CLAIMED_BY]: deps.runId, [CLAIM_EXPIRES]: new Date(at.getTime() + deps.claimTimeoutMs).toISOString() });
+    return await deps.writer.update(plan.doc, claim(deps.runId, at, deps.claimTimeoutMs));
   } catch (error) {
     if (error instanceof ConflictError) return CHANGED_FIRST;
     throw error;

@@ -2,6 +2,7 @@ import type { UseCase } from '../config/task-schema.js';
 import { nxqlString } from '../nxql/literal.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import { missingValues } from '../tasks/readiness.js';
+import { UNCLAIMED } from '../tasks/claim.js';
 import { HTTP_CONTENT_FACET, useCaseOf, type MappingEntry } from './mapping-schema.js';
 import { resolveValue } from './substitute.js';
 
@@ -59,8 +60,7 @@ export function planDocument(entry: MappingEntry, doc: RepositoryDocument): Docu
       'erpTaskStatus:message': missing.length === 0 ? null : `waiting for ${missing.join(', ')}`,
       'erpTaskStatus:attempts': 0,
       // The intake claim a folder needs (apply.ts) ends with the labelling.
-      'erpTaskStatus:claimedBy': null,
-      'erpTaskStatus:claimExpires': null,
+      ...UNCLAIMED,
     },
     folder: entry.createParentALFolder ? { name: folderName(doc), title: doc.title } : undefined,
   };

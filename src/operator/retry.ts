@@ -7,10 +7,11 @@ import { drain } from '../repository/pager.js';
 import type { RepositoryWriter } from '../repository/writer.js';
 import { statusQuery } from '../tasks/query.js';
 import { USE_CASE_FACETS } from '../tasks/readiness.js';
+import { UNCLAIMED } from '../tasks/claim.js';
 
 const RESET = {
   'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0, 'erpTaskStatus:message': null,
-  'erpTaskStatus:nextAttempt': null, 'erpTaskStatus:claimedBy': null, 'erpTaskStatus:claimExpires': null,
+  'erpTaskStatus:nextAttempt': null, ...UNCLAIMED,
 };
 
 export interface RetryOptions {

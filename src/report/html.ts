@@ -1,4 +1,4 @@
-import { EXIT, type RunReport } from './report.js';
+import { EXIT, EXIT_MEANING, type RunReport } from './report.js';
 
 /** Rows listed per section; the JSON report has them all. */
 export const MAX_ROWS = 1000;
@@ -6,13 +6,6 @@ export const MAX_ROWS = 1000;
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 /** Every value on the page comes from documents or servers: all of it is escaped. */
 const esc = (value: unknown): string => String(value).replace(/[&<>"']/g, (c) => ENTITIES[c]);
-
-const EXIT_MEANING: Record<number, string> = {
-  [EXIT.ok]: 'success',
-  [EXIT.documentsFailed]: 'some documents failed',
-  [EXIT.configuration]: 'configuration error',
-  [EXIT.interrupted]: 'interrupted',
-};
 
 interface Row {
   phase: string;

@@ -30,37 +30,37 @@ function spawnRun(args: string[]): ChildProcess {
  * line): a task never overlaps itself.
  */
 export function startScheduler(options: ScheduleOptions): Scheduler {
-  const busy = new Set<string>();
-  const running = new Set<ChildProcess>();
+  /** The runs under way and the tasks each one runs. */
+  const running = new Map<ChildProcess, string[]>();
   const { log } = options;
+  const busy = (tasks: string[]): boolean => [...running.values()].some((names) => names.some((name) => tasks.includes(name)));
 
   const tick = async (entry: CrontabEntry): Promise<void> => {
     const tasks = entry.task === undefined ? options.taskNames : [entry.task];
     const fields = { line: entry.line, tasks };
-    if (tasks.some((name) => busy.has(name))) {
+    if (busy(tasks)) {
       log.warn('scheduled run skipped: the task is still running', fields);
       return;
     }
-    for (const name of tasks) busy.add(name);
     const started = Date.now();
     const child = spawnRun([...entry.args, '--config', options.location.configDir, '--jobs', options.location.jobsDir]);
-    running.add(child);
+    running.set(child, tasks);
     log.info('scheduled run started', { ...fields, pid: child.pid });
     const [exitCode, signal] = (await once(child, 'exit')) as [number | null, string | null];
     running.delete(child);
-    for (const name of tasks) busy.delete(name);
     log.info('scheduled run finished', { ...fields, pid: child.pid, exitCode, signal, durationMs: Date.now() - started });
   };
 
-  const crons = options.entries.map((entry) => new Cron(entry.schedule, { name: `line ${entry.line}` }, () => tick(entry)));
-  for (const [i, cron] of crons.entries()) {
-    log.info('schedule loaded', { line: options.entries[i].line, schedule: options.entries[i].schedule, args: options.entries[i].args, nextRun: cron.nextRun()?.toISOString() });
-  }
+  const crons = options.entries.map((entry) => {
+    const cron = new Cron(entry.schedule, { name: `line ${entry.line}` }, () => tick(entry));
+    log.info('schedule loaded', { line: entry.line, schedule: entry.schedule, args: entry.args, nextRun: cron.nextRun()?.toISOString() });
+    return cron;
+  });
   return {
     async stop() {
       for (const cron of crons) cron.stop();
-      const ending = [...running].map((child) => once(child, 'exit'));
-      for (const child of running) child.kill('SIGTERM');
+      const ending = [...running.keys()].map((child) => once(child, 'exit'));
+      for (const child of running.keys()) child.kill('SIGTERM');
       await Promise.all(ending);
     },
   };

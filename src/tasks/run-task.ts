@@ -13,6 +13,7 @@ import { execute, type CallAdapter, type CallOutcome } from './calls/execute.js'
 import { restCall } from './calls/rest-call.js';
 import { rfcCall } from './calls/rfc-call.js';
 import { callFor } from './templates.js';
+import { claim, CLAIMED_BY, UNCLAIMED } from './claim.js';
 import type { RestCallConfig, RfcCallConfig } from '../config/call-schema.js';
 import type { RfcRequest } from '../erp/rfc-client.js';
 import type { RestRequest } from '../erp/rest-client.js';
@@ -47,8 +48,6 @@ export interface TaskDeps {
 export type ClaimedDocument = Pick<TaskRecord, 'uid' | 'path' | 'task'>;
 
 const S = (field: string): string => `erpTaskStatus:${field}`;
-/** A claim given up: written with the outcome, without a changeToken (the claim is ours). */
-const UNCLAIMED = { [S('claimedBy')]: null, [S('claimExpires')]: null };
 
 /**
  * One task over its backlog: re-check readiness, claim (status IN_PROGRESS written with the
@@ -117,8 +116,7 @@ async function prepare(task: TaskConfig, call: RfcCallConfig | RestCallConfig, d
   try {
     if (doc.properties[S('status')] === 'IN_PROGRESS' && !safeToRepeat(call)) return await abandon(task, doc, deps, records);
     const claimed = await deps.writer.update(doc, {
-      [S('status')]: 'IN_PROGRESS', [S('task')]: task.name, [S('claimedBy')]: deps.runId,
-      [S('claimExpires')]: new Date(at.getTime() + task.claimTimeoutMs).toISOString(), [S('lastAttempt')]: at.toISOString(),
+      [S('status')]: 'IN_PROGRESS', [S('task')]: task.name, ...claim(deps.runId, at, task.claimTimeoutMs), [S('lastAttempt')]: at.toISOString(),
     });
     deps.inFlight.set(doc.uid, base);
     return claimed;
@@ -139,7 +137,7 @@ const operatorHint = (uid: string): string => `check in SAP, then \`connect2erp 
  * start): the interrupted run may have reached SAP, so an operator decides instead of a retry.
  */
 async function abandon(task: TaskConfig, doc: RepositoryDocument, deps: TaskDeps, records: TaskRecord[]): Promise<undefined> {
-  const message = `run ${String(doc.properties[S('claimedBy')])} was interrupted while sending this document and SAP may have it already: ${operatorHint(doc.uid)}`;
+  const message = `run ${String(doc.properties[CLAIMED_BY])} was interrupted while sending this document and SAP may have it already: ${operatorHint(doc.uid)}`;
   await deps.writer.update(doc, { ...UNCLAIMED, [S('status')]: 'FAILED', [S('message')]: message });
   deps.log.warn('document left for an operator', { uid: doc.uid, path: doc.path, task: task.name });
   records.push({ uid: doc.uid, path: doc.path, task: task.name, result: 'FAILED', message });
