@@ -7,12 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { CLI } from './helpers/run-cli.js';
 import { runJob } from '../src/run.js';
-import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
 
 /** Crashes and a failing ERP: whatever happens, SAP gets each link, bar code and work item once. */
-const props = (env: Env, uid: string) => (env.sandbox.store.get(uid) as StoredDoc).properties;
-const fill = (env: Env, uid: string, values: Record<string, unknown>) =>
-  env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
 const intake = (env: Env) => runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
 
 /** Run one task in its own process and SIGKILL it as soon as SAP has the work, before its status write lands. */
@@ -35,13 +31,13 @@ t.test('a run killed between the ERP call and the status write: the next run cre
   const scan = await env.upload('ERP/Barcode', 'scan.pdf');
   const approval = await env.upload('ERP/Workflow', 'approval.pdf');
   await intake(env);
-  fill(env, invoice, { 'erpCreateALDocument:erpObjectId': '4711' });
-  fill(env, scan, { 'erpBarcode:barcode': 'BC-9' });
+  env.fill(invoice, { 'erpCreateALDocument:erpObjectId': '4711' });
+  env.fill(scan, { 'erpBarcode:barcode': 'BC-9' });
 
   await killAfterErpCall(env, 'link', invoice, () => env.erp.tables.links.length > 0);
   await killAfterErpCall(env, 'barcode', scan, () => env.erp.tables.barcodes.length > 0);
   await killAfterErpCall(env, 'workflow', approval, () => env.erp.tables.inbox.length > 0);
-  t.same([invoice, scan, approval].map((uid) => props(env, uid)['erpTaskStatus:status']), ['IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS'], 'the killed runs left their claims');
+  t.same([invoice, scan, approval].map((uid) => env.props(uid)['erpTaskStatus:status']), ['IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS'], 'the killed runs left their claims');
 
   await sleep(400); // the claims expire
   const next = await env.run();
@@ -51,7 +47,7 @@ t.test('a run killed between the ERP call and the status write: the next run cre
   t.equal(env.erp.tables.links.length, 1, 'one link');
   t.equal(env.erp.tables.barcodes.length, 1, 'one bar code row');
   t.equal(env.erp.tables.inbox.length, 1, 'one work item');
-  t.match(props(env, approval)['erpTaskStatus:message'], /^run [0-9a-f-]+ was interrupted while sending this document and SAP may have it already: check in SAP, then `connect2erp retry --doc /);
+  t.match(env.props(approval)['erpTaskStatus:message'], /^run [0-9a-f-]+ was interrupted while sending this document and SAP may have it already: check in SAP, then `connect2erp retry --doc /);
   await env.run();
   t.equal(env.erp.tables.inbox.length, 1, 'and no later run sends it by itself');
 });
@@ -67,8 +63,8 @@ t.test('SAP failing at first (503, time-outs, dropped connections): the backlog 
   const invoices = await Promise.all(Array.from({ length: 12 }, (_, i) => env.upload('ERP/Invoices', `invoice-${i}.pdf`)));
   const scans = await Promise.all(Array.from({ length: 12 }, (_, i) => env.upload('ERP/Barcode', `scan-${i}.pdf`)));
   await intake(env);
-  invoices.forEach((uid, i) => fill(env, uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
-  scans.forEach((uid, i) => fill(env, uid, { 'erpBarcode:barcode': `BC-${i}` }));
+  invoices.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
+  scans.forEach((uid, i) => env.fill(uid, { 'erpBarcode:barcode': `BC-${i}` }));
   const faults = env.erp.faults;
   faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 503, times: 3 });
   faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', status: 503, times: 2 });
@@ -85,7 +81,7 @@ t.test('SAP failing at first (503, time-outs, dropped connections): the backlog 
     const report = await env.run();
     t.same(report.problems, [], 'the configuration is valid');
     retries += (report.tasks.link?.counts.RETRY ?? 0) + (report.tasks.barcode?.counts.RETRY ?? 0);
-    if ([...invoices, ...scans].every((uid) => props(env, uid)['erpTaskStatus:status'] === 'DONE')) break;
+    if ([...invoices, ...scans].every((uid) => env.props(uid)['erpTaskStatus:status'] === 'DONE')) break;
     await sleep(5);
   }
   t.ok(runs < 15, `every document DONE after ${runs + 1} runs`);
@@ -93,5 +89,5 @@ t.test('SAP failing at first (503, time-outs, dropped connections): the backlog 
   t.equal(new Set(env.erp.tables.links.map((l) => l.OBJECT_ID)).size, 12);
   t.equal(env.erp.tables.links.length, 12, 'no link twice');
   t.equal(env.erp.tables.barcodes.length, 12, 'no bar code row twice');
-  t.ok(invoices.every((uid) => Number(props(env, uid)['erpTaskStatus:attempts'] ?? 0) < 20), 'attempts stay counted');
+  t.ok(invoices.every((uid) => Number(env.props(uid)['erpTaskStatus:attempts'] ?? 0) < 20), 'attempts stay counted');
 });

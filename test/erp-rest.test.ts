@@ -3,12 +3,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { runJob } from '../src/run.js';
-import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
+import { type StoredDoc } from '../src/sandbox/repository/store.js';
 
 /** The Rest transport over real HTTP: the attachment service and the function-module gateway, with CSRF. */
-const props = (env: Env, uid: string) => (env.sandbox.store.get(uid) as StoredDoc).properties;
-const fill = (env: Env, uid: string, values: Record<string, unknown>) =>
-  env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
 
 async function restEnv(t: Test): Promise<Env> {
   const env = await sandboxEnv(t);
@@ -25,7 +22,7 @@ t.test('link over Rest: the file is uploaded to the attachment service once, aft
   const env = await restEnv(t);
   const uid = await env.upload('ERP/Invoices', 'invoice-1.pdf');
   await env.run();
-  fill(env, uid, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
+  env.fill(uid, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
   const dry = await env.run(true);
   t.same(dry.plannedCalls.map((c) => c.call), ['POST /sap/opu/odata/sap/API_CV_ATTACHMENT_SRV/AttachmentContentSet'], 'the dry run looks first, then plans the upload');
   t.match(dry.plannedCalls[0].params, { Slug: 'invoice-1.pdf', BusinessObjectTypeName: 'BKPF', LinkedSAPObjectKey: '100019000000222023', 'Content-Type': 'application/pdf' });
@@ -37,10 +34,10 @@ t.test('link over Rest: the file is uploaded to the attachment service once, aft
   t.same(report.tasks.link.counts, { DONE: 1 });
   const blob = env.sandbox.store.blobBytes((env.sandbox.store.get(uid) as StoredDoc).properties['file:content'] as never);
   t.match(env.erp.tables.attachments, [{ BusinessObjectTypeName: 'BKPF', LinkedSAPObjectKey: '100019000000222023', FileName: 'invoice-1.pdf', MimeType: 'application/pdf', FileSize: String(blob.length) }]);
-  t.equal(props(env, uid)['erpTaskStatus:erpReference'], 'BKPF 100019000000222023 0000000001', 'the reference carries the document info record number');
+  t.equal(env.props(uid)['erpTaskStatus:erpReference'], 'BKPF 100019000000222023 0000000001', 'the reference carries the document info record number');
 
   // The status write was lost: GetAllOriginals finds the upload, so there is no second attachment.
-  fill(env, uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
+  env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
   const again = await env.run();
   t.same(again.tasks.link.counts, { DONE: 1 });
   t.equal(env.erp.tables.attachments.length, 1, 'no second attachment');
@@ -50,27 +47,27 @@ t.test('link over Rest: SAP refusing the object, a token refused twice, and wron
   const env = await restEnv(t);
   const wrong = await env.upload('ERP/Invoices', 'wrong.pdf');
   await env.run();
-  fill(env, wrong, { 'erpCreateALDocument:erpObjectId': '4711', 'erpCreateALDocument:erpObject': 'VBRK' });
+  env.fill(wrong, { 'erpCreateALDocument:erpObjectId': '4711', 'erpCreateALDocument:erpObject': 'VBRK' });
   const refused = await env.run();
   t.same(refused.tasks.link.counts, { FAILED: 1 });
-  t.match(props(env, wrong)['erpTaskStatus:message'], 'POST /sap/opu/odata/sap/API_CV_ATTACHMENT_SRV/AttachmentContentSet on S4H: CV_ATTACHMENT_SRV/003 User has no authorization for operation 03 on object VBRK 4711');
-  t.equal(props(env, wrong)['erpTaskStatus:attempts'], 1, 'a business error is not retried');
+  t.match(env.props(wrong)['erpTaskStatus:message'], 'POST /sap/opu/odata/sap/API_CV_ATTACHMENT_SRV/AttachmentContentSet on S4H: CV_ATTACHMENT_SRV/003 User has no authorization for operation 03 on object VBRK 4711');
+  t.equal(env.props(wrong)['erpTaskStatus:attempts'], 1, 'a business error is not retried');
 
   const csrf = await env.upload('ERP/Invoices', 'csrf.pdf');
   await env.run();
-  fill(env, csrf, { 'erpCreateALDocument:erpObjectId': '4712' });
+  env.fill(csrf, { 'erpCreateALDocument:erpObjectId': '4712' });
   env.erp.faults.add({ functionName: 'AttachmentContentSet', ...CSRF_REQUIRED, times: 2 });
   await env.run();
-  t.match(props(env, csrf)['erpTaskStatus:message'], 'SAP refused the CSRF token twice (HTTP 403)');
+  t.match(env.props(csrf)['erpTaskStatus:message'], 'SAP refused the CSRF token twice (HTTP 403)');
 
   const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
   writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace(/password: \$\{env:SAP_PASSWORD\}(\s+csrf)/, 'password: wrong$1'));
   const locked = await env.upload('ERP/Invoices', 'locked.pdf');
   await env.run();
-  fill(env, locked, { 'erpCreateALDocument:erpObjectId': '4713' });
+  env.fill(locked, { 'erpCreateALDocument:erpObjectId': '4713' });
   const stopped = await env.run();
   t.match(stopped.problems.join('\n'), 'SAP refused the credentials (HTTP 401); check rest.auth in erpHttp.yaml');
-  t.equal(props(env, locked)['erpTaskStatus:status'], 'READY', 'its claim is released');
+  t.equal(env.props(locked)['erpTaskStatus:status'], 'READY', 'its claim is released');
   t.equal(env.erp.tables.attachments.length, 0);
 });
 
@@ -78,12 +75,12 @@ t.test('barcode over Rest: one gateway call for the batch; a bad bar code fails 
   const env = await restEnv(t);
   const uids = [await env.upload('ERP/Barcode', 'scan-1.pdf'), await env.upload('ERP/Barcode', 'scan-2.pdf'), await env.upload('ERP/Barcode', 'scan-3.pdf')];
   await env.run();
-  ['BC-1', 'bad code', 'BC-3'].forEach((code, i) => fill(env, uids[i], { 'erpBarcode:barcode': code }));
+  ['BC-1', 'bad code', 'BC-3'].forEach((code, i) => env.fill(uids[i], { 'erpBarcode:barcode': code }));
   const report = await env.run();
   t.same(report.tasks.barcode.counts, { DONE: 2, FAILED: 1 });
   t.same(env.erp.tables.barcodes.map((b) => b.BARCODE).sort(), ['BC-1', 'BC-3']);
-  t.equal(props(env, uids[1])['erpTaskStatus:message'], 'POST /sap/bc/fmcall/BAPI_BARCODE_SENDLIST: Bar code bad code is not valid');
-  t.equal(props(env, uids[0])['erpTaskStatus:erpReference'], 'BC-1');
+  t.equal(env.props(uids[1])['erpTaskStatus:message'], 'POST /sap/bc/fmcall/BAPI_BARCODE_SENDLIST: Bar code bad code is not valid');
+  t.equal(env.props(uids[0])['erpTaskStatus:erpReference'], 'BC-1');
 });
 
 t.test('workflow over Rest: the gateway starts it; an unknown agent fails with SAP\'s message; a bare 500 is not repeated', async (t) => {
@@ -96,9 +93,9 @@ t.test('workflow over Rest: the gateway starts it; an unknown agent fails with S
 
   const agent = await env.upload('ERP/Workflow', 'agent.pdf');
   await intake();
-  fill(env, agent, { 'erpStartWorkflow:erpObjId': 'NOBODY' });
+  env.fill(agent, { 'erpStartWorkflow:erpObjId': 'NOBODY' });
   await env.run();
-  t.equal(props(env, agent)['erpTaskStatus:message'], 'POST /sap/bc/fmcall/ARCHIV_PROCESS_RFCINPUT on S4H: NO_WORKITEM_CREATED Agent US NOBODY does not exist');
+  t.equal(env.props(agent)['erpTaskStatus:message'], 'POST /sap/bc/fmcall/ARCHIV_PROCESS_RFCINPUT on S4H: NO_WORKITEM_CREATED Agent US NOBODY does not exist');
 
   const dumped = await env.upload('ERP/Workflow', 'dumped.pdf');
   await intake();
@@ -106,6 +103,6 @@ t.test('workflow over Rest: the gateway starts it; an unknown agent fails with S
   env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 500, body: '' });
   const dump = await env.run();
   t.same(dump.tasks.workflow.counts, { FAILED: 1 });
-  t.match(props(env, dumped)['erpTaskStatus:message'], /failed with HTTP 500; SAP may have received it, so it is not sent again by itself: check in SAP, then `connect2erp retry --doc [0-9a-f-]+` to send it again/);
+  t.match(env.props(dumped)['erpTaskStatus:message'], /failed with HTTP 500; SAP may have received it, so it is not sent again by itself: check in SAP, then `connect2erp retry --doc [0-9a-f-]+` to send it again/);
   t.equal(env.erp.tables.inbox.length, 1);
 });

@@ -1,47 +1,44 @@
 import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
+import { quietLog, sandboxEnv } from './helpers/env.js';
 import { runJob } from '../src/run.js';
-import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
+import { type StoredDoc } from '../src/sandbox/repository/store.js';
 
 /** The ERP half over real HTTP: tasks against the ERP sandbox's SOAP-RFC service. */
-const props = (env: Env, uid: string) => (env.sandbox.store.get(uid) as StoredDoc).properties;
-const fill = (env: Env, uid: string, values: Record<string, unknown>) =>
-  env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
 
 t.test('link: waits for its object id, links once, and a re-run or an existing link never links twice', async (t) => {
   const env = await sandboxEnv(t);
   const uid = await env.upload('ERP/Invoices', 'invoice-1.pdf');
   const first = await env.run();
-  t.equal(props(env, uid)['erpTaskStatus:status'], 'PENDING_INPUT');
+  t.equal(env.props(uid)['erpTaskStatus:status'], 'PENDING_INPUT');
   t.equal(first.tasks.link.counts.PENDING_INPUT, 1);
-  fill(env, uid, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
+  env.fill(uid, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
   const dry = await env.run(true);
   t.same(dry.plannedCalls.map((c) => c.call), ['ARCHIV_CONNECTION_INSERT'], 'a dry run looks the link up in SAP and plans the insert');
   t.equal(env.erp.tables.links.length, 0, '…without making it');
   const second = await env.run();
   t.equal(second.tasks.link.counts.DONE, 1, 'the filled-in value moves it on');
-  t.equal(props(env, uid)['erpTaskStatus:status'], 'DONE');
-  t.equal(props(env, uid)['erpTaskStatus:erpReference'], 'BKPF 100019000000222023');
+  t.equal(env.props(uid)['erpTaskStatus:status'], 'DONE');
+  t.equal(env.props(uid)['erpTaskStatus:erpReference'], 'BKPF 100019000000222023');
   t.same(env.erp.tables.links.map((l) => [l.SAP_OBJECT, l.OBJECT_ID, l.ARCHIV_ID, l.ARC_DOC_ID, l.AR_OBJECT, l.FILENAME]), [['BKPF', '100019000000222023', 'Z1', uid, 'ZFIINVOICE', 'invoice-1.pdf']]);
   t.match(env.erp.tables.links[0].AR_DATE, /^\d{8}$/, 'dates go as YYYYMMDD');
 
-  fill(env, uid, { 'erpTaskStatus:status': 'READY' });
+  env.fill(uid, { 'erpTaskStatus:status': 'READY' });
   t.equal((await env.run()).tasks.link.counts.DONE, 1, 'found by ARCHIV_GET_CONNECTIONS: done without a second insert');
   env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 500, body: '<html/>' });
-  fill(env, uid, { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0 });
+  env.fill(uid, { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0 });
   const lookupDown = await env.run();
   t.equal(lookupDown.tasks.link.counts.RETRY, 1, 'a lookup that fails with 500 and no SOAP answer is retried later');
-  t.match(props(env, uid)['erpTaskStatus:message'], /ARCHIV_GET_CONNECTIONS on S4H failed with HTTP 500/);
-  t.ok(Date.parse(props(env, uid)['erpTaskStatus:nextAttempt'] as string) > Date.now() + 50_000, 'not before the back-off');
+  t.match(env.props(uid)['erpTaskStatus:message'], /ARCHIV_GET_CONNECTIONS on S4H failed with HTTP 500/);
+  t.ok(Date.parse(env.props(uid)['erpTaskStatus:nextAttempt'] as string) > Date.now() + 50_000, 'not before the back-off');
   env.erp.tables.links[0].ARC_DOC_ID = 'elsewhere';
-  fill(env, uid, { 'erpTaskStatus:status': 'READY' });
+  env.fill(uid, { 'erpTaskStatus:status': 'READY' });
   env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 200, body: '<x>not soap' });
   const odd = await env.run();
   t.equal(odd.tasks.link.counts.FAILED, 1, 'a 200 that is not SOAP is permanent');
   env.erp.tables.links[0].ARC_DOC_ID = uid;
-  fill(env, uid, { 'erpTaskStatus:status': 'READY' });
+  env.fill(uid, { 'erpTaskStatus:status': 'READY' });
   env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 500, body: '<soap-env:Envelope xmlns:soap-env="http://schemas.xmlsoap.org/soap/envelope/"><soap-env:Body><soap-env:Fault><faultcode>x</faultcode><faultstring>NOTHING_FOUND</faultstring></soap-env:Fault></soap-env:Body></soap-env:Envelope>' });
   const race = await env.run();
   t.equal(race.tasks.link.counts.DONE, 1, 'not found first, then OA403 on insert: still done');
@@ -53,14 +50,14 @@ t.test('link: SAP refusing an object type, and a value too long for its field, f
   const wrongType = await env.upload('ERP/Invoices', 'a.pdf');
   const tooLong = await env.upload('ERP/Invoices', 'b.pdf');
   await env.run();
-  fill(env, wrongType, { 'erpCreateALDocument:erpObject': 'VBRK', 'erpCreateALDocument:erpObjectId': '1' });
-  fill(env, tooLong, { 'erpCreateALDocument:erpObjectId': 'x'.repeat(51), 'erpTaskStatus:attempts': null });
+  env.fill(wrongType, { 'erpCreateALDocument:erpObject': 'VBRK', 'erpCreateALDocument:erpObjectId': '1' });
+  env.fill(tooLong, { 'erpCreateALDocument:erpObjectId': 'x'.repeat(51), 'erpTaskStatus:attempts': null });
   const report = await env.run();
   t.equal(report.tasks.link.counts.FAILED, 2);
   t.equal(report.exitCode, 1);
-  t.match(props(env, wrongType)['erpTaskStatus:message'], 'ARCHIV_CONNECTION_INSERT raised ERROR_CONNECTIONTABLE (OA012): Object type VBRK is not defined');
-  t.match(props(env, tooLong)['erpTaskStatus:message'], /erpCreateALDocument:erpObjectId = "x+" is longer than the 50 characters of SAP field OBJECT_ID/);
-  t.equal(props(env, tooLong)['erpTaskStatus:attempts'], 1);
+  t.match(env.props(wrongType)['erpTaskStatus:message'], 'ARCHIV_CONNECTION_INSERT raised ERROR_CONNECTIONTABLE (OA012): Object type VBRK is not defined');
+  t.match(env.props(tooLong)['erpTaskStatus:message'], /erpCreateALDocument:erpObjectId = "x+" is longer than the 50 characters of SAP field OBJECT_ID/);
+  t.equal(env.props(tooLong)['erpTaskStatus:attempts'], 1);
 });
 
 t.test('barcode: one call for the batch; a bad bar code fails alone', async (t) => {
@@ -69,24 +66,24 @@ t.test('barcode: one call for the batch; a bad bar code fails alone', async (t) 
   const bad = await env.upload('ERP/Barcode', 'scan-2.pdf');
   const other = await env.upload('ERP/Barcode', 'scan-3.pdf');
   await env.run();
-  fill(env, good, { 'erpBarcode:barcode': 'BC-0001' });
-  fill(env, bad, { 'erpBarcode:barcode': 'bad code!' });
-  fill(env, other, { 'erpBarcode:barcode': 'BC-0003' });
+  env.fill(good, { 'erpBarcode:barcode': 'BC-0001' });
+  env.fill(bad, { 'erpBarcode:barcode': 'bad code!' });
+  env.fill(other, { 'erpBarcode:barcode': 'BC-0003' });
   const report = await env.run();
   t.same(report.tasks.barcode.counts, { DONE: 2, FAILED: 1 });
-  t.match(props(env, bad)['erpTaskStatus:message'], 'BAPI_BARCODE_SENDLIST: Bar code bad code! is not valid');
+  t.match(env.props(bad)['erpTaskStatus:message'], 'BAPI_BARCODE_SENDLIST: Bar code bad code! is not valid');
   t.same(env.erp.tables.barcodes.map((b) => [b.BARCODE, b.CONTREP, b.DOCTYPE]).sort(), [['BC-0001', 'Z1', 'ZBARCODE'], ['BC-0003', 'Z1', 'ZBARCODE']]);
   const dup = await env.upload('ERP/Barcode', 'scan-4.pdf');
   await env.run();
-  fill(env, dup, { 'erpBarcode:barcode': 'BC-0001' });
+  env.fill(dup, { 'erpBarcode:barcode': 'BC-0001' });
   await env.run();
-  t.match(props(env, dup)['erpTaskStatus:message'], /already assigned to another document/, 'one bar code, two documents: refused');
+  t.match(env.props(dup)['erpTaskStatus:message'], /already assigned to another document/, 'one bar code, two documents: refused');
   const long = await env.upload('ERP/Barcode', 'scan-5.pdf');
   await env.run();
-  fill(env, long, { 'erpBarcode:barcode': 'B'.repeat(41) });
+  env.fill(long, { 'erpBarcode:barcode': 'B'.repeat(41) });
   const refused = await env.run();
   t.same(refused.tasks.barcode.counts, { FAILED: 1 }, 'a bar code too long for SAP is never sent');
-  t.match(props(env, long)['erpTaskStatus:message'], /longer than the 40 characters of SAP field BARCODE/);
+  t.match(env.props(long)['erpTaskStatus:message'], /longer than the 40 characters of SAP field BARCODE/);
 });
 
 t.test('workflow: a bar code alone starts it; an unknown agent fails; dry run calls nothing', async (t) => {
@@ -95,19 +92,19 @@ t.test('workflow: a bar code alone starts it; an unknown agent fails; dry run ca
   const agent = await env.upload('ERP/Workflow', 'wf2.pdf');
   const byBarcode = await env.upload('ERP/Workflow', 'wf3.pdf');
   await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
-  t.equal(props(env, uid)['erpTaskStatus:status'], 'READY', '--task link: the workflow documents are only labelled');
-  fill(env, agent, { 'erpStartWorkflow:erpObjId': 'NOBODY' });
-  fill(env, byBarcode, { 'erpStartWorkflow:erpBarcode': 'WF-1', 'erpStartWorkflow:erpLateArchiving': true, 'erpStartWorkflow:erpArchiveObject': null });
+  t.equal(env.props(uid)['erpTaskStatus:status'], 'READY', '--task link: the workflow documents are only labelled');
+  env.fill(agent, { 'erpStartWorkflow:erpObjId': 'NOBODY' });
+  env.fill(byBarcode, { 'erpStartWorkflow:erpBarcode': 'WF-1', 'erpStartWorkflow:erpLateArchiving': true, 'erpStartWorkflow:erpArchiveObject': null });
   const dry = await env.run(true);
   t.equal(dry.tasks.workflow.counts.PLANNED, 3);
   t.same(dry.plannedCalls.map((c) => c.call), Array(3).fill('ARCHIV_PROCESS_RFCINPUT'), 'the dry run lists the ERP calls');
   t.equal(env.erp.tables.inbox.length, 0, 'and makes none');
-  t.equal(props(env, uid)['erpTaskStatus:status'], 'READY', 'nor writes a status');
+  t.equal(env.props(uid)['erpTaskStatus:status'], 'READY', 'nor writes a status');
   await env.run();
-  t.match(props(env, agent)['erpTaskStatus:message'], 'ARCHIV_PROCESS_RFCINPUT raised NO_WORKITEM_CREATED: Agent US NOBODY does not exist');
+  t.match(env.props(agent)['erpTaskStatus:message'], 'ARCHIV_PROCESS_RFCINPUT raised NO_WORKITEM_CREATED: Agent US NOBODY does not exist');
   t.same(env.erp.tables.inbox.map((w) => [w.BARCODE, w.LATE]).sort(), [['', false], ['WF-1', true]]);
-  t.equal(props(env, byBarcode)['erpTaskStatus:erpReference'], 'WF-1');
-  t.equal(props(env, uid)['erpTaskStatus:status'], 'DONE');
+  t.equal(env.props(byBarcode)['erpTaskStatus:erpReference'], 'WF-1');
+  t.equal(env.props(uid)['erpTaskStatus:status'], 'DONE');
 });
 
 t.test('wrong ERP credentials stop the task and release its claims; an unreachable ERP is retried', async (t) => {
@@ -117,11 +114,11 @@ t.test('wrong ERP credentials stop the task and release its claims; an unreachab
   const refused = await env.run().finally(() => (process.env.SAP_PASSWORD = 'sandbox'));
   t.equal(refused.exitCode, 2);
   t.match(refused.problems[0], /SAP refused the credentials \(HTTP 401\); check rfc.auth in erpHttp.yaml/);
-  t.equal(props(env, uid)['erpTaskStatus:status'], 'READY', 'released, not failed');
+  t.equal(env.props(uid)['erpTaskStatus:status'], 'READY', 'released, not failed');
   await env.erp.stop();
   await env.run();
-  t.equal(props(env, uid)['erpTaskStatus:status'], 'RETRY');
-  t.match(props(env, uid)['erpTaskStatus:message'], /ECONNREFUSED/);
+  t.equal(env.props(uid)['erpTaskStatus:status'], 'RETRY');
+  t.match(env.props(uid)['erpTaskStatus:message'], /ECONNREFUSED/);
 });
 
 t.test('task selection: systems, filter, a system without RFC, a Rest task, claims taken by another run', async (t) => {
@@ -140,19 +137,19 @@ t.test('task selection: systems, filter, a system without RFC, a Rest task, clai
   const report = await env.run();
   t.same(report.problems, []);
   t.same(report.warnings, []);
-  t.equal(props(env, skipped)['erpTaskStatus:status'], 'READY', 'the filter leaves it out');
+  t.equal(env.props(skipped)['erpTaskStatus:status'], 'READY', 'the filter leaves it out');
   t.same(report.tasks.workflow.counts, { CLAIMED_ELSEWHERE: 1 });
   await env.run();
-  t.equal(props(env, taken)['erpTaskStatus:status'], 'DONE', 'the next run takes it');
+  t.equal(env.props(taken)['erpTaskStatus:status'], 'DONE', 'the next run takes it');
 
   writeFileSync(join(configDir, 'erpHttp.yaml'), erpYaml);
   edit(join(jobsDir, 'workflow.yaml'), (text) => text.replace('systems: [S4H]\n', ''));
   edit(join(jobsDir, 'barcode.yaml'), (text) => text.replace('systems: [ECC]\n', ''));
   const unknown = await env.upload('ERP/Workflow', 'unknown.pdf');
   await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
-  fill(env, unknown, { 'erpHttpContent:source': 'NOPE' });
+  env.fill(unknown, { 'erpHttpContent:source': 'NOPE' });
   await env.run();
-  t.equal(props(env, unknown)['erpTaskStatus:message'], 'waiting for erpHttpContent:source (no ERP system "NOPE" with a RFC connection)');
+  t.equal(env.props(unknown)['erpTaskStatus:message'], 'waiting for erpHttpContent:source (no ERP system "NOPE" with a RFC connection)');
   const token = env.sandbox.store.changeToken(env.sandbox.store.get(unknown) as StoredDoc);
   await env.run();
   t.equal(env.sandbox.store.changeToken(env.sandbox.store.get(unknown) as StoredDoc), token, 'still waiting for the same thing: nothing written');

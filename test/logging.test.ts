@@ -3,7 +3,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sandboxEnv } from './helpers/env.js';
 import { cli } from './helpers/run-cli.js';
-import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
 
 /** The log of whole runs, as an administrator's log collector receives it. */
 
@@ -30,7 +29,7 @@ t.test('a run at debug level over RFC and Rest: every line has the run id, docum
   const environment = { NUXEO_PASSWORD: NUXEO_SECRET, SAP_PASSWORD: 'unused', CONNECT2ERP_LOG_LEVEL: 'debug' };
   const first = await cli(['run', '--config', configDir], environment);
   for (const [uid, values] of [[invoice, { 'erpCreateALDocument:erpObjectId': '4711' }], [scan, { 'erpBarcode:barcode': 'BC-7' }]] as const) {
-    env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
+    env.fill(uid, values);
   }
   const second = await cli(['run', '--config', configDir], environment);
   t.same([first.code, second.code], [0, 0]);

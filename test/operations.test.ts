@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { startCli, type Running } from './helpers/run-cli.js';
 import { runJob } from '../src/run.js';
-import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
+import { type StoredDoc } from '../src/sandbox/repository/store.js';
 import type { RunReport } from '../src/report/report.js';
 import { StoppableLimit, withinGrace } from '../src/stop.js';
 import { NotSentError } from '../src/errors.js';
@@ -77,7 +77,7 @@ t.test('grace period over: the run exits at once, listing the calls still in fli
   appendFileSync(join(env.location.jobsDir, 'link.yaml'), 'claimTimeoutMs: 1500\n');
   const uids = await uploadMany(env, 'ERP/Invoices', 'invoice', 12);
   await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
-  uids.forEach((uid, i) => env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }, NO_BLOBS, {}));
+  uids.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
   env.erp.faults.latencyMs = 4000;
   const run = runProcess(env, ['--task', 'link', '--grace', '500ms', '--report', join(env.dir, 'report.json')]);
   await until(() => count(statuses(env, uids), 'IN_PROGRESS') === 12, 'the run has claimed the backlog');

@@ -5,12 +5,8 @@ import { runJob } from '../src/run.js';
 import { retryFailed } from '../src/operator/retry.js';
 import { renderStatus, taskStatus } from '../src/operator/status.js';
 import { dryRunWriter, liveWriter } from '../src/repository/writer.js';
-import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
 
 /** The operator commands: what state the documents are in, and putting failures back. */
-const props = (env: Env, uid: string) => (env.sandbox.store.get(uid) as StoredDoc).properties;
-const fill = (env: Env, uid: string, values: Record<string, unknown>) =>
-  env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
 
 /** The command against this test's sandbox configuration. */
 const cli = (env: Env, args: string[]) => run([...args, '--config', env.location.configDir]);
@@ -22,8 +18,8 @@ async function failures(env: Env) {
   const waiting = await env.upload('ERP/Invoices', 'waiting.pdf');
   const flow = await env.upload('ERP/Workflow', 'flow.pdf');
   await runJob({ location: env.location, dryRun: false, task: 'barcode' }, quietLog);
-  fill(env, wrong, { 'erpCreateALDocument:erpObjectId': '1', 'erpCreateALDocument:erpObject': 'VBRK' });
-  fill(env, long, { 'erpCreateALDocument:erpObjectId': 'x'.repeat(51) });
+  env.fill(wrong, { 'erpCreateALDocument:erpObjectId': '1', 'erpCreateALDocument:erpObject': 'VBRK' });
+  env.fill(long, { 'erpCreateALDocument:erpObjectId': 'x'.repeat(51) });
   await env.run();
   return { wrong, long, waiting, flow };
 }
@@ -41,7 +37,7 @@ t.test('status counts documents per status per task and lists the failures with 
   t.match(text, /\nlink\s+1\s+0\s+0\s+0\s+0\s+2\n/);
   t.match(text, /\nfailed in task link:\n/);
   t.match(renderStatus(await taskStatus(env.config.tasks, env.client, 1)), /failed in task link \(first 1 of 2\):/);
-  fill(env, wrong, { 'erpTaskStatus:message': null });
+  env.fill(wrong, { 'erpTaskStatus:message': null });
   t.match(renderStatus(await taskStatus(env.config.tasks, env.client)), /wrong\.pdf \([0-9a-f-]+\)\n {4}(\n|$)/, 'a failure set by hand may have no message');
 
   const shown = await cli(env, ['status', '--task', 'link']);
@@ -58,7 +54,7 @@ t.test('retry puts FAILED documents back, one or all, and the next run sends the
   const { wrong, long, waiting, flow } = await failures(env);
   const dry = await retryFailed({ tasks: env.config.tasks }, env.client, dryRunWriter(), quietLog);
   t.equal(dry.length, 2, 'a dry run names both');
-  t.equal(props(env, wrong)['erpTaskStatus:status'], 'FAILED', '…and changes nothing');
+  t.equal(env.props(wrong)['erpTaskStatus:status'], 'FAILED', '…and changes nothing');
 
   const refused = await cli(env, ['retry', '--doc', flow]);
   t.equal(refused.code, 1);
@@ -67,12 +63,12 @@ t.test('retry puts FAILED documents back, one or all, and the next run sends the
   t.match((await cli(env, ['retry', '--task', 'workflow', '--doc', wrong])).stderr, /belongs to none of the tasks workflow/);
   t.match((await cli(env, ['retry', '--doc', env.sandbox.store.getByPath('/default-domain')!.uid])).stderr, /is not a task document, not FAILED/);
 
-  fill(env, wrong, { 'erpCreateALDocument:erpObject': 'BKPF' });
+  env.fill(wrong, { 'erpCreateALDocument:erpObject': 'BKPF' });
   const one = await cli(env, ['retry', '--doc', wrong]);
   t.equal(one.code, 0, one.stderr);
   t.match(one.stdout, /^1 document\(s\) put back to READY\n\s+\/.*wrong\.pdf/);
-  t.match(props(env, wrong), { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0, 'erpTaskStatus:message': null });
-  t.equal(props(env, long)['erpTaskStatus:status'], 'FAILED', 'only that one');
+  t.match(env.props(wrong), { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0, 'erpTaskStatus:message': null });
+  t.equal(env.props(long)['erpTaskStatus:status'], 'FAILED', 'only that one');
   const report = await env.run();
   t.equal(report.tasks.link.counts.DONE, 1, 'the corrected document is linked');
 
@@ -83,7 +79,7 @@ t.test('retry puts FAILED documents back, one or all, and the next run sends the
   t.same(await retryFailed({ tasks: env.config.tasks }, env.client, liveWriter(env.client), quietLog), [], 'the conflict leaves it');
   const all = await cli(env, ['retry', '--task', 'link', '--dry-run']);
   t.match(all.stdout, /^1 document\(s\) would be put back to READY/);
-  t.equal(props(env, waiting)['erpTaskStatus:status'], 'PENDING_INPUT', 'waiting documents are not touched');
+  t.equal(env.props(waiting)['erpTaskStatus:status'], 'PENDING_INPUT', 'waiting documents are not touched');
 });
 
 t.test('template prints a built-in call as YAML', async (t) => {

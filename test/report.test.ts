@@ -3,7 +3,6 @@ import { sandboxEnv } from './helpers/env.js';
 import { MAX_ROWS, renderHtml } from '../src/report/html.js';
 import { newReport, recordTask, finish } from '../src/report/report.js';
 import { renderReport } from '../src/report/table.js';
-import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
 
 /** The HTML run report: what a person opening it sees, and that nothing on it can run or fetch anything. */
 
@@ -15,7 +14,7 @@ t.test('totals per phase, task and status; failed and waiting documents with rea
   const waiting = await env.upload('ERP/Invoices', 'invoice-9.pdf');
   const done = await env.upload('ERP/Workflow', 'approval.pdf');
   await env.run();
-  env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(bad) as StoredDoc, { 'erpBarcode:barcode': 'bad code!' }, NO_BLOBS, {});
+  env.fill(bad, { 'erpBarcode:barcode': 'bad code!' });
   const report = await env.run();
   const html = renderHtml(report);
 
@@ -56,7 +55,7 @@ t.test('a dry run lists the ERP calls it would make', async (t) => {
   const env = await sandboxEnv(t);
   const scan = await env.upload('ERP/Barcode', 'scan.pdf');
   await env.run();
-  env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(scan) as StoredDoc, { 'erpBarcode:barcode': 'BC-1' }, NO_BLOBS, {});
+  env.fill(scan, { 'erpBarcode:barcode': 'BC-1' });
   const html = renderHtml(await env.run(true));
   t.match(html, 'dry run: nothing was written');
   t.match(html, '<h2>ERP calls that would be made (1)</h2>');

@@ -7,7 +7,7 @@ import { configLocation, loadConfig } from '../src/config/load.js';
 import { taskSchema } from '../src/config/task-schema.js';
 import { ConfigError } from '../src/errors.js';
 import { runJob } from '../src/run.js';
-import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
+import { type StoredDoc } from '../src/sandbox/repository/store.js';
 import { buildParameters, fill, mapValues } from '../src/tasks/mapping.js';
 import { foundIn } from '../src/tasks/calls/execute.js';
 import { TEMPLATES, templateYaml } from '../src/tasks/templates.js';
@@ -180,7 +180,7 @@ t.test('a task with its own mapping: transforms reach SAP, the result template i
   writeFileSync(file, `${readFileSync(file, 'utf8')}${yaml}`);
   const uid = await env.upload('ERP/Invoices', 'invoice-9.pdf');
   await runJob({ location: env.location, dryRun: false, task: 'barcode' }, quietLog);
-  env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, { 'erpCreateALDocument:erpObjectId': ' 12ab ' }, NO_BLOBS, {});
+  env.fill(uid, { 'erpCreateALDocument:erpObjectId': ' 12ab ' });
   const report = await env.run();
   t.same(report.tasks.link.counts, { DONE: 1 });
   t.match(env.erp.tables.links, [{ OBJECT_ID: '0000000000000012AB', SAP_OBJECT: 'BKPF' }], 'trimmed, upper-cased and padded to 18');

@@ -7,6 +7,7 @@ import { createLogger } from '../../src/log.js';
 import { RepositoryClient } from '../../src/repository/client.js';
 import { setUpRepository, uploadFile, writeDemoConfig } from '../../src/sandbox/demo.js';
 import { RepositorySandbox, type RepositorySandboxOptions } from '../../src/sandbox/repository/server.js';
+import { NO_BLOBS, type StoredDoc } from '../../src/sandbox/repository/store.js';
 import { ErpSandbox } from '../../src/sandbox/erp/server.js';
 import { runJob } from '../../src/run.js';
 
@@ -25,6 +26,10 @@ export interface Env {
   client: RepositoryClient;
   upload: (folder: string, name: string) => Promise<string>;
   run: (dryRun?: boolean) => ReturnType<typeof runJob>;
+  /** A document's properties as the repository holds them. */
+  props: (uid: string) => Record<string, unknown>;
+  /** A user filling in values on a document, straight in the repository. */
+  fill: (uid: string, values: Record<string, unknown>) => void;
 }
 
 /** A sandbox over real HTTP, set up as the demo does, with a config folder pointing at it. */
@@ -52,5 +57,9 @@ export async function sandboxEnv(t: Test, options: { mapping?: string; storage?:
     sandbox, erp, baseUrl, dir, location, config, client,
     upload: (folder, name) => uploadFile(baseUrl, `/default-domain/workspaces/${folder}`, name),
     run: (dryRun = false) => runJob({ location, dryRun }, quietLog),
+    props: (uid) => (sandbox.store.get(uid) as StoredDoc).properties,
+    fill: (uid, values) => {
+      sandbox.store.update(sandbox.actor(), sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
+    },
   };
 }
