@@ -7,13 +7,14 @@ import type { Logger } from './log.js';
 import { FEATURE_CONTRIBUTION, SchemaRegistry } from './nuxeo/schemas.js';
 import { RepositoryClient } from './repository/client.js';
 import { dryRunWriter, liveWriter } from './repository/writer.js';
-import { EXIT, finish, newReport, recordIntake, recordTask, type RunReport } from './report/report.js';
+import { EXIT, finish, intakeRecord, newReport, recordIntake, recordTask, taskSummary, type IntakeRecord, type RunReport } from './report/report.js';
 import type { ErpSystemConfig } from './config/erp-schema.js';
 import { dryRunErp, liveErp, type ErpPort, type PlannedCall, type Transport } from './erp/port.js';
 import { RestClient, type RestRequest } from './erp/rest-client.js';
 import { RfcClient, type RfcRequest } from './erp/rfc-client.js';
-import { runTask, type ClaimedDocument, type TaskDeps } from './tasks/run-task.js';
+import { runTask, type ClaimedDocument, type TaskDeps, type TaskRecord } from './tasks/run-task.js';
 import { withinGrace } from './stop.js';
+import { INTAKE, taskPhase } from './report/report-file.js';
 
 export interface RunOptions {
   location: Required<ConfigLocation>;
@@ -24,7 +25,12 @@ export interface RunOptions {
   stop?: AbortSignal;
   /** How long in-flight work may go on once `stop` fires. */
   graceMs?: number;
+  /** Every document's record as it is made (the report keeps only the first LISTED_MAX per phase). */
+  onDocument?: DocumentSink;
 }
+
+/** Where every document's record goes, by phase (`INTAKE` or `taskPhase(name)`). */
+export type DocumentSink = (phase: string, record: IntakeRecord | TaskRecord) => void;
 
 export function featureRegistry(): SchemaRegistry {
   const registry = new SchemaRegistry();
@@ -97,10 +103,24 @@ async function work(options: RunOptions, report: RunReport, log: Logger, stop: A
     report.warnings.push(warning);
     log.warn('mapping file readable by non-administrators', { path: loaded.document.path, readableBy: loaded.readableBy });
   }
-  recordIntake(report, await runIntake(loaded.mapping, { client, writer, log, runId: report.runId, claimTimeoutMs: config.storage.intakeClaimTimeoutMs, pageSize: config.storage.pageSize, stop }));
+  const sink = options.onDocument ?? (() => undefined);
+  const intakeStarted = performance.now();
+  const intakeDeps = { client, writer, log, runId: report.runId, claimTimeoutMs: config.storage.intakeClaimTimeoutMs, pageSize: config.storage.pageSize, stop };
+  await runIntake(loaded.mapping, intakeDeps, (outcome) => {
+    const record = intakeRecord(outcome, options.dryRun);
+    recordIntake(report, record);
+    sink(INTAKE, record);
+  });
+  report.intake.durationMs = Math.round(performance.now() - intakeStarted);
   const erpFor = erpPorts(config.erp.systems, options.dryRun, report.plannedCalls, log, stop);
   for (const task of tasks) {
     const deps = { client, writer, erpFor, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun, stop, inFlight };
-    recordTask(report, task.name, await runTask(task, deps));
+    const started = performance.now();
+    const summary = taskSummary(report, task.name);
+    await runTask(task, deps, (record) => {
+      recordTask(report, record);
+      sink(taskPhase(task.name), record);
+    });
+    summary.durationMs = Math.round(performance.now() - started);
   }
 }

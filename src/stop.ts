@@ -4,7 +4,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { NotSentError } from './errors.js';
 
 /** A signal that never fires: the default for code run without a stop controller. */
-export const NEVER = new AbortController().signal;
+export const NEVER: AbortSignal = new AbortController().signal;
 
 const notSent = (stop: AbortSignal, what: string): NotSentError =>
   new NotSentError(`${what}: not sent, the run is stopping (${String(stop.reason)})`, { target: what });

@@ -142,3 +142,21 @@ t.test('a property the server silently drops is an error on that document, never
   t.match(record?.error, /did not store erpTaskStatus:status, erpTaskStatus:attempts on .*dropped.pdf/);
   t.notOk(env.sandbox.store.get(uid)?.properties['erpHttpContent:docId'], 'docId reset, so the next run retries the document');
 });
+
+t.test('load on the repository: labelling costs one write per document, plus a search and one AddFacet per facet for each page', async (t) => {
+  const env = await sandboxEnv(t);
+  const actor = env.sandbox.actor();
+  const workflow = env.sandbox.store.getByPath('/default-domain/workspaces/ERP/Workflow') as StoredDoc;
+  for (let i = 0; i < 250; i++) env.sandbox.store.create(actor, workflow, { type: 'File', name: `wf-${i}.pdf`, properties: { 'dc:title': `wf-${i}` } }, NO_BLOBS);
+  const requests = new Map<string, number>();
+  env.sandbox.faults.observe = (req) => {
+    const kind = `${req.method} ${/AddFacet|search|\/id\//.exec(req.url ?? '')?.[0] ?? 'other'}`;
+    requests.set(kind, (requests.get(kind) ?? 0) + 1);
+  };
+  const report = await env.run();
+  t.equal(report.intake.counts.labelled, 250);
+  t.equal(report.tasks.workflow.counts.DONE, 250);
+  t.equal(requests.get('POST AddFacet'), 3 * 3, 'three pages of 100, one call per facet each');
+  t.equal(requests.get('PUT /id/'), 250 + 2 * 250, 'intake: one write per document; the task: its claim and its outcome');
+  t.equal(env.erp.tables.inbox.length, 250, 'one work item each');
+});

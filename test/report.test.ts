@@ -1,10 +1,13 @@
 import t from 'tap';
 import { sandboxEnv } from './helpers/env.js';
 import { MAX_ROWS, renderHtml } from '../src/report/html.js';
-import { newReport, recordTask, finish } from '../src/report/report.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LISTED_MAX, newReport, recordTask, finish, taskSummary } from '../src/report/report.js';
+import { ReportFile, taskPhase } from '../src/report/report-file.js';
 import { renderReport } from '../src/report/table.js';
 
-/** The HTML run report: what a person opening it sees, and that nothing on it can run or fetch anything. */
+/** The HTML run report: what a person opening it sees, and that nothing on it can run or fetch anything; the JSON report file. */
 
 const rows = (html: string, section: string): string => html.slice(html.indexOf(`<h2>${section}`)).split('</table>')[0];
 
@@ -38,14 +41,16 @@ t.test('an interrupted run shows why and what is still claimed; long lists are c
   const report = newReport('run-1', false);
   report.repositoryUrl = 'https://nuxeo.example.com/nuxeo';
   const records = Array.from({ length: MAX_ROWS + 5 }, (_, i) => ({ uid: `u${i}`, path: `/d/${i}.pdf`, task: 'link', result: 'RETRY' as const, message: 'HTTP 503' }));
-  recordTask(report, 'link', records);
-  recordTask(report, 'barcode', []);
+  for (const record of records) recordTask(report, record);
+  taskSummary(report, 'barcode');
   report.interrupted = { reason: 'SIGTERM', graceExpired: true, leftClaimed: [{ uid: 'x1', path: '/d/x1.pdf', task: 'link' }] };
   const html = renderHtml(finish(report));
   t.match(html, '3 (interrupted)');
   t.match(html, 'SIGTERM: the grace period ran out with work in flight');
-  t.match(html, `Waiting documents (${MAX_ROWS + 6})`);
-  t.match(html, '… and 6 more: see the JSON report (--report).');
+  t.match(html, `Waiting documents (${MAX_ROWS + 1})`, 'the report keeps the first 1000 records of a phase, plus what is still claimed');
+  t.match(html, '… and 1 more: see the JSON report (--report).');
+  t.match(html, 'the lists below come from the first 1000 documents of each phase; 5 more are counted in the totals');
+  t.match(html, '<tr><td>task link</td><td>RETRY</td><td>1005</td></tr>');
   t.match(html, '<tr><td>task barcode</td><td>nothing to do</td><td>0</td></tr>');
   t.notMatch(html, 'x1.pdf', 'the 1001st row and later are left out');
   t.match(renderReport(report), 'interrupted (SIGTERM): the grace period ran out; 1 document(s) still in flight stay claimed until their claims expire');
@@ -78,4 +83,31 @@ t.test('intake rows, notes, and a report without a repository address (the run s
   t.match(rows(html, 'Failed documents (1)'), '<td>intake</td><td>/d/broken.pdf</td><td>error</td><td>no value for erpHttpContent:docId = $id</td>', 'no link without the repository address');
   t.match(rows(html, 'Waiting documents (1)'), '<td>/d/waiting.pdf</td><td>PENDING_INPUT</td><td>waiting for erpCreateALDocument:erpObjectId</td>');
   t.notMatch(html, 'ready.pdf', 'a READY document needs nobody');
+});
+
+t.test('the JSON report file lists every document, however many, one per line, while the report in memory keeps the first 1000', async (t) => {
+  const dir = t.testdir();
+  const path = join(dir, 'run.json');
+  const file = new ReportFile(path);
+  const report = newReport('run-big', false);
+  taskSummary(report, 'idle');
+  for (let i = 0; i < LISTED_MAX + 500; i++) {
+    const record = { uid: `u${i}`, path: `/d/${i}.pdf`, task: 'link', result: 'DONE' as const, reference: `BKPF ${i}` };
+    recordTask(report, record);
+    file.add(taskPhase('link'), record);
+  }
+  t.equal(report.tasks.link.documents.length, LISTED_MAX);
+  t.equal(report.tasks.link.unlisted, 500);
+  file.write(finish(report));
+  const text = readFileSync(path, 'utf8');
+  const written = JSON.parse(text);
+  t.equal(written.runId, 'run-big');
+  t.same(written.tasks.link.counts, { DONE: LISTED_MAX + 500 });
+  t.equal(written.tasks.link.documents.length, LISTED_MAX + 500, 'all of them in the file');
+  t.same(written.tasks.link.documents[LISTED_MAX + 499], { uid: `u${LISTED_MAX + 499}`, path: `/d/${LISTED_MAX + 499}.pdf`, task: 'link', result: 'DONE', reference: `BKPF ${LISTED_MAX + 499}` });
+  t.equal(written.tasks.link.unlisted, undefined, 'nothing is left out of the file');
+  t.same(written.tasks.idle.documents, [], 'a task with nothing to do has an empty list');
+  t.same(written.intake.documents, []);
+  t.match(text, /\n {4}\{"uid":"u7","path":"\/d\/7\.pdf"/, 'one document per line');
+  t.same(readdirSync(dir), ['run.json'], 'the spool files are gone');
 });

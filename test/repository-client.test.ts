@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Writable } from 'node:stream';
 import winston from 'winston';
 import { storageSchema } from '../src/config/storage-schema.js';
@@ -10,6 +11,7 @@ import {
   AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, PermanentError, TransientError,
 } from '../src/errors.js';
 import { RepositoryClient, PropertiesDroppedError } from '../src/repository/client.js';
+import { drain, eachPage } from '../src/repository/pager.js';
 import { RepositorySandbox } from '../src/sandbox/repository/server.js';
 import { NO_BLOBS } from '../src/sandbox/repository/store.js';
 
@@ -165,4 +167,65 @@ t.test('injected latency and faults that match a method only', async (t) => {
   const started = Date.now();
   t.equal((await client.getByPath('/default-domain')).type, 'Domain', 'a POST-only fault leaves a GET alone');
   t.ok(Date.now() - started >= 140, 'every answer waits for the latency');
+});
+
+t.test('the pager walks a large result by keyset: every document once, in uuid order, while documents leave the result', async (t) => {
+  const { sandbox, client } = await setUp(t);
+  const actor = sandbox.actor();
+  const ws = sandbox.store.getByPath(WS)!;
+  const folder = sandbox.store.create(actor, ws, { type: 'Folder', name: 'many', properties: {} }, NO_BLOBS);
+  const uids = Array.from({ length: 2500 }, (_, i) => sandbox.store.create(actor, folder, { type: 'File', name: `f${i}`, properties: { 'dc:description': 'new' } }, NO_BLOBS).uid);
+  const searches: string[] = [];
+  sandbox.faults.observe = (req) => {
+    if (req.url?.includes('/search/')) searches.push(decodeURIComponent(new URL(req.url, 'http://x').searchParams.get('query') ?? ''));
+  };
+  const seen: string[] = [];
+  for await (const page of drain(client, `SELECT * FROM File WHERE ecm:path STARTSWITH '${WS}/many' AND dc:description = 'new'`, 1000)) {
+    seen.push(...page.map((d) => d.uid));
+    // Processed documents leave the result set, as labelled or claimed ones do.
+    for (const doc of page.slice(0, 600)) sandbox.store.update(actor, sandbox.store.get(doc.uid)!, { 'dc:description': 'done' }, NO_BLOBS);
+  }
+  t.same(seen, [...uids].sort(), 'every document once, in uuid order, though most left the result set as they were seen');
+  t.equal(searches.length, 3);
+  t.match(searches[1], new RegExp(`AND ecm:uuid > '${seen[999]}' ORDER BY ecm:uuid$`), 'the next page starts after the last uuid of the one before');
+
+  sandbox.store.remove(actor, sandbox.store.get(uids[0])!);
+  const added = sandbox.store.create(actor, folder, { type: 'File', name: 'late', properties: {} }, NO_BLOBS).uid;
+  const again: string[] = [];
+  for await (const page of drain(client, `SELECT * FROM File WHERE ecm:path STARTSWITH '${WS}/many'`, 1000)) again.push(...page.map((d) => d.uid));
+  t.same(again, [...uids.slice(1), added].sort(), 'a removed document is gone and a new one found in its place in the order');
+});
+
+t.test('the pager reads no page after the stop, and yields nothing from a search the stop came during', async (t) => {
+  const { sandbox, client } = await setUp(t);
+  sandbox.faults.add({ path: '/search/execute', delayMs: 300 });
+  const stop = new AbortController();
+  setTimeout(() => stop.abort('SIGTERM'), 100);
+  const pages = [];
+  for await (const page of drain(client, `SELECT * FROM Document WHERE ecm:path STARTSWITH '${WS}'`, 10, stop.signal)) pages.push(page);
+  t.same(pages, [], 'nothing is handed out once the run is stopping');
+});
+
+t.test('pages are worked on a few at once; after a failure no further page is read and the failure comes out once the others settle', async (t) => {
+  const read: number[] = [];
+  async function* pages() {
+    for (let i = 0; i < 10; i++) {
+      read.push(i);
+      yield [i];
+    }
+  }
+  let running = 0;
+  let most = 0;
+  const finished: number[] = [];
+  const work = eachPage(pages(), 3, async ([i]) => {
+    most = Math.max(most, ++running);
+    await sleep(i === 1 ? 10 : 50);
+    running--;
+    if (i === 1) throw new Error('page 1 failed');
+    finished.push(i);
+  });
+  await t.rejects(work, /page 1 failed/);
+  t.equal(most, 3, 'three pages at once');
+  t.same(read, [0, 1, 2], 'no page is read after the failure');
+  t.same(finished.sort(), [0, 2], 'the pages under way were finished before the failure came out');
 });

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import type { ConfigLocation } from '../config/load.js';
 import type { Logger } from '../log.js';
 import { renderHtml } from '../report/html.js';
+import { ReportFile } from '../report/report-file.js';
 import type { RunReport } from '../report/report.js';
 import { renderReport } from '../report/table.js';
 import { runJob } from '../run.js';
@@ -19,8 +20,8 @@ export interface RunCommandOptions {
 
 const STOP_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 
-function writeReports(report: RunReport, options: RunCommandOptions): void {
-  if (options.report !== undefined) writeFileSync(options.report, `${JSON.stringify(report, null, 2)}\n`);
+function writeReports(report: RunReport, file: ReportFile | undefined, options: RunCommandOptions): void {
+  file?.write(report);
   if (options.reportHtml !== undefined) writeFileSync(options.reportHtml, renderHtml(report));
 }
 
@@ -39,8 +40,10 @@ export async function runCommand(options: RunCommandOptions, log: Logger): Promi
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   const deadline = options.maxDurationMs === undefined ? undefined : setTimeout(() => stop.abort('--max-duration'), options.maxDurationMs);
   try {
-    const report = await runJob({ location: options.location, dryRun: options.dryRun, task: options.task, stop: stop.signal, graceMs: options.graceMs }, log);
-    writeReports(report, options);
+    const file = options.report === undefined ? undefined : new ReportFile(options.report);
+    const onDocument = file && ((phase: string, record: object) => file.add(phase, record));
+    const report = await runJob({ location: options.location, dryRun: options.dryRun, task: options.task, stop: stop.signal, graceMs: options.graceMs, onDocument }, log);
+    writeReports(report, file, options);
     process.stdout.write(`${renderReport(report)}\n`);
     // Calls still in flight after the grace period would keep the process alive: it exits
     // now, like a crash at that point, and a later run takes their claims over.

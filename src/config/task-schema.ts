@@ -35,8 +35,10 @@ export const taskSchema = z
   systems: z.array(z.string().min(1)).min(1).optional(),
   /** Extra NXQL condition ANDed to the query the job builds. */
   filter: nxqlCondition.optional(),
+  /** Documents per page read, and per call when the call takes a table (bar codes). */
   batchSize: z.number().int().min(1).max(1000).default(50),
-  concurrency: z.number().int().min(1).max(64).default(4),
+  /** Pages worked on at once; requests are bounded by storage.yaml's and erpHttp.yaml's limits. */
+  concurrency: z.number().int().min(1).max(8).default(2),
   attempts: z.number().int().min(1).max(100).default(5),
   backoff: z
     .strictObject({

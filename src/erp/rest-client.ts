@@ -2,7 +2,7 @@ import got, { type Got, type Response } from 'got';
 import { CookieJar } from 'tough-cookie';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
 import { AuthenticationError, PermanentError, TransientError } from '../errors.js';
-import { StoppableLimit } from '../stop.js';
+import { NEVER, StoppableLimit } from '../stop.js';
 import { basicAuthorization, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
 import { networkFailure, statusFailure } from './failure.js';
@@ -53,7 +53,7 @@ export class RestClient implements Transport<RestRequest> {
   private readonly tokens = new Map<string, Promise<string>>();
   private readonly client: Record<string, string>;
 
-  constructor(readonly system: ErpSystemConfig & { rest: NonNullable<ErpSystemConfig['rest']> }, private readonly log: Logger, stop = new AbortController().signal) {
+  constructor(readonly system: ErpSystemConfig & { rest: NonNullable<ErpSystemConfig['rest']> }, private readonly log: Logger, stop = NEVER) {
     this.limit = new StoppableLimit(system.maxConcurrentCalls, stop);
     this.client = { 'sap-client': system.client, ...(system.language ? { 'sap-language': system.language } : {}) };
     this.http = got.extend({

@@ -2,7 +2,7 @@ import got, { type Got } from 'got';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
 import { AuthenticationError, PermanentError } from '../errors.js';
 import { networkFailure, statusFailure } from './failure.js';
-import { StoppableLimit } from '../stop.js';
+import { NEVER, StoppableLimit } from '../stop.js';
 import { basicAuthorization, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
 import type { PlannedCall, Transport } from './port.js';
@@ -34,7 +34,7 @@ export class RfcClient implements Transport<RfcRequest> {
   private readonly http: Got;
   private readonly limit: StoppableLimit;
 
-  constructor(readonly system: ErpSystemConfig & { rfc: NonNullable<ErpSystemConfig['rfc']> }, private readonly log: Logger, stop = new AbortController().signal) {
+  constructor(readonly system: ErpSystemConfig & { rfc: NonNullable<ErpSystemConfig['rfc']> }, private readonly log: Logger, stop = NEVER) {
     const { rfc } = system;
     this.limit = new StoppableLimit(system.maxConcurrentCalls, stop);
     this.http = got.extend({

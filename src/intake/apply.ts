@@ -135,7 +135,8 @@ async function labelWithFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<In
     for (const facet of plan.entry.facets) await deps.writer.addFacet([folder.uid], facet);
     await deps.writer.update(folder, plan.values);
     const doc = plan.doc.parentRef === folder.uid ? claimed : await deps.writer.move(claimed, folder);
-    for (const facet of plan.facets) await deps.writer.addFacet([doc.uid], facet);
+    // The status facet came with the claim.
+    for (const facet of plan.facets.filter((f) => f !== STATUS_FACET)) await deps.writer.addFacet([doc.uid], facet);
     return await writeValues(plan, doc, deps, folderPath);
   } catch (error) {
     return { ...failure(plan, error), folderPath };

@@ -32,7 +32,7 @@ export function intakeQuery(entry: MappingEntry, allPaths: string[]): string {
     + ' AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0'
     // docId is written last-but-atomically with the other values, so a document whose run
     // died after AddFacet and before its properties were written is found again.
-    + ` AND (ecm:mixinType <> ${nxqlString(HTTP_CONTENT_FACET)} OR erpHttpContent:docId IS NULL) ORDER BY ecm:uuid`;
+    + ` AND (ecm:mixinType <> ${nxqlString(HTTP_CONTENT_FACET)} OR erpHttpContent:docId IS NULL)`;
 }
 
 /** The archive-link folder is named after the file, without its extension. */

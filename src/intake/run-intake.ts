@@ -1,26 +1,31 @@
-import { drain } from '../repository/pager.js';
+import { drain, eachPage } from '../repository/pager.js';
 import { applyPlans, type IntakeDeps, type IntakeOutcome } from './apply.js';
 import type { MappingFile } from './mapping-schema.js';
 import { intakeQuery, planDocument } from './plan.js';
 
-/** The `Document created` replacement: label every new File under each mapped path; no new page once the run is stopping. */
+/** Pages labelled at once: the next page is read and labelled while the one before finishes. */
+const PAGES_IN_FLIGHT = 2;
+
+/**
+ * The `Document created` replacement: label every new File under each mapped path; no new
+ * page once the run is stopping. Each outcome goes to `onOutcome` as soon as it is known,
+ * so nothing piles up however large the backlog.
+ */
 export async function runIntake(
   mapping: MappingFile,
   deps: IntakeDeps & { pageSize: number; stop: AbortSignal },
-): Promise<IntakeOutcome[]> {
-  const outcomes: IntakeOutcome[] = [];
+  onOutcome: (outcome: IntakeOutcome) => void,
+): Promise<void> {
   const paths = mapping.mapping.map((e) => e.path);
   for (const entry of mapping.mapping) {
-    for await (const page of drain(deps.client, intakeQuery(entry, paths), deps.pageSize, deps.stop)) {
-      const results = await applyPlans(page.map((doc) => planDocument(entry, doc)), deps);
-      for (const outcome of results) {
+    await eachPage(drain(deps.client, intakeQuery(entry, paths), deps.pageSize, deps.stop), PAGES_IN_FLIGHT, async (page) => {
+      for (const outcome of await applyPlans(page.map((doc) => planDocument(entry, doc)), deps)) {
         const fields = { uid: outcome.plan.doc.uid, path: outcome.plan.doc.path, mapping: entry.path };
         if (outcome.skipped !== undefined) deps.log.info('document left to another run', { ...fields, reason: outcome.skipped });
         else if (outcome.error === undefined) deps.log.info('document labelled', { ...fields, status: outcome.plan.status['erpTaskStatus:status'] });
         else deps.log.warn('document not labelled', { ...fields, error: outcome.error, transient: outcome.transient ?? false });
+        onOutcome(outcome);
       }
-      outcomes.push(...results);
-    }
+    });
   }
-  return outcomes;
 }

@@ -1,4 +1,4 @@
-import { EXIT, EXIT_MEANING, type RunReport } from './report.js';
+import { EXIT, EXIT_MEANING, LISTED_MAX, type RunReport } from './report.js';
 
 /** Rows listed per section; the JSON report has them all. */
 export const MAX_ROWS = 1000;
@@ -94,9 +94,11 @@ export function renderHtml(report: RunReport): string {
     const grace = report.interrupted.graceExpired ? 'the grace period ran out with work in flight' : 'in-flight work finished';
     facts.push(['interrupted', esc(`${report.interrupted.reason}: ${grace}`)]);
   }
+  const unlisted = report.intake.unlisted + Object.values(report.tasks).reduce((sum, t) => sum + t.unlisted, 0);
   const notes = [
     ...report.problems.map((p) => `<li class="bad">configuration problem: ${esc(p)}</li>`),
     ...report.warnings.map((w) => `<li class="warn">warning: ${esc(w)}</li>`),
+    ...(unlisted > 0 ? [`<li>the lists below come from the first ${LISTED_MAX} documents of each phase; ${unlisted} more are counted in the totals and listed in the JSON report (--report) and the log</li>`] : []),
   ];
   const { failed, waiting } = attention(report);
   const planned = report.plannedCalls.length > 0

@@ -50,47 +50,78 @@ export interface RunReport {
   problems: string[];
   intake: {
     counts: { labelled: number; planned: number; ready: number; pendingInput: number; skipped: number; errors: number };
+    /** The first LISTED_MAX documents' records; `unlisted` counts the others (the JSON report file has them all). */
     documents: IntakeRecord[];
+    unlisted: number;
+    durationMs: number;
   };
-  /** Per task: how many documents ended in each result, and each document's record. */
-  tasks: Record<string, { counts: Record<string, number>; documents: TaskRecord[] }>;
+  /** Per task: how many documents ended in each result, records as for the intake, how long it took. */
+  tasks: Record<string, TaskSummary>;
   /** Dry run: the ERP writes that would have been made, with their parameters. */
   plannedCalls: PlannedCall[];
   exitCode: number;
 }
 
+export interface TaskSummary {
+  counts: Record<string, number>;
+  documents: TaskRecord[];
+  unlisted: number;
+  durationMs: number;
+}
+
+/**
+ * How many document records a report keeps in memory per phase: a run over any backlog
+ * stays within the same memory; every record still reaches the log and the JSON report file.
+ */
+export const LISTED_MAX = 1000;
+
 export function newReport(runId: string, dryRun: boolean): RunReport {
   return {
     runId, dryRun, startedAt: new Date().toISOString(), warnings: [], problems: [],
-    intake: { counts: { labelled: 0, planned: 0, ready: 0, pendingInput: 0, skipped: 0, errors: 0 }, documents: [] },
+    intake: { counts: { labelled: 0, planned: 0, ready: 0, pendingInput: 0, skipped: 0, errors: 0 }, documents: [], unlisted: 0, durationMs: 0 },
     tasks: {}, plannedCalls: [], exitCode: EXIT.ok,
   };
 }
 
-export function recordIntake(report: RunReport, outcomes: IntakeOutcome[]): void {
-  for (const { plan, error, transient, folderPath, skipped } of outcomes) {
-    const result = skipped !== undefined ? 'skipped' : error !== undefined ? 'error' : report.dryRun ? 'planned' : 'labelled';
-    const labelled = result === 'planned' || result === 'labelled';
-    const status = labelled ? String(plan.status['erpTaskStatus:status']) : undefined;
-    report.intake.documents.push({
-      uid: plan.doc.uid, path: plan.doc.path, mapping: plan.entry.path, useCase: plan.useCase, result, status,
-      facets: plan.facets, values: plan.values, folder: folderPath, missing: plan.missing, error, transient, skipped,
-    });
-    const counts = report.intake.counts;
-    if (result === 'error') counts.errors++;
-    else if (result === 'skipped') counts.skipped++;
-    else {
-      counts[result]++;
-      if (status === 'READY') counts.ready++;
-      else counts.pendingInput++;
-    }
+/** A document's intake outcome as the report lists it. */
+export function intakeRecord(outcome: IntakeOutcome, dryRun: boolean): IntakeRecord {
+  const { plan, error, transient, folderPath, skipped } = outcome;
+  const result = skipped !== undefined ? 'skipped' : error !== undefined ? 'error' : dryRun ? 'planned' : 'labelled';
+  const labelled = result === 'planned' || result === 'labelled';
+  return {
+    uid: plan.doc.uid, path: plan.doc.path, mapping: plan.entry.path, useCase: plan.useCase, result,
+    status: labelled ? String(plan.status['erpTaskStatus:status']) : undefined,
+    facets: plan.facets, values: plan.values, folder: folderPath, missing: plan.missing, error, transient, skipped,
+  };
+}
+
+function list<T>(phase: { documents: T[]; unlisted: number }, record: T): void {
+  if (phase.documents.length < LISTED_MAX) phase.documents.push(record);
+  else phase.unlisted++;
+}
+
+export function recordIntake(report: RunReport, record: IntakeRecord): void {
+  list(report.intake, record);
+  const counts = report.intake.counts;
+  if (record.result === 'error') counts.errors++;
+  else if (record.result === 'skipped') counts.skipped++;
+  else {
+    counts[record.result]++;
+    if (record.status === 'READY') counts.ready++;
+    else counts.pendingInput++;
   }
 }
 
-export function recordTask(report: RunReport, task: string, records: TaskRecord[]): void {
-  const counts: Record<string, number> = {};
-  for (const record of records) counts[record.result] = (counts[record.result] ?? 0) + 1;
-  report.tasks[task] = { counts, documents: records };
+/** A task's entry, before its first document: a task with nothing to do is reported too. */
+export function taskSummary(report: RunReport, task: string): TaskSummary {
+  report.tasks[task] ??= { counts: {}, documents: [], unlisted: 0, durationMs: 0 };
+  return report.tasks[task];
+}
+
+export function recordTask(report: RunReport, record: TaskRecord): void {
+  const summary = taskSummary(report, record.task);
+  list(summary, record);
+  summary.counts[record.result] = (summary.counts[record.result] ?? 0) + 1;
 }
 
 export function finish(report: RunReport): RunReport {

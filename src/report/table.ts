@@ -15,6 +15,8 @@ function shortenPath(path: string, max: number): string {
   return path.length > max ? `…${path.slice(path.length - max + 1)}` : path;
 }
 
+const unlistedNote = (n: number): string[] => (n > 0 ? [`… and ${n} more documents: see the JSON report (--report) or the log`] : []);
+
 /** The run report as a person reads it on a terminal. */
 export function renderReport(report: RunReport): string {
   const out: string[] = [];
@@ -36,6 +38,7 @@ export function renderReport(report: RunReport): string {
       docs.map((d) => [shortenPath(d.path, 60), d.useCase, d.result, d.status ?? '', d.folder ? shortenPath(d.folder, 40) : '', shorten(d.error ?? d.skipped ?? d.missing.join(', '), 80)]),
     ));
   }
+  out.push(...unlistedNote(report.intake.unlisted));
   if (report.dryRun && docs.some((d) => d.result === 'planned')) {
     out.push('', 'values that would be written:');
     for (const d of docs.filter((doc) => doc.result === 'planned')) {
@@ -49,6 +52,7 @@ export function renderReport(report: RunReport): string {
     if (task.documents.length > 0) {
       out.push(table(['document', 'result', 'ERP reference / message'], task.documents.map((d) => [shortenPath(d.path, 60), d.result, shorten(d.reference ?? d.message ?? '', 80)])));
     }
+    out.push(...unlistedNote(task.unlisted));
   }
   if (report.plannedCalls.length > 0) {
     out.push('', 'ERP calls that would be made:');

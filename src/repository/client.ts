@@ -95,10 +95,8 @@ export class RepositoryClient {
   }
 
   /** NXQL search; `pageSize` is always sent, because without it the server silently caps at 1000. */
-  async search(query: string, page: { pageSize?: number; pageIndex?: number; offset?: number } = {}): Promise<SearchPage> {
-    const searchParams: Record<string, string | number> = { query, pageSize: page.pageSize ?? this.config.pageSize };
-    if (page.offset !== undefined) searchParams.offset = page.offset;
-    else searchParams.currentPageIndex = page.pageIndex ?? 0;
+  async search(query: string, page: { pageSize?: number } = {}): Promise<SearchPage> {
+    const searchParams = { query, pageSize: page.pageSize ?? this.config.pageSize };
     return this.json('search', 'search/execute', { searchParams, headers: { properties: '*' } });
   }
 

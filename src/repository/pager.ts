@@ -1,28 +1,52 @@
+import { nxqlString } from '../nxql/literal.js';
 import type { RepositoryClient } from './client.js';
 import type { RepositoryDocument } from './document.js';
 import { NEVER } from '../stop.js';
 
 /**
- * Pages through a query whose results leave the result set as they are processed
- * (intake labels them, tasks claim them). Plain page numbers would skip documents, so
- * the offset only counts documents already seen that are still there; documents seen
- * before are never handed out twice. Works the same when nothing changes (dry run).
- * The query must have a stable order (ORDER BY ecm:uuid). Once `stop` fires, no further page is read.
+ * Pages through `SELECT … WHERE <conditions>` (top-level conditions ANDed, no ORDER BY) by
+ * keyset: each page asks for the documents after the last uuid of the one before, in uuid
+ * order. Documents that leave the result set as they are processed (intake labels them,
+ * tasks claim them) never make it skip one, the next page can be read while earlier ones are
+ * still being worked on, and a page costs the same at the end of a large result as at its
+ * start (an offset would make the server skip everything before it, and Elasticsearch-backed
+ * searches refuse offsets past 10,000). Once `stop` fires, no further page is read.
  */
 export async function* drain(client: RepositoryClient, query: string, pageSize: number, stop = NEVER): AsyncGenerator<RepositoryDocument[]> {
-  const seen = new Set<string>();
-  let offset = 0;
+  let after: string | undefined;
   while (!stop.aborted) {
-    const page = await client.search(query, { pageSize, offset });
-    const fresh: RepositoryDocument[] = [];
-    for (const doc of page.entries) {
-      if (seen.has(doc.uid)) offset++;
-      else {
-        seen.add(doc.uid);
-        fresh.push(doc);
-      }
+    const keyset = after === undefined ? '' : ` AND ecm:uuid > ${nxqlString(after)}`;
+    const page = await client.search(`${query}${keyset} ORDER BY ecm:uuid`, { pageSize });
+    // Stopped while the page was on its way: nothing of it is claimed.
+    if (stop.aborted) return;
+    if (page.entries.length > 0) {
+      yield page.entries;
+      after = page.entries[page.entries.length - 1].uid;
     }
-    if (fresh.length > 0) yield fresh;
     if (page.entries.length < pageSize) return;
   }
+}
+
+/**
+ * Work on up to `depth` pages at once: the next page is read while earlier ones finish, so
+ * the repository and the ERP are never idle waiting for a page boundary. Rejects with the
+ * first error once the pages under way have settled.
+ */
+export async function eachPage<T>(pages: AsyncIterable<T[]>, depth: number, handle: (page: T[]) => Promise<void>): Promise<void> {
+  const running = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  for await (const page of pages) {
+    const work: Promise<void> = handle(page)
+      .catch((error: unknown) => {
+        failure ??= { error };
+      })
+      .then(() => {
+        running.delete(work);
+      });
+    running.add(work);
+    if (running.size >= depth) await Promise.race(running);
+    if (failure) break;
+  }
+  await Promise.all(running);
+  if (failure) throw failure.error;
 }

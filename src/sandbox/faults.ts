@@ -26,6 +26,8 @@ export interface FaultRule {
 /** Latency and faults, shared by both sandboxes, for tests and benchmarks. */
 export class Faults {
   latencyMs = 0;
+  /** Sees every request that reaches the fault check, with the function module for the ERP: the benchmark counts with it. */
+  observe: (req: IncomingMessage, functionName?: string) => void = () => undefined;
   private rules: Array<FaultRule & { left: number }> = [];
 
   add(rule: FaultRule): void {
@@ -34,6 +36,7 @@ export class Faults {
 
   /** Returns true when the request was answered (or dropped) by a fault. */
   async apply(req: IncomingMessage, res: ServerResponse, functionName?: string): Promise<boolean> {
+    this.observe(req, functionName);
     if (this.latencyMs > 0) await sleep(this.latencyMs);
     const rule = this.rules.find(
       (r) => r.left > 0 && (r.method === undefined || r.method === req.method) && (r.path === undefined || (req.url as string).includes(r.path)) && (r.functionName === undefined || r.functionName === functionName),

@@ -10,7 +10,7 @@ function timestamp(at: Date): string {
 /**
  * The documents a task has work for: waiting for input (readiness is re-checked on every run),
  * ready, due for a retry, or claimed by a run whose claim has expired. Nobody writes these
- * exclusions by hand; a task's `filter` only narrows them. Ordered by uuid for the pager.
+ * exclusions by hand; a task's `filter` only narrows them. The pager adds the order.
  */
 export function taskQuery(task: TaskConfig, now: Date): string {
   const at = timestamp(now);
@@ -32,5 +32,5 @@ function scoped(task: TaskConfig, condition: string): string {
   ];
   if (task.systems) conditions.push(`erpHttpContent:source IN ${nxqlList(task.systems)}`);
   if (task.filter) conditions.push(`(${task.filter})`);
-  return `SELECT * FROM File WHERE ${conditions.join(' AND ')} ORDER BY ecm:uuid`;
+  return `SELECT * FROM File WHERE ${conditions.join(' AND ')}`;
 }

@@ -1,11 +1,10 @@
-import pLimit from 'p-limit';
 import type { TaskConfig } from '../config/task-schema.js';
 import { AuthenticationError, ConflictError, errorMessage, NotSentError, UncertainError } from '../errors.js';
 import type { ErpPort } from '../erp/port.js';
 import type { Logger } from '../log.js';
 import type { RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
-import { drain } from '../repository/pager.js';
+import { drain, eachPage } from '../repository/pager.js';
 import type { RepositoryWriter } from '../repository/writer.js';
 import { taskQuery } from './query.js';
 import { missingValues } from './readiness.js';
@@ -52,21 +51,21 @@ const S = (field: string): string => `erpTaskStatus:${field}`;
 /**
  * One task over its backlog: re-check readiness, claim (status IN_PROGRESS written with the
  * document's changeToken; a 409 means another run has it), call the ERP per source system,
- * and write DONE, RETRY (with back-off) or FAILED back. Bad ERP credentials stop the task
- * and release the claims they refused instead of failing those documents.
+ * and write DONE, RETRY (with back-off) or FAILED back. `concurrency` pages are worked on at
+ * once, so the ERP always has claimed documents waiting. Each document's record goes to
+ * `onRecord` once it is settled. Bad ERP credentials stop the task and release the claims
+ * they refused instead of failing those documents.
  */
-export async function runTask(task: TaskConfig, deps: TaskDeps): Promise<TaskRecord[]> {
+export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (record: TaskRecord) => void): Promise<void> {
   const call = callFor(task);
   const adapter = (system: string): CallAdapter => {
     const erp = deps.erpFor(system, task.function);
     if (task.function === 'RFC') return rfcCall(call as RfcCallConfig, erp as ErpPort<RfcRequest>);
     return restCall(call as RestCallConfig, erp as ErpPort<RestRequest>, (doc) => deps.client.downloadBlob(doc.uid));
   };
-  const records: TaskRecord[] = [];
   const now = deps.now ?? (() => new Date());
-  const limit = pLimit(task.concurrency);
-  for await (const page of drain(deps.client, taskQuery(task, now()), task.batchSize, deps.stop)) {
-    const claimed = (await Promise.all(page.map((doc) => limit(() => prepare(task, call, doc, deps, records, now()))))).filter((d) => d !== undefined);
+  await eachPage(drain(deps.client, taskQuery(task, now()), task.batchSize, deps.stop), task.concurrency, async (page) => {
+    const claimed = (await Promise.all(page.map((doc) => prepare(task, call, doc, deps, onRecord, now())))).filter((d) => d !== undefined);
     let refused: AuthenticationError | undefined;
     for (const [system, docs] of bySystem(claimed)) {
       const outcomes = execute(adapter(system), docs);
@@ -74,17 +73,16 @@ export async function runTask(task: TaskConfig, deps: TaskDeps): Promise<TaskRec
         const outcome = await outcomes[j];
         if (outcome.error instanceof AuthenticationError) {
           refused = outcome.error;
-          await limit(() => release(doc, deps));
+          await release(doc, deps);
         } else {
-          records.push(await limit(() => settle(task, call, doc, outcome, deps, now())));
+          onRecord(await settle(task, call, doc, outcome, deps, now()));
         }
         deps.inFlight.delete(doc.uid);
       }));
     }
     // Refused credentials stop the task once its claimed documents are settled or released.
     if (refused) throw refused;
-  }
-  return records;
+  });
 }
 
 function bySystem(docs: RepositoryDocument[]): Array<[string, RepositoryDocument[]]> {
@@ -99,7 +97,7 @@ function bySystem(docs: RepositoryDocument[]): Array<[string, RepositoryDocument
 }
 
 /** Readiness, then the claim; returns the claimed document, or records why not. */
-async function prepare(task: TaskConfig, call: RfcCallConfig | RestCallConfig, doc: RepositoryDocument, deps: TaskDeps, records: TaskRecord[], at: Date): Promise<RepositoryDocument | undefined> {
+async function prepare(task: TaskConfig, call: RfcCallConfig | RestCallConfig, doc: RepositoryDocument, deps: TaskDeps, onRecord: (record: TaskRecord) => void, at: Date): Promise<RepositoryDocument | undefined> {
   const base = { uid: doc.uid, path: doc.path, task: task.name };
   const missing = missingValues(task.useCase, doc.properties);
   const system = String(doc.properties['erpHttpContent:source']);
@@ -109,12 +107,11 @@ async function prepare(task: TaskConfig, call: RfcCallConfig | RestCallConfig, d
     if (doc.properties[S('status')] !== 'PENDING_INPUT' || doc.properties[S('message')] !== message) {
       await deps.writer.update(doc, { [S('status')]: 'PENDING_INPUT', [S('message')]: message });
     }
-    records.push({ ...base, result: 'PENDING_INPUT', message });
+    onRecord({ ...base, result: 'PENDING_INPUT', message });
     return undefined;
   }
-  if (deps.stop.aborted) return undefined;
   try {
-    if (doc.properties[S('status')] === 'IN_PROGRESS' && !safeToRepeat(call)) return await abandon(task, doc, deps, records);
+    if (doc.properties[S('status')] === 'IN_PROGRESS' && !safeToRepeat(call)) return await abandon(task, doc, deps, onRecord);
     const claimed = await deps.writer.update(doc, {
       [S('status')]: 'IN_PROGRESS', [S('task')]: task.name, ...claim(deps.runId, at, task.claimTimeoutMs), [S('lastAttempt')]: at.toISOString(),
     });
@@ -122,7 +119,7 @@ async function prepare(task: TaskConfig, call: RfcCallConfig | RestCallConfig, d
     return claimed;
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
-    records.push({ ...base, result: 'CLAIMED_ELSEWHERE' });
+    onRecord({ ...base, result: 'CLAIMED_ELSEWHERE' });
     return undefined;
   }
 }
@@ -136,11 +133,11 @@ const operatorHint = (uid: string): string => `check in SAP, then \`connect2erp 
  * An expired claim on a call that can neither be looked up nor safely repeated (a workflow
  * start): the interrupted run may have reached SAP, so an operator decides instead of a retry.
  */
-async function abandon(task: TaskConfig, doc: RepositoryDocument, deps: TaskDeps, records: TaskRecord[]): Promise<undefined> {
+async function abandon(task: TaskConfig, doc: RepositoryDocument, deps: TaskDeps, onRecord: (record: TaskRecord) => void): Promise<undefined> {
   const message = `run ${String(doc.properties[CLAIMED_BY])} was interrupted while sending this document and SAP may have it already: ${operatorHint(doc.uid)}`;
   await deps.writer.update(doc, { ...UNCLAIMED, [S('status')]: 'FAILED', [S('message')]: message });
   deps.log.warn('document left for an operator', { uid: doc.uid, path: doc.path, task: task.name });
-  records.push({ uid: doc.uid, path: doc.path, task: task.name, result: 'FAILED', message });
+  onRecord({ uid: doc.uid, path: doc.path, task: task.name, result: 'FAILED', message });
   return undefined;
 }
 

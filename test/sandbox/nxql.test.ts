@@ -124,3 +124,22 @@ t.test('NXQL operators over the search endpoint', async (t) => {
   }
   t.equal(nxqlString("a'b\\c"), "'a\\'b\\\\c'", 'quote and backslash are escaped');
 });
+
+t.test('a large result ordered by uuid: pages by index or offset as usual; the total is -1 (unknown) until the last page', async (t) => {
+  const sandbox = new RepositorySandbox();
+  const base = await sandbox.start();
+  t.teardown(() => sandbox.stop());
+  const actor = sandbox.actor();
+  const folder = sandbox.store.create(actor, sandbox.store.getByPath(WS)!, { type: 'Folder', name: 'many', properties: {} }, NO_BLOBS);
+  const uids = Array.from({ length: 1200 }, (_, i) => sandbox.store.create(actor, folder, { type: 'File', name: `f${i}`, properties: {} }, NO_BLOBS).uid).sort();
+  const page = async (index: number) => (await got(`${base}/api/v1/search/execute`, {
+    username: 'Administrator', password: 'Administrator', responseType: 'json',
+    searchParams: { query: `SELECT * FROM File WHERE ecm:path STARTSWITH '${WS}/many' ORDER BY ecm:uuid`, pageSize: 500, currentPageIndex: index },
+  })).body as any;
+  const second = await page(1);
+  t.same(second.entries.map((d: any) => d.uid), uids.slice(500, 1000));
+  t.same([second.resultsCount, second.isNextPageAvailable], [-1, true], 'more may follow');
+  const last = await page(2);
+  t.same(last.entries.map((d: any) => d.uid), uids.slice(1000));
+  t.same([last.resultsCount, last.isNextPageAvailable, last.numberOfPages], [1200, false, 3], 'the last page knows the total');
+});

@@ -1,5 +1,5 @@
 import { parseQuery, NxqlSyntaxError, type Condition, type Literal, type Query } from '../../nxql/parse.js';
-import { RepositoryError, type Actor, type Store, type StoredDoc } from './store.js';
+import { firstNotBefore, RepositoryError, type Actor, type Store, type StoredDoc } from './store.js';
 
 const ECM_BOOLEANS = new Set(['ecm:isVersion', 'ecm:isProxy', 'ecm:isTrashed', 'ecm:isCheckedIn', 'ecm:isLatestVersion', 'ecm:isLatestMajorVersion']);
 const ECM_STRINGS = new Set(['ecm:uuid', 'ecm:name', 'ecm:primaryType', 'ecm:currentLifeCycleState', 'ecm:lockOwner', 'ecm:parentId', 'ecm:ancestorId', 'ecm:path', 'ecm:mixinType']);
@@ -154,33 +154,27 @@ function test(order: number, op: string): boolean {
   }
 }
 
+type Candidates = { size: number; docs: () => Iterable<StoredDoc> };
+
 /** Smallest candidate set that the AND-ed conditions allow, from the store's indexes. */
-function candidates(store: Store, query: Query): Iterable<StoredDoc> {
+function candidates(store: Store, query: Query): Candidates {
   const options: Array<{ size: number; docs: () => Iterable<StoredDoc> }> = [];
   const fromIds = (ids: Iterable<string>): Iterable<StoredDoc> => [...ids].map((id) => store.get(id)).filter((d): d is StoredDoc => d !== undefined);
-  const conjuncts: Condition[] = [];
-  const collect = (c: Condition | undefined): void => {
-    if (c?.kind === 'and') {
-      collect(c.left);
-      collect(c.right);
-    } else if (c) conjuncts.push(c);
-  };
-  collect(query.where);
-  for (const c of conjuncts) {
+  const none = { size: 0, docs: () => [] };
+  const one = (doc: StoredDoc | undefined): Candidates => (doc ? { size: 1, docs: () => [doc] } : none);
+  for (const c of conjuncts(query.where)) {
     if (c.kind === 'startswith' && c.property === 'ecm:path') {
       const base = store.getByPath(c.prefix);
-      if (!base) return [];
+      if (!base) return none;
       options.push({ size: store.countDescendants(base.uid), docs: () => store.descendants(base.uid) });
     } else if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:ancestorId') {
       const base = store.get(String(c.value.value));
-      if (!base) return [];
+      if (!base) return none;
       options.push({ size: store.countDescendants(base.uid), docs: () => store.descendants(base.uid) });
     } else if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:uuid') {
-      const doc = store.get(String(c.value.value));
-      return doc ? [doc] : [];
+      return one(store.get(String(c.value.value)));
     } else if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:path') {
-      const doc = store.getByPath(String(c.value.value));
-      return doc ? [doc] : [];
+      return one(store.getByPath(String(c.value.value)));
     } else if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:parentId') {
       const ids = store.childIds(String(c.value.value));
       options.push({ size: ids.size, docs: () => fromIds(ids) });
@@ -199,9 +193,45 @@ function candidates(store: Store, query: Query): Iterable<StoredDoc> {
     const size = names.reduce((sum, name) => sum + store.idsOfType(name).size, 0);
     options.push({ size, docs: () => fromIds(names.flatMap((name) => [...store.idsOfType(name)])) });
   }
-  if (options.length === 0) return store.all();
+  if (options.length === 0) return { size: Number.POSITIVE_INFINITY, docs: () => store.all() };
   options.sort((a, b) => a.size - b.size);
-  return options[0].docs();
+  return options[0];
+}
+
+function conjuncts(where: Condition | undefined): Condition[] {
+  if (where === undefined) return [];
+  return where.kind === 'and' ? [...conjuncts(where.left), ...conjuncts(where.right)] : [where];
+}
+
+/** Above this many candidates, a query ordered by uuid walks the store's uid order instead of sorting them all. */
+const WALK_ABOVE = 1000;
+
+/**
+ * A keyset page (`ecm:uuid > 'x' … ORDER BY ecm:uuid`) over many candidates: walk the uids in
+ * order from the key and stop once the page is full, so each page costs about its own size
+ * however large the repository. The total is then unknown (-1, as a page provider that does
+ * not count answers) unless the walk reached the end.
+ */
+function walkInUuidOrder(store: Store, query: Query, accept: (doc: StoredDoc) => boolean, page: { offset: number; limit: number }): QueryResult {
+  const uids = store.uidsInOrder();
+  let i = 0;
+  for (const c of conjuncts(query.where)) {
+    // The keyset the pager sends; any other condition on the uuid is checked per document.
+    if (c.kind === 'compare' && c.property === 'ecm:uuid' && c.op === '>') {
+      const key = String(c.value.value);
+      const from = firstNotBefore(uids, key);
+      i = Math.max(i, uids[from] === key ? from + 1 : from);
+    }
+  }
+  const entries: StoredDoc[] = [];
+  let skipped = 0;
+  for (; i < uids.length && entries.length < page.limit; i++) {
+    const doc = store.get(uids[i]) as StoredDoc;
+    if (!accept(doc)) continue;
+    if (skipped < page.offset) skipped++;
+    else entries.push(doc);
+  }
+  return { total: i < uids.length ? -1 : skipped + entries.length, entries };
 }
 
 /** Equality on a plain string or boolean property uses the store's lazily built value index. */
@@ -273,13 +303,13 @@ export function runQuery(
     }
     return allowed;
   };
-  const found: StoredDoc[] = [];
-  for (const doc of candidates(store, query)) {
-    if (typed && !typed.some((t) => store.registry.isSubtypeOf(doc.type, t))) continue;
-    if (query.where && !matches(store, doc, query.where)) continue;
-    if (visible(doc)) found.push(doc);
-  }
+  const accept = (doc: StoredDoc): boolean => (!typed || typed.some((t) => store.registry.isSubtypeOf(doc.type, t))) && (!query.where || matches(store, doc, query.where)) && visible(doc);
   const keys = page.sort && page.sort.length > 0 ? page.sort : query.orderBy;
+  const byUuid = keys.length === 1 && keys[0].property === 'ecm:uuid' && !keys[0].descending;
+  const candidate = candidates(store, query);
+  if (byUuid && candidate.size > WALK_ABOVE) return walkInUuidOrder(store, query, accept, page);
+  const found: StoredDoc[] = [];
+  for (const doc of candidate.docs()) if (accept(doc)) found.push(doc);
   if (keys.length > 0) found.sort((a, b) => compareDocs(store, a, b, keys));
   return { total: found.length, entries: found.slice(page.offset, page.offset + page.limit) };
 }

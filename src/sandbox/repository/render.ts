@@ -64,10 +64,14 @@ export interface PageInfo {
   paginated: boolean;
 }
 
-/** The `documents` entity with the pagination fields of DefaultListJsonWriter. */
+/**
+ * The `documents` entity with the pagination fields of DefaultListJsonWriter. A total of -1
+ * is unknown (PageProvider.UNKNOWN_SIZE): a next page may follow when this one is full.
+ */
 export function renderPage(entries: Array<Record<string, unknown>>, page: PageInfo): Record<string, unknown> {
-  const pages = page.paginated ? Math.max(1, Math.ceil(page.total / page.pageSize)) : 1;
-  const next = page.paginated && page.total > page.pageSize + page.offset;
+  const known = page.total >= 0;
+  const pages = !page.paginated ? 1 : known ? Math.max(1, Math.ceil(page.total / page.pageSize)) : -1;
+  const next = page.paginated && (known ? page.total > page.pageSize + page.offset : entries.length === page.pageSize);
   return {
     'entity-type': 'documents', isPaginable: true, resultsCount: page.total, pageSize: page.pageSize, maxPageSize: 1000,
     resultsCountLimit: 0, currentPageSize: entries.length, currentPageIndex: page.pageIndex, currentPageOffset: page.offset,

@@ -65,6 +65,8 @@ export class Store {
   private readonly descendantCount = new Map<string, number>();
   private readonly propIndexes = new Map<string, Map<string, Set<string>>>();
   private readonly blobContent = new Map<string, Buffer>();
+  /** Every uid in order, for keyset pages (`ecm:uuid > … ORDER BY ecm:uuid`); built on first use. */
+  private ordered?: string[];
   private readonly journal?: string;
   readonly rootId: string;
 
@@ -109,6 +111,12 @@ export class Store {
 
   countDescendants(uid: string): number {
     return this.descendantCount.get(uid) ?? 0;
+  }
+
+  /** All uids, ascending: a query ordered by uuid walks it from its keyset instead of sorting. */
+  uidsInOrder(): readonly string[] {
+    this.ordered ??= [...this.docs.keys()].sort();
+    return this.ordered;
   }
 
   idsOfType(type: string): ReadonlySet<string> {
@@ -377,6 +385,12 @@ export class Store {
   private commit(before: StoredDoc | undefined, after: StoredDoc | undefined): void {
     if (before) this.unindex(before);
     if (after) this.index(after);
+    if (this.ordered !== undefined && (before === undefined) !== (after === undefined)) {
+      const uid = (after ?? before as StoredDoc).uid;
+      const at = firstNotBefore(this.ordered, uid);
+      if (after) this.ordered.splice(at, 0, uid);
+      else this.ordered.splice(at, 1);
+    }
     if (this.journal !== undefined) {
       appendFileSync(this.journal, `${JSON.stringify(after ? { put: after } : { del: (before as StoredDoc).uid })}\n`);
     }
@@ -433,6 +447,18 @@ export class Store {
     writeFileSync(compacted, [...this.docs.values()].map((doc) => `${JSON.stringify({ put: doc })}\n`).join(''));
     renameSync(compacted, journal);
   }
+}
+
+/** Index of the first element of the ascending `list` that is not below `value`. */
+export function firstNotBefore(list: readonly string[], value: string): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (list[mid] < value) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {

@@ -1,0 +1,195 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { BenchSandboxes, FOLDER, type JobRun, type UseCase } from './sandboxes.js';
+
+/**
+ * `npm run bench`: the job against the sandboxes with injected latency, on generated backlogs.
+ * Writes BENCHMARKS.md. See the README's "Benchmark" section for what each figure means.
+ */
+const { values } = parseArgs({
+  options: {
+    'repository-latency': { type: 'string', default: '5' },
+    'erp-latency': { type: 'string', default: '50' },
+    quick: { type: 'boolean', default: false },
+    out: { type: 'string', default: join(import.meta.dirname, '..', 'BENCHMARKS.md') },
+  },
+});
+const latency = { repositoryMs: Number(values['repository-latency']), erpMs: Number(values['erp-latency']) };
+const scale = values.quick ? 10 : 1;
+const SIZES = { throughput: [1000 / scale, 10_000 / scale], memory: [1000 / scale, 10_000 / scale, 100_000 / scale], history: 100_000 / scale, fresh: 100 };
+
+/** What the shipped configuration allows in flight: storage.yaml and erpHttp.yaml. */
+const IN_FLIGHT = { repository: 8, erp: 4 };
+
+interface PhaseRow {
+  phase: string;
+  docs: number;
+  seconds: number;
+  repositoryPerDoc: number;
+  repositoryBound: string;
+  erpPerDoc: number;
+  lookupsPerDoc: number;
+  erpBound: string;
+  /** Documents per second the in-flight limits and the injected latencies allow at the measured requests per document. */
+  boundPerSecond: number;
+  /** The same with the latencies the sandboxes really answer with. */
+  effectiveBoundPerSecond: number;
+  peakRssMb: number;
+  sandboxCpu: number;
+  detail: string;
+}
+
+const total = (counts: Map<string, number>, skip: (key: string) => boolean = () => false): number => [...counts].reduce((sum, [key, n]) => sum + (skip(key) ? 0 : n), 0);
+const LOOKUPS = new Set(['ARCHIV_GET_CONNECTIONS']);
+
+type Latency = { repositoryMs: number; erpMs: number };
+
+function row(phase: string, docs: number, run: JobRun, durationMs: number, bounds: { repository: string; erp: string }, sandboxCpuMs: number, effective: Latency): PhaseRow {
+  const repository = total(run.repository) / docs;
+  const erp = total(run.erp, (k) => LOOKUPS.has(k)) / docs;
+  const lookups = total(run.erp, (k) => !LOOKUPS.has(k)) / docs;
+  const perSecond = (inFlight: number, latencyMs: number, perDoc: number): number => (perDoc === 0 || latencyMs === 0 ? Infinity : (inFlight * 1000) / latencyMs / perDoc);
+  const bound = (l: Latency): number => Math.min(perSecond(IN_FLIGHT.repository, l.repositoryMs, repository), perSecond(IN_FLIGHT.erp, l.erpMs, erp + lookups));
+  const detail = [...run.repository, ...run.erp].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${(n / docs).toFixed(3)}`).join(', ');
+  return {
+    phase, docs, seconds: durationMs / 1000, repositoryPerDoc: repository, repositoryBound: bounds.repository, erpPerDoc: erp, lookupsPerDoc: lookups, erpBound: bounds.erp,
+    boundPerSecond: bound(latency), effectiveBoundPerSecond: bound(effective), peakRssMb: run.peakRssKb / 1024, sandboxCpu: sandboxCpuMs / durationMs, detail,
+  };
+}
+
+/** Sandbox CPU time while `work` runs: how busy the servers were (1.0 = one core, the limit). */
+async function timed<T>(work: () => Promise<T>): Promise<{ result: T; cpuMs: number }> {
+  const before = process.cpuUsage();
+  const result = await work();
+  const used = process.cpuUsage(before);
+  return { result, cpuMs: (used.user + used.system) / 1000 };
+}
+
+function check(condition: boolean, message: string): void {
+  if (!condition) throw new Error(`benchmark run went wrong: ${message}`);
+}
+
+const TASK_BOUNDS: Record<UseCase, { repository: string; erp: string }> = {
+  workflow: { repository: '2 + 1/50', erp: '1' },
+  barcode: { repository: '2 + 1/100', erp: '1/100' },
+  link: { repository: '2 + 1/50', erp: '1 + 1 lookup' },
+};
+
+/** The latencies the sandboxes really answered with, per throughput run. */
+const effectives: Latency[] = [];
+
+/** Intake, then each task, over `n` new documents per use case. */
+async function throughput(n: number): Promise<PhaseRow[]> {
+  const sandboxes = await BenchSandboxes.start(latency);
+  const rows: PhaseRow[] = [];
+  try {
+    const effective = await sandboxes.effectiveLatency();
+    const intakes: Array<[UseCase, string, { repository: string; erp: string }]> = [
+      ['workflow', 'intake, flat (workflow)', { repository: '1 + 4/100', erp: '0' }],
+      ['barcode', 'intake, flat (barcode)', { repository: '1 + 4/100', erp: '0' }],
+      ['link', 'intake, with folders (invoices)', { repository: '4 + 4/100', erp: '0' }],
+    ];
+    for (const [useCase, phase, bounds] of intakes) {
+      sandboxes.addNew(useCase, n);
+      const { result: run, cpuMs } = await timed(() => sandboxes.run({ intakeOnly: true }));
+      check(run.report.intake.counts.labelled === n && run.report.intake.counts.ready === n, `${phase}: ${JSON.stringify(run.report.intake.counts)}`);
+      rows.push(row(phase, n, run, run.report.intake.durationMs, bounds, cpuMs, effective));
+    }
+    for (const useCase of ['workflow', 'barcode', 'link'] as const) {
+      const { result: run, cpuMs } = await timed(() => sandboxes.run({ task: useCase }));
+      const summary = run.report.tasks[useCase];
+      check(summary.counts.DONE === n, `task ${useCase}: ${JSON.stringify(summary.counts)}`);
+      rows.push(row(`task ${useCase}`, n, run, summary.durationMs, TASK_BOUNDS[useCase], cpuMs, effective));
+    effectives.push(effective);
+    }
+    check(sandboxes.erp.tables.inbox.length === n && sandboxes.erp.tables.barcodes.length === n && sandboxes.erp.tables.links.length === n, 'SAP did not get one row per document');
+  } finally {
+    await sandboxes.stop();
+  }
+  return rows;
+}
+
+/** Peak RSS of one whole run (intake and tasks) over `n` new workflow documents, without latency. */
+async function memory(n: number): Promise<{ n: number; peakRssMb: number; seconds: number; perSecond: number; sandboxCpu: number; sandboxMsPerRequest: number; overhead: Latency }> {
+  const sandboxes = await BenchSandboxes.start({ repositoryMs: 0, erpMs: 0 });
+  try {
+    const overhead = await sandboxes.effectiveLatency();
+    sandboxes.addNew('workflow', n);
+    const { result: run, cpuMs } = await timed(() => sandboxes.run({}));
+    check(run.report.tasks.workflow.counts.DONE === n, `memory ${n}: ${JSON.stringify(run.report.tasks.workflow.counts)}`);
+    const ms = run.report.intake.durationMs + run.report.tasks.workflow.durationMs;
+    const requests = total(run.repository) + total(run.erp);
+    return { n, peakRssMb: run.peakRssKb / 1024, seconds: run.wallMs / 1000, perSecond: n / (ms / 1000), sandboxCpu: cpuMs / run.wallMs, sandboxMsPerRequest: cpuMs / requests, overhead };
+  } finally {
+    await sandboxes.stop();
+  }
+}
+
+/** One whole run over 100 new documents, in a repository holding `processed` documents done before. */
+async function history(processed: number): Promise<{ processed: number; seconds: number; repositoryRequests: number }> {
+  const sandboxes = await BenchSandboxes.start(latency);
+  try {
+    const useCases = Object.keys(FOLDER) as UseCase[];
+    useCases.forEach((useCase, i) => sandboxes.addProcessed(useCase, Math.floor(processed / 3) + (i < processed % 3 ? 1 : 0)));
+    useCases.forEach((useCase, i) => sandboxes.addNew(useCase, Math.floor(SIZES.fresh / 3) + (i < SIZES.fresh % 3 ? 1 : 0)));
+    const run = await sandboxes.run({});
+    const done = Object.values(run.report.tasks).reduce((sum, t) => sum + (t.counts.DONE ?? 0), 0);
+    check(done === SIZES.fresh, `history ${processed}: ${done} done`);
+    const ms = Date.parse(run.report.finishedAt as string) - Date.parse(run.report.startedAt);
+    return { processed, seconds: ms / 1000, repositoryRequests: total(run.repository) };
+  } finally {
+    await sandboxes.stop();
+  }
+}
+
+const f = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : '–');
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const log = (line: string): void => console.log(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${line}`);
+  const phases: PhaseRow[] = [];
+  for (const n of SIZES.throughput) {
+    log(`throughput, ${n} documents per use case`);
+    phases.push(...(await throughput(n)));
+  }
+  const memories = [];
+  for (const n of SIZES.memory) {
+    log(`memory, ${n} documents`);
+    memories.push(await memory(n));
+  }
+  log(`repository size: ${SIZES.fresh} new documents, alone and beside ${SIZES.history} processed ones`);
+  const alone = await history(0);
+  const beside = await history(SIZES.history);
+
+  const command = `npm run bench --${values.quick ? ' --quick' : ''} --repository-latency ${latency.repositoryMs} --erp-latency ${latency.erpMs}`;
+  const md: string[] = [];
+  md.push('# Benchmarks', '', `Reproduce with \`${command}\` (${values.quick ? 'reduced sizes, ' : ''}about ${Math.ceil((Date.now() - started) / 60_000)} minutes on the machine below).`);
+  md.push(`Measured ${new Date().toISOString().slice(0, 10)}, Node.js ${process.version}, ${(await import('node:os')).cpus().length} cores; the job runs in its own process, both sandboxes in the benchmark's.`);
+  md.push(`Injected latency: repository ${latency.repositoryMs} ms, ERP ${latency.erpMs} ms per request. In flight at most: ${IN_FLIGHT.repository} repository requests (storage.yaml \`maxConcurrentRequests\`), ${IN_FLIGHT.erp} ERP calls (erpHttp.yaml \`maxConcurrentCalls\`); shipped configuration otherwise.`);
+  md.push('', '## Requests per document and throughput', '');
+  const real = effectives[effectives.length - 1];
+  md.push('Requests per document count everything the phase sent (searches, the mapping file, CSRF fetches included); the lower bound in brackets is argued in the README ("Benchmark"). Seconds are the phase\'s own, from the run report (`durationMs`).');
+  md.push(`The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client with (${f(real.repositoryMs)} ms and ${f(real.erpMs)} ms here: timers overshoot and the servers' own work comes on top), which is what the job can at best reach. Sandbox CPU is the share of one core the two sandboxes used: near 1.0 they would be the bottleneck.`, '');
+  md.push('| phase | documents | seconds | docs/s | bound docs/s | ratio | ratio, real latency | repository req/doc (lower bound) | ERP calls/doc beyond lookups (lower bound) | lookups/doc | job peak RSS MB | sandbox CPU |');
+  md.push('|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|');
+  for (const p of phases) {
+    const perSecond = p.docs / p.seconds;
+    md.push(`| ${p.phase} | ${p.docs} | ${f(p.seconds)} | ${f(perSecond, 0)} | ${f(p.boundPerSecond, 0)} | ${f(perSecond / p.boundPerSecond)} | ${f(perSecond / p.effectiveBoundPerSecond)} | ${f(p.repositoryPerDoc, 3)} (${p.repositoryBound}) | ${f(p.erpPerDoc, 3)} (${p.erpBound}) | ${f(p.lookupsPerDoc, 3)} | ${f(p.peakRssMb, 0)} | ${f(p.sandboxCpu)} |`);
+  }
+  md.push('', 'Requests by kind, per document:', '');
+  for (const p of phases) md.push(`- ${p.phase}, ${p.docs}: ${p.detail}`);
+  md.push('', '## Memory', '', 'Peak RSS (getrusage maxrss, Linux VmHWM) of one whole run (mapping file, intake, all tasks) over new workflow documents, latency 0. The same runs show the sandboxes\' own overhead: their CPU per request, against the latency they stand in for.', '');
+  md.push('| documents | job peak RSS MB | × the smallest | wall seconds | docs/s | sandbox CPU | sandbox CPU ms per request | bare request to the repository / ERP sandbox, ms |');
+  md.push('|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const m of memories) md.push(`| ${m.n} | ${f(m.peakRssMb, 0)} | ${f(m.peakRssMb / memories[0].peakRssMb)} | ${f(m.seconds)} | ${f(m.perSecond, 0)} | ${f(m.sandboxCpu)} | ${f(m.sandboxMsPerRequest, 3)} | ${f(m.overhead.repositoryMs, 3)} / ${f(m.overhead.erpMs, 3)} |`);
+  md.push('', '## Cost with repository size', '');
+  md.push(`One whole run over ${SIZES.fresh} new documents (split over the three use cases), from run start to report; injected latency as above.`, '');
+  md.push('| repository holds | seconds | repository requests | × alone |', '|---|---:|---:|---:|');
+  md.push(`| ${SIZES.fresh} new only | ${f(alone.seconds)} | ${alone.repositoryRequests} | 1.00 |`);
+  md.push(`| ${SIZES.fresh} new + ${beside.processed} processed | ${f(beside.seconds)} | ${beside.repositoryRequests} | ${f(beside.seconds / alone.seconds)} |`);
+  writeFileSync(values.out as string, `${md.join('\n')}\n`);
+  log(`written to ${values.out}`);
+}
+
+await main();

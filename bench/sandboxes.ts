@@ -1,0 +1,208 @@
+import { spawn } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync, readdirSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { setUpRepository, writeDemoConfig } from '../dist/sandbox/demo.js';
+import { ErpSandbox } from '../dist/sandbox/erp/server.js';
+import { RepositorySandbox } from '../dist/sandbox/repository/server.js';
+import { NO_BLOBS, type StoredDoc } from '../dist/sandbox/repository/store.js';
+import type { RunReport } from '../dist/report/report.js';
+import { requestEnvelope } from '../dist/erp/soap.js';
+
+const PROJECT = join(import.meta.dirname, '..');
+const CLI = join(PROJECT, 'bin', 'connect2erp.js');
+const PEAK_RSS = pathToFileURL(join(import.meta.dirname, 'peak-rss.js')).href;
+export const WORKSPACES = '/default-domain/workspaces/ERP';
+
+export type UseCase = 'workflow' | 'barcode' | 'link';
+/** Where each use case's documents are uploaded (the shipped mapping file's paths). */
+export const FOLDER: Record<UseCase, string> = { workflow: `${WORKSPACES}/Workflow`, barcode: `${WORKSPACES}/Barcode`, link: `${WORKSPACES}/Invoices` };
+
+/**
+ * The shipped mapping file, with the two values a user would type in the web UI taken from
+ * the generated documents instead (bar code from the title, invoice number from the
+ * description), so every generated document is READY after intake.
+ */
+function benchMapping(): string {
+  const mapping = JSON.parse(readFileSync(join(PROJECT, 'config', 'connector_configuration_connect_to_erp.json'), 'utf8')) as { mapping: Array<{ path: string; properties: Record<string, unknown> }> };
+  for (const entry of mapping.mapping) {
+    if (entry.path === FOLDER.barcode) entry.properties['erpBarcode:barcode'] = '$dc:title';
+    if (entry.path === FOLDER.link) entry.properties['erpCreateALDocument:erpObjectId'] = '$dc:description';
+  }
+  return JSON.stringify(mapping);
+}
+
+const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+/** Mean time of `n` requests one after the other, with a plain keep-alive HTTP client. */
+async function sequentialMs(url: string, options: { method: string; headers: Record<string, string>; body?: string }, n = 200): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const once = (): Promise<void> => new Promise((resolve, reject) => {
+    const req = request(url, { ...options, agent }, (res) => {
+      res.resume();
+      res.on('end', resolve);
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+  await once();
+  const started = performance.now();
+  for (let i = 0; i < n; i++) await once();
+  agent.destroy();
+  return (performance.now() - started) / n;
+}
+
+export interface JobRun {
+  exitCode: number;
+  report: RunReport;
+  /** Wall time of the job's process, start-up included. */
+  wallMs: number;
+  peakRssKb: number;
+  /** Requests by kind (`PUT id`, `POST Document.AddFacet`, `ARCHIV_CONNECTION_INSERT` …). */
+  repository: Map<string, number>;
+  erp: Map<string, number>;
+}
+
+/** Requests to the repository sandbox by kind: the method and what the path addresses. */
+function repositoryKind(req: IncomingMessage): string {
+  const path = (req.url as string).split('?')[0].replace(/^\/nuxeo\/api\/v1\//, '');
+  const operation = /(?:automation|@op)\/([\w.]+)/.exec(path)?.[1];
+  if (operation !== undefined) return `POST ${operation}`;
+  return `${req.method as string} ${path.split('/')[0]}`;
+}
+
+const count = (counts: Map<string, number>, key: string): void => {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+};
+
+/**
+ * Both sandboxes in this process with injected latency, a configuration folder for the job
+ * pointing at them, and backlogs generated straight into the repository's store.
+ */
+export class BenchSandboxes {
+  readonly repository = new RepositorySandbox();
+  readonly erp = new ErpSandbox();
+  private readonly dir = mkdtempSync(join(tmpdir(), 'connect2erp-bench-'));
+  private readonly repositoryRequests = new Map<string, number>();
+  private readonly erpRequests = new Map<string, number>();
+  private configDir = '';
+  private baseUrl = '';
+  private erpUrl = '';
+  private serial = 0;
+
+  static async start(latency: { repositoryMs: number; erpMs: number }): Promise<BenchSandboxes> {
+    const sandboxes = new BenchSandboxes();
+    const baseUrl = await sandboxes.repository.start();
+    const erpUrl = await sandboxes.erp.start();
+    sandboxes.baseUrl = baseUrl;
+    sandboxes.erpUrl = erpUrl;
+    await setUpRepository(baseUrl, benchMapping());
+    sandboxes.configDir = writeDemoConfig(sandboxes.dir, baseUrl, erpUrl);
+    sandboxes.disabledJobs();
+    sandboxes.repository.faults.latencyMs = latency.repositoryMs;
+    sandboxes.erp.faults.latencyMs = latency.erpMs;
+    sandboxes.repository.faults.observe = (req) => count(sandboxes.repositoryRequests, repositoryKind(req));
+    sandboxes.erp.faults.observe = (req, functionName) => count(sandboxes.erpRequests, functionName ?? req.method ?? '');
+    return sandboxes;
+  }
+
+  /**
+   * How long the sandboxes really take per request with their injected latency, seen by a
+   * client that adds next to nothing: a small read from the repository, RFC_PING from the ERP.
+   * Timers overshoot and the servers do their work on top, so this is a little over the latency.
+   */
+  async effectiveLatency(): Promise<{ repositoryMs: number; erpMs: number }> {
+    const root = this.folder('/default-domain');
+    const repositoryMs = await sequentialMs(`${this.baseUrl}/api/v1/id/${root.uid}`, { method: 'GET', headers: { Authorization: basic('Administrator', 'Administrator') } });
+    const erpMs = await sequentialMs(`${this.erpUrl}/sap/bc/soap/rfc?sap-client=100`, {
+      method: 'POST', headers: { Authorization: basic('CONNECTOR', 'sandbox'), 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '' }, body: requestEnvelope('RFC_PING', {}),
+    }, 50);
+    this.repositoryRequests.clear();
+    this.erpRequests.clear();
+    return { repositoryMs, erpMs };
+  }
+
+  /** A copy of the jobs folder with every task disabled: a run there is the intake alone. */
+  private disabledJobs(): void {
+    const jobs = join(this.dir, 'jobs');
+    cpSync(jobs, join(this.dir, 'intake-only'), { recursive: true });
+    for (const file of readdirSync(join(this.dir, 'intake-only'))) {
+      const path = join(this.dir, 'intake-only', file);
+      writeFileSync(path, readFileSync(path, 'utf8').replace(/^enabled: true/m, 'enabled: false'));
+    }
+  }
+
+  private folder(path: string): StoredDoc {
+    return this.repository.store.getByPath(path) as StoredDoc;
+  }
+
+  /** `n` new files, as users upload them: each with a title, a description and a small PDF. */
+  addNew(useCase: UseCase, n: number): void {
+    const { store } = this.repository;
+    const actor = this.repository.actor();
+    const parent = this.folder(FOLDER[useCase]);
+    const blob = store.storeBlob(Buffer.from('%PDF-1.4 benchmark'), 'scan.pdf', 'application/pdf');
+    for (let i = 0; i < n; i++) {
+      const id = ++this.serial;
+      const name = `${useCase}-${String(id).padStart(7, '0')}.pdf`;
+      store.create(actor, parent, {
+        type: 'File', name,
+        properties: { 'dc:title': `BC-${String(id).padStart(9, '0')}`, 'dc:description': String(5_100_000_000 + id), 'file:content': { 'upload-batch': 'bench' } },
+      }, () => ({ ...blob, name }));
+    }
+  }
+
+  /** `n` documents a job labelled and linked long ago: status DONE, nothing left to do. */
+  addProcessed(useCase: UseCase, n: number): void {
+    const { store } = this.repository;
+    const actor = this.repository.actor();
+    const parent = this.folder(FOLDER[useCase]);
+    const facets = { workflow: 'fct_erp_start_workflow', barcode: 'fct_erp_barcode', link: 'fct_erp_create_al_document' }[useCase];
+    for (let i = 0; i < n; i++) {
+      const id = ++this.serial;
+      let doc = store.create(actor, parent, { type: 'File', name: `done-${useCase}-${id}.pdf`, properties: { 'dc:title': `BC-${id}` } }, NO_BLOBS);
+      for (const facet of ['fct_erp_http_content', facets, 'fct_erp_task_status']) doc = store.addFacet(actor, doc, facet);
+      store.update(actor, doc, {
+        'erpHttpContent:docId': doc.uid, 'erpHttpContent:archiveId': 'Z1', 'erpHttpContent:source': 'S4H',
+        'erpTaskStatus:status': 'DONE', 'erpTaskStatus:task': useCase, 'erpTaskStatus:erpReference': doc.uid,
+      }, NO_BLOBS);
+    }
+  }
+
+  /** Run the job in its own process (`run --task`, or intake alone), counting what reaches the sandboxes. */
+  async run(what: { task?: string; intakeOnly?: boolean; nodeArgs?: string[] }): Promise<JobRun> {
+    this.repositoryRequests.clear();
+    this.erpRequests.clear();
+    const reportFile = join(this.dir, 'report.json');
+    const rssFile = join(this.dir, 'peak-rss');
+    const args = [...(what.nodeArgs ?? []), '--import', PEAK_RSS, CLI, 'run', '--config', this.configDir, '--report', reportFile];
+    if (what.intakeOnly) args.push('--jobs', join(this.dir, 'intake-only'));
+    if (what.task !== undefined) args.push('--task', what.task);
+    const started = performance.now();
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', BENCH_PEAK_RSS_FILE: rssFile },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    const exitCode = await new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
+    const wallMs = performance.now() - started;
+    if (exitCode !== 0) throw new Error(`the job exited with ${exitCode}: ${stderr}`);
+    return {
+      exitCode, wallMs, report: JSON.parse(readFileSync(reportFile, 'utf8')) as RunReport,
+      peakRssKb: Number(readFileSync(rssFile, 'utf8')),
+      repository: new Map(this.repositoryRequests), erp: new Map(this.erpRequests),
+    };
+  }
+
+  async stop(): Promise<void> {
+    await this.erp.stop();
+    await this.repository.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
