@@ -1,5 +1,5 @@
 import { parseQuery, NxqlSyntaxError, type Condition, type Literal, type Query } from '../../nxql/parse.js';
-import { firstNotBefore, RepositoryError, type Actor, type Store, type StoredDoc } from './store.js';
+import { bisect, RepositoryError, type Actor, type Store, type StoredDoc } from './store.js';
 
 const ECM_BOOLEANS = new Set(['ecm:isVersion', 'ecm:isProxy', 'ecm:isTrashed', 'ecm:isCheckedIn', 'ecm:isLatestVersion', 'ecm:isLatestMajorVersion']);
 const ECM_STRINGS = new Set(['ecm:uuid', 'ecm:name', 'ecm:primaryType', 'ecm:currentLifeCycleState', 'ecm:lockOwner', 'ecm:parentId', 'ecm:ancestorId', 'ecm:path', 'ecm:mixinType']);
@@ -217,11 +217,7 @@ function walkInUuidOrder(store: Store, query: Query, accept: (doc: StoredDoc) =>
   let i = 0;
   for (const c of conjuncts(query.where)) {
     // The keyset the pager sends; any other condition on the uuid is checked per document.
-    if (c.kind === 'compare' && c.property === 'ecm:uuid' && c.op === '>') {
-      const key = String(c.value.value);
-      const from = firstNotBefore(uids, key);
-      i = Math.max(i, uids[from] === key ? from + 1 : from);
-    }
+    if (c.kind === 'compare' && c.property === 'ecm:uuid' && c.op === '>') i = Math.max(i, bisect(uids, String(c.value.value), true));
   }
   const entries: StoredDoc[] = [];
   let skipped = 0;

@@ -387,7 +387,7 @@ export class Store {
     if (after) this.index(after);
     if (this.ordered !== undefined && (before === undefined) !== (after === undefined)) {
       const uid = (after ?? before as StoredDoc).uid;
-      const at = firstNotBefore(this.ordered, uid);
+      const at = bisect(this.ordered, uid);
       if (after) this.ordered.splice(at, 0, uid);
       else this.ordered.splice(at, 1);
     }
@@ -449,13 +449,13 @@ export class Store {
   }
 }
 
-/** Index of the first element of the ascending `list` that is not below `value`. */
-export function firstNotBefore(list: readonly string[], value: string): number {
+/** Index of the first element of the ascending `list` not below `value` (with `after`: above it). */
+export function bisect(list: readonly string[], value: string, after = false): number {
   let low = 0;
   let high = list.length;
   while (low < high) {
     const mid = (low + high) >>> 1;
-    if (list[mid] < value) low = mid + 1;
+    if (list[mid] < value || (after && list[mid] === value)) low = mid + 1;
     else high = mid;
   }
   return low;
