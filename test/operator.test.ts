@@ -6,6 +6,9 @@ import { retryFailed } from '../src/operator/retry.js';
 import { renderStatus, taskStatus } from '../src/operator/status.js';
 import { dryRunWriter, liveWriter } from '../src/repository/writer.js';
 
+// Operator commands run as child processes, with whole runs between them: more than tap's default 30 s per file on a loaded 2-core machine.
+t.setTimeout(120_000);
+
 /** The operator commands: what state the documents are in, and putting failures back. */
 
 /** The command against this test's sandbox configuration. */

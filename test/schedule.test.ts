@@ -8,6 +8,9 @@ import { loadCrontab } from '../src/config/crontab.js';
 import { configLocation, loadConfig } from '../src/config/load.js';
 import { ConfigError } from '../src/errors.js';
 
+// The scheduler starts real runs as child processes on its ticks: more than tap's default 30 s per file on a loaded 2-core machine.
+t.setTimeout(120_000);
+
 /** The crontab, its checks against the jobs, and the scheduled container. */
 
 const shipped = loadConfig(configLocation({ config: join(PROJECT, 'config') }));
