@@ -33,28 +33,30 @@ interface PhaseRow {
   erpBound: string;
   /** Documents per second the in-flight limits and the injected latencies allow at the measured requests per document. */
   boundPerSecond: number;
-  /** The same with the latencies the sandboxes really answer with. */
+  /** The latencies the sandboxes really answered a bare client with in this run… */
+  real: Latency;
+  /** …and the bound at those latencies. */
   effectiveBoundPerSecond: number;
   peakRssMb: number;
   sandboxCpu: number;
   detail: string;
 }
 
-const total = (counts: Map<string, number>, skip: (key: string) => boolean = () => false): number => [...counts].reduce((sum, [key, n]) => sum + (skip(key) ? 0 : n), 0);
+const total = (counts: Map<string, number>, include: (key: string) => boolean = () => true): number => [...counts].reduce((sum, [key, n]) => sum + (include(key) ? n : 0), 0);
 const LOOKUPS = new Set(['ARCHIV_GET_CONNECTIONS']);
 
 type Latency = { repositoryMs: number; erpMs: number };
 
 function row(phase: string, docs: number, run: JobRun, durationMs: number, bounds: { repository: string; erp: string }, sandboxCpuMs: number, effective: Latency): PhaseRow {
   const repository = total(run.repository) / docs;
-  const erp = total(run.erp, (k) => LOOKUPS.has(k)) / docs;
-  const lookups = total(run.erp, (k) => !LOOKUPS.has(k)) / docs;
+  const erp = total(run.erp, (k) => !LOOKUPS.has(k)) / docs;
+  const lookups = total(run.erp, (k) => LOOKUPS.has(k)) / docs;
   const perSecond = (inFlight: number, latencyMs: number, perDoc: number): number => (perDoc === 0 || latencyMs === 0 ? Infinity : (inFlight * 1000) / latencyMs / perDoc);
   const bound = (l: Latency): number => Math.min(perSecond(IN_FLIGHT.repository, l.repositoryMs, repository), perSecond(IN_FLIGHT.erp, l.erpMs, erp + lookups));
   const detail = [...run.repository, ...run.erp].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${(n / docs).toFixed(3)}`).join(', ');
   return {
     phase, docs, seconds: durationMs / 1000, repositoryPerDoc: repository, repositoryBound: bounds.repository, erpPerDoc: erp, lookupsPerDoc: lookups, erpBound: bounds.erp,
-    boundPerSecond: bound(latency), effectiveBoundPerSecond: bound(effective), peakRssMb: run.peakRssKb / 1024, sandboxCpu: sandboxCpuMs / durationMs, detail,
+    boundPerSecond: bound(latency), real: effective, effectiveBoundPerSecond: bound(effective), peakRssMb: run.peakRssKb / 1024, sandboxCpu: sandboxCpuMs / durationMs, detail,
   };
 }
 
@@ -75,9 +77,6 @@ const TASK_BOUNDS: Record<UseCase, { repository: string; erp: string }> = {
   barcode: { repository: '2 + 1/100', erp: '1/100' },
   link: { repository: '2 + 1/50', erp: '1 + 1 lookup' },
 };
-
-/** The latencies the sandboxes really answered with, per throughput run. */
-const effectives: Latency[] = [];
 
 /** Intake, then each task, over `n` new documents per use case. */
 async function throughput(n: number): Promise<PhaseRow[]> {
@@ -101,7 +100,6 @@ async function throughput(n: number): Promise<PhaseRow[]> {
       const summary = run.report.tasks[useCase];
       check(summary.counts.DONE === n, `task ${useCase}: ${JSON.stringify(summary.counts)}`);
       rows.push(row(`task ${useCase}`, n, run, summary.durationMs, TASK_BOUNDS[useCase], cpuMs, effective));
-    effectives.push(effective);
     }
     check(sandboxes.erp.tables.inbox.length === n && sandboxes.erp.tables.barcodes.length === n && sandboxes.erp.tables.links.length === n, 'SAP did not get one row per document');
   } finally {
@@ -168,7 +166,7 @@ async function main(): Promise<void> {
   md.push(`Measured ${new Date().toISOString().slice(0, 10)}, Node.js ${process.version}, ${(await import('node:os')).cpus().length} cores; the job runs in its own process, both sandboxes in the benchmark's.`);
   md.push(`Injected latency: repository ${latency.repositoryMs} ms, ERP ${latency.erpMs} ms per request. In flight at most: ${IN_FLIGHT.repository} repository requests (storage.yaml \`maxConcurrentRequests\`), ${IN_FLIGHT.erp} ERP calls (erpHttp.yaml \`maxConcurrentCalls\`); shipped configuration otherwise.`);
   md.push('', '## Requests per document and throughput', '');
-  const real = effectives[effectives.length - 1];
+  const { real } = phases[phases.length - 1];
   md.push('Requests per document count everything the phase sent (searches, the mapping file, CSRF fetches included); the lower bound in brackets is argued in the README ("Benchmark"). Seconds are the phase\'s own, from the run report (`durationMs`).');
   md.push(`The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client with (${f(real.repositoryMs)} ms and ${f(real.erpMs)} ms here: timers overshoot and the servers' own work comes on top), which is what the job can at best reach. Sandbox CPU is the share of one core the two sandboxes used: near 1.0 they would be the bottleneck.`, '');
   md.push('| phase | documents | seconds | docs/s | bound docs/s | ratio | ratio, real latency | repository req/doc (lower bound) | ERP calls/doc beyond lookups (lower bound) | lookups/doc | job peak RSS MB | sandbox CPU |');

@@ -158,7 +158,7 @@ type Candidates = { size: number; docs: () => Iterable<StoredDoc> };
 
 /** Smallest candidate set that the AND-ed conditions allow, from the store's indexes. */
 function candidates(store: Store, query: Query): Candidates {
-  const options: Array<{ size: number; docs: () => Iterable<StoredDoc> }> = [];
+  const options: Candidates[] = [];
   const fromIds = (ids: Iterable<string>): Iterable<StoredDoc> => [...ids].map((id) => store.get(id)).filter((d): d is StoredDoc => d !== undefined);
   const none = { size: 0, docs: () => [] };
   const one = (doc: StoredDoc | undefined): Candidates => (doc ? { size: 1, docs: () => [doc] } : none);
