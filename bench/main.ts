@@ -38,6 +38,8 @@ interface PhaseRow {
   /** …and the bound at those latencies. */
   effectiveBoundPerSecond: number;
   peakRssMb: number;
+  /** Share of one core the job's process used over its life: near 1.0 the job is bound by its own CPU. */
+  jobCpu: number;
   sandboxCpu: number;
   detail: string;
 }
@@ -56,7 +58,7 @@ function row(phase: string, docs: number, run: JobRun, durationMs: number, bound
   const detail = [...run.repository, ...run.erp].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${(n / docs).toFixed(3)}`).join(', ');
   return {
     phase, docs, seconds: durationMs / 1000, repositoryPerDoc: repository, repositoryBound: bounds.repository, erpPerDoc: erp, lookupsPerDoc: lookups, erpBound: bounds.erp,
-    boundPerSecond: bound(latency), real: effective, effectiveBoundPerSecond: bound(effective), peakRssMb: run.peakRssKb / 1024, sandboxCpu: sandboxCpuMs / durationMs, detail,
+    boundPerSecond: bound(latency), real: effective, effectiveBoundPerSecond: bound(effective), peakRssMb: run.peakRssKb / 1024, jobCpu: run.cpuMs / run.wallMs, sandboxCpu: sandboxCpuMs / durationMs, detail,
   };
 }
 
@@ -168,12 +170,12 @@ async function main(): Promise<void> {
   md.push('', '## Requests per document and throughput', '');
   const { real } = phases[phases.length - 1];
   md.push('Requests per document count everything the phase sent (searches, the mapping file, CSRF fetches included); the lower bound in brackets is argued in the README ("Benchmark"). Seconds are the phase\'s own, from the run report (`durationMs`).');
-  md.push(`The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client with (${f(real.repositoryMs)} ms and ${f(real.erpMs)} ms here: timers overshoot and the servers' own work comes on top), which is what the job can at best reach. Sandbox CPU is the share of one core the two sandboxes used: near 1.0 they would be the bottleneck.`, '');
-  md.push('| phase | documents | seconds | docs/s | bound docs/s | ratio | ratio, real latency | repository req/doc (lower bound) | ERP calls/doc beyond lookups (lower bound) | lookups/doc | job peak RSS MB | sandbox CPU |');
-  md.push('|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|');
+  md.push(`The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client with (${f(real.repositoryMs)} ms and ${f(real.erpMs)} ms here: timers overshoot and the servers' own work comes on top), which is what the job can at best reach. Job CPU is the share of one core the job\'s process used over its life (start-up included), sandbox CPU the share the two sandboxes used over the phase: near 1.0 either would be the bottleneck.`, '');
+  md.push('| phase | documents | seconds | docs/s | bound docs/s | ratio | ratio, real latency | repository req/doc (lower bound) | ERP calls/doc beyond lookups (lower bound) | lookups/doc | job peak RSS MB | job CPU | sandbox CPU |');
+  md.push('|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|');
   for (const p of phases) {
     const perSecond = p.docs / p.seconds;
-    md.push(`| ${p.phase} | ${p.docs} | ${f(p.seconds)} | ${f(perSecond, 0)} | ${f(p.boundPerSecond, 0)} | ${f(perSecond / p.boundPerSecond)} | ${f(perSecond / p.effectiveBoundPerSecond)} | ${f(p.repositoryPerDoc, 3)} (${p.repositoryBound}) | ${f(p.erpPerDoc, 3)} (${p.erpBound}) | ${f(p.lookupsPerDoc, 3)} | ${f(p.peakRssMb, 0)} | ${f(p.sandboxCpu)} |`);
+    md.push(`| ${p.phase} | ${p.docs} | ${f(p.seconds)} | ${f(perSecond, 0)} | ${f(p.boundPerSecond, 0)} | ${f(perSecond / p.boundPerSecond)} | ${f(perSecond / p.effectiveBoundPerSecond)} | ${f(p.repositoryPerDoc, 3)} (${p.repositoryBound}) | ${f(p.erpPerDoc, 3)} (${p.erpBound}) | ${f(p.lookupsPerDoc, 3)} | ${f(p.peakRssMb, 0)} | ${f(p.jobCpu)} | ${f(p.sandboxCpu)} |`);
   }
   md.push('', 'Requests by kind, per document:', '');
   for (const p of phases) md.push(`- ${p.phase}, ${p.docs}: ${p.detail}`);

@@ -14,7 +14,7 @@ import { requestEnvelope } from '../dist/erp/soap.js';
 
 const PROJECT = join(import.meta.dirname, '..');
 const CLI = join(PROJECT, 'bin', 'connect2erp.js');
-const PEAK_RSS = pathToFileURL(join(import.meta.dirname, 'peak-rss.js')).href;
+const USAGE = pathToFileURL(join(import.meta.dirname, 'usage.js')).href;
 export const WORKSPACES = '/default-domain/workspaces/ERP';
 
 export type UseCase = 'workflow' | 'barcode' | 'link';
@@ -61,6 +61,8 @@ export interface JobRun {
   /** Wall time of the job's process, start-up included. */
   wallMs: number;
   peakRssKb: number;
+  /** CPU time of the job's process, start-up included. */
+  cpuMs: number;
   /** Requests by kind (`PUT id`, `POST Document.AddFacet`, `ARCHIV_CONNECTION_INSERT` …). */
   repository: Map<string, number>;
   erp: Map<string, number>;
@@ -177,13 +179,13 @@ export class BenchSandboxes {
     this.repositoryRequests.clear();
     this.erpRequests.clear();
     const reportFile = join(this.dir, 'report.json');
-    const rssFile = join(this.dir, 'peak-rss');
-    const args = [...(what.nodeArgs ?? []), '--import', PEAK_RSS, CLI, 'run', '--config', this.configDir, '--report', reportFile];
+    const usageFile = join(this.dir, 'usage.json');
+    const args = [...(what.nodeArgs ?? []), '--import', USAGE, CLI, 'run', '--config', this.configDir, '--report', reportFile];
     if (what.intakeOnly) args.push('--jobs', join(this.dir, 'intake-only'));
     if (what.task !== undefined) args.push('--task', what.task);
     const started = performance.now();
     const child = spawn(process.execPath, args, {
-      env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', BENCH_PEAK_RSS_FILE: rssFile },
+      env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', BENCH_USAGE_FILE: usageFile },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -193,9 +195,9 @@ export class BenchSandboxes {
     const exitCode = await new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
     const wallMs = performance.now() - started;
     if (exitCode !== 0) throw new Error(`the job exited with ${exitCode}: ${stderr}`);
+    const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as { peakRssKb: number; cpuMs: number };
     return {
-      exitCode, wallMs, report: JSON.parse(readFileSync(reportFile, 'utf8')) as RunReport,
-      peakRssKb: Number(readFileSync(rssFile, 'utf8')),
+      exitCode, wallMs, report: JSON.parse(readFileSync(reportFile, 'utf8')) as RunReport, ...usage,
       repository: new Map(this.repositoryRequests), erp: new Map(this.erpRequests),
     };
   }

@@ -10,7 +10,7 @@ export function registerSecret(value: string): void {
 
 function mask(text: string): string {
   let masked = text;
-  for (const secret of secrets) masked = masked.split(secret).join('***');
+  for (const secret of secrets) if (masked.includes(secret)) masked = masked.split(secret).join('***');
   return masked;
 }
 

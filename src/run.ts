@@ -89,12 +89,13 @@ async function work(options: RunOptions, report: RunReport, log: Logger, stop: A
   const config = loadConfig(options.location);
   const tasks = selectTasks(config.tasks, options.task, options.location.jobsDir).filter((t) => t.enabled);
   report.repositoryUrl = config.storage.url;
-  const client = new RepositoryClient(config.storage, log);
+  const registry = featureRegistry();
+  const client = new RepositoryClient(config.storage, log, registry);
   const writer = options.dryRun ? dryRunWriter() : liveWriter(client);
   const loaded = await loadMapping(client, {
     adminPath: config.storage.adminPath,
     administrators: config.storage.administrators,
-    registry: featureRegistry(),
+    registry,
     systems: config.erp.systems.map((s) => s.name),
   });
   report.mappingFile = { uid: loaded.document.uid, path: loaded.document.path, readableBy: loaded.readableBy };

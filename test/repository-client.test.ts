@@ -54,6 +54,31 @@ t.test('429 waits for Retry-After before trying again', async (t) => {
   t.ok(Date.now() - started >= 900, 'waited about the second the server asked for');
 });
 
+t.test('Retry-After as a date is waited for; one past the request time-out, or a 503 retried out, is left for a later run', async (t) => {
+  const { sandbox, client, configFor, log } = await setUp(t);
+  sandbox.faults.add({ path: '/path/default-domain', status: 503, headers: { 'Retry-After': new Date(Date.now() + 2000).toUTCString() } });
+  const started = Date.now();
+  t.equal((await client.getByPath('/default-domain')).type, 'Domain');
+  t.ok(Date.now() - started >= 900, 'waited until the date the server gave (second precision)');
+
+  const impatient = new RepositoryClient(configFor({ timeouts: { connectMs: 1000, requestMs: 500 } }), log);
+  sandbox.faults.add({ path: '/path/default-domain', status: 429, headers: { 'Retry-After': '3600' }, body: '{"entity-type":"exception","status":429}' });
+  const error = await impatient.getByPath('/default-domain').catch((e: unknown) => e);
+  t.type(error, TransientError, 'an hour is not waited for within a run');
+  t.equal((error as Error).message, 'read /default-domain failed with HTTP 429', 'an error entity without a message adds nothing');
+
+  sandbox.faults.add({ path: '/path/default-domain', status: 503, headers: { 'Retry-After': 'soon' } });
+  t.equal((await client.getByPath('/default-domain')).type, 'Domain', 'a Retry-After that is no time falls back to the back-off');
+});
+
+t.test('an answer that is not JSON is transient, retried, and named by its error', async (t) => {
+  const { sandbox, client } = await setUp(t, { retries: 1 });
+  sandbox.faults.add({ path: '/path/default-domain', status: 200, headers: { 'Content-Type': 'application/json' }, body: '<html>proxy page</html>', times: 2 });
+  const error = await client.getByPath('/default-domain').catch((e: unknown) => e);
+  t.type(error, TransientError);
+  t.match((error as Error).message, /^read \/default-domain failed \(SyntaxError\)/);
+});
+
 t.test('a dropped connection is transient and retried', async (t) => {
   const { sandbox, client } = await setUp(t);
   sandbox.faults.add({ path: '/path/default-domain', drop: true });
@@ -129,6 +154,16 @@ t.test('blob download, missing blob and paths with spaces', async (t) => {
   t.equal((await client.getByPath(`${WS}/with space`)).uid, folder.uid, 'each path segment is encoded');
   t.equal((await client.downloadBlob(file.uid)).toString(), 'hello');
   t.type(await client.downloadBlob(folder.uid).catch((e: unknown) => e), NotFoundError, 'a document without a blob is a 404');
+});
+
+t.test('a blob served from elsewhere (direct download) is followed there; API calls are not redirected', async (t) => {
+  const { sandbox, client, url } = await setUp(t);
+  const blob = sandbox.store.storeBlob(Buffer.from('moved'), 'moved.txt', 'text/plain');
+  const file = sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(WS)!, { type: 'File', name: 'f', properties: { 'file:content': { 'upload-batch': 'b', 'upload-fileId': '0' } } }, () => blob);
+  sandbox.faults.add({ path: '/@blob/', status: 302, headers: { Location: `${url}/nxfile/default/${file.uid}/file:content/moved.txt` } });
+  t.equal((await client.downloadBlob(file.uid)).toString(), 'moved');
+  sandbox.faults.add({ path: '/path/default-domain', status: 302, headers: { Location: `${url}/api/v1/path/default-domain/workspaces` } });
+  t.type(await client.getByPath('/default-domain').catch((e: unknown) => e), PermanentError, 'a redirect on the API is an error, not a silent other document');
 });
 
 t.test('TLS: verified against the configured CA, refused without it, unverified only when switched off', async (t) => {

@@ -1,15 +1,9 @@
-import got, { HTTPError, type RequestError, type Got, type OptionsOfJSONResponseBody } from 'got';
-import pLimit, { type LimitFunction } from 'p-limit';
+import { DocumentError } from '../errors.js';
 import type { StorageConfig } from '../config/storage-schema.js';
-import {
-  AuthenticationError, BadRequestError, ConflictError, DocumentError, ForbiddenError, NotFoundError,
-  PermanentError, TransientError, type Connect2ErpError,
-} from '../errors.js';
-import { basicAuthorization, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
+import type { SchemaRegistry } from '../nuxeo/schemas.js';
 import type { AclEntity, RepositoryDocument, SearchPage } from './document.js';
-
-const TRANSIENT_STATUS = [429, 502, 503, 504];
+import { RepositoryTransport } from './transport.js';
 
 /** A PUT was accepted but some properties did not stick (their facet is missing on the server). */
 export class PropertiesDroppedError extends DocumentError {
@@ -18,25 +12,7 @@ export class PropertiesDroppedError extends DocumentError {
   }
 }
 
-/** Classify where the failure is raised, so retry logic never parses messages. */
-function typedError(error: unknown, what: string): Connect2ErpError {
-  if (error instanceof HTTPError) {
-    const status = error.response.statusCode;
-    const body = error.response.body as { message?: unknown } | string | undefined;
-    const detail = typeof body === 'object' && body !== null && typeof body.message === 'string' ? `: ${body.message}` : '';
-    const message = `${what} failed with HTTP ${status}${detail}`;
-    const details = { status, target: what };
-    if (status === 401) return new AuthenticationError(`${message} (check the credentials in storage.yaml)`, details);
-    if (status === 403) return new ForbiddenError(message, details);
-    if (status === 404) return new NotFoundError(message, details);
-    if (status === 409) return new ConflictError(message, details);
-    if (TRANSIENT_STATUS.includes(status)) return new TransientError(message, details);
-    if (status >= 400 && status < 500) return new BadRequestError(message, details);
-    return new PermanentError(message, details);
-  }
-  // Anything else got raises is a RequestError: no connection, reset, time-out.
-  return new TransientError(`${what} failed (${(error as RequestError).code}): ${(error as Error).message}`, { target: what });
-}
+const ALL_PROPERTIES = { properties: '*' };
 
 function sameValue(sent: unknown, stored: unknown): boolean {
   if (sent === null || sent === undefined) return stored === null || stored === undefined || (Array.isArray(stored) && stored.length === 0);
@@ -47,124 +23,85 @@ function sameValue(sent: unknown, stored: unknown): boolean {
   return JSON.stringify(sent) === JSON.stringify(stored);
 }
 
-/**
- * REST client for a Nuxeo-compatible repository: every request is bounded by one
- * concurrency limit, times out, and retries only transient failures.
- */
+/** The repository operations the job uses, over REST and Automation. */
 export class RepositoryClient {
-  private readonly http: Got;
-  private readonly limit: LimitFunction;
+  private readonly http: RepositoryTransport;
 
-  constructor(private readonly config: StorageConfig, private readonly log: Logger) {
-    const auth = config.auth.type === 'basic'
-      ? { Authorization: basicAuthorization(config.auth) }
-      : { 'X-Authentication-Token': config.auth.token };
-    this.limit = pLimit(config.maxConcurrentRequests);
-    this.http = got.extend({
-      prefixUrl: `${config.url.replace(/\/$/, '')}${config.apiPath}`,
-      headers: { ...auth, Accept: 'application/json' },
-      ...connectionOptions(config),
-      retry: {
-        limit: config.retries,
-        methods: ['GET', 'PUT', 'POST', 'DELETE'],
-        statusCodes: TRANSIENT_STATUS,
-        calculateDelay: ({ attemptCount, computedValue, error }) => {
-          if (computedValue === 0) return 0;
-          if (error.response?.headers['retry-after'] !== undefined) return computedValue;
-          return config.retryDelayMs * 2 ** (attemptCount - 1);
-        },
-      },
-      hooks: {
-        beforeRetry: [
-          (error, retryCount) => {
-            this.log.warn('repository request retried', { url: error.options.url?.toString(), retryCount, code: error.code, status: error.response?.statusCode });
-          },
-        ],
-      },
-    });
-  }
-
-  private async json<T>(what: string, path: string, options: OptionsOfJSONResponseBody): Promise<T> {
-    return this.limit(async () => {
-      try {
-        return (await this.http(path, { ...options, responseType: 'json' })).body as T;
-      } catch (error) {
-        throw typedError(error, what);
-      }
-    });
+  /** `schemas` names the schemas of the properties the job writes, so an update asks back only those. */
+  constructor(private readonly config: StorageConfig, log: Logger, private readonly schemas?: SchemaRegistry) {
+    this.http = new RepositoryTransport(config, log);
   }
 
   /** NXQL search; `pageSize` is always sent, because without it the server silently caps at 1000. */
   async search(query: string, page: { pageSize?: number } = {}): Promise<SearchPage> {
-    const searchParams = { query, pageSize: page.pageSize ?? this.config.pageSize };
-    return this.json('search', 'search/execute', { searchParams, headers: { properties: '*' } });
+    return this.http.json({
+      what: 'search', method: 'GET', path: 'search/execute', query: { query, pageSize: page.pageSize ?? this.config.pageSize }, headers: ALL_PROPERTIES, pageWide: true,
+    });
   }
 
   async getById(uid: string): Promise<RepositoryDocument> {
-    return this.json(`read ${uid}`, `id/${encodeURIComponent(uid)}`, { headers: { properties: '*' } });
+    return this.http.json({ what: `read ${uid}`, method: 'GET', path: `id/${encodeURIComponent(uid)}`, headers: ALL_PROPERTIES });
   }
 
   async getByPath(path: string): Promise<RepositoryDocument> {
-    return this.json(`read ${path}`, `path${encodePath(path)}`, { headers: { properties: '*' } });
+    return this.http.json({ what: `read ${path}`, method: 'GET', path: `path${encodePath(path)}`, headers: ALL_PROPERTIES });
   }
 
   async getAcl(uid: string): Promise<AclEntity> {
-    return this.json(`read the ACL of ${uid}`, `id/${encodeURIComponent(uid)}/@acl`, {});
+    return this.http.json({ what: `read the ACL of ${uid}`, method: 'GET', path: `id/${encodeURIComponent(uid)}/@acl` });
   }
 
   async downloadBlob(uid: string, xpath = 'file:content'): Promise<Buffer> {
-    return this.limit(async () => {
-      try {
-        return (await this.http(`id/${encodeURIComponent(uid)}/@blob/${xpath}`, { responseType: 'buffer' })).body;
-      } catch (error) {
-        throw typedError(error, `download ${xpath} of ${uid}`);
-      }
-    });
+    return this.http.download({ what: `download ${xpath} of ${uid}`, method: 'GET', path: `id/${encodeURIComponent(uid)}/@blob/${xpath}` });
   }
 
   /** One Automation call for many documents (`docs:` input); the server answers nothing (void). */
   async addFacet(uids: string[], facet: string): Promise<void> {
-    await this.limit(async () => {
-      try {
-        await this.http.post('automation/Document.AddFacet', {
-          json: { input: `docs:${uids.join(',')}`, params: { facet } },
-          headers: { 'X-NXVoidOperation': 'true' },
-        });
-      } catch (error) {
-        throw typedError(error, `add facet ${facet}`);
-      }
+    await this.http.discard({
+      what: `add facet ${facet}`, method: 'POST', path: 'automation/Document.AddFacet',
+      json: { input: `docs:${uids.join(',')}`, params: { facet } }, headers: { 'x-nxvoidoperation': 'true' }, pageWide: true,
     });
   }
 
   /**
    * Partial update with optimistic locking. The real server drops, without error, any
    * property whose facet the document lacks, so the answer is compared with what was sent.
+   * The answer carries only the schemas written (rendering every schema of every document
+   * costs the server and the job more than the write itself); the document returned has
+   * those over the properties `doc` was read with.
    */
-  async update(doc: { uid: string; changeToken?: string | null }, properties: Record<string, unknown>): Promise<RepositoryDocument> {
+  async update(doc: { uid: string; changeToken?: string | null; properties?: Record<string, unknown> }, properties: Record<string, unknown>): Promise<RepositoryDocument> {
     const json: Record<string, unknown> = { 'entity-type': 'document', uid: doc.uid, properties };
     if (doc.changeToken) json.changeToken = doc.changeToken;
-    const updated = await this.json<RepositoryDocument>(`update ${doc.uid}`, `id/${encodeURIComponent(doc.uid)}`, { method: 'PUT', json, headers: { properties: '*' } });
+    const updated = await this.http.json<RepositoryDocument>({
+      what: `update ${doc.uid}`, method: 'PUT', path: `id/${encodeURIComponent(doc.uid)}`, json, headers: { properties: this.schemasOf(Object.keys(properties)) },
+    });
     const dropped = Object.keys(properties).filter((key) => !sameValue(properties[key], updated.properties[key]));
     if (dropped.length > 0) throw new PropertiesDroppedError(updated, dropped);
-    return updated;
+    return { ...updated, properties: { ...doc.properties, ...updated.properties } };
+  }
+
+  /** The `properties` header naming the schemas of `keys`; every schema when one is unknown. */
+  private schemasOf(keys: string[]): string {
+    const names = new Set<string>();
+    for (const key of keys) {
+      const name = this.schemas?.property(key)?.schema.name;
+      if (name === undefined) return '*';
+      names.add(name);
+    }
+    return [...names].join(',');
   }
 
   /** Create a child document. Never retried: a lost answer must not create a second document. */
   async create(parentUid: string, input: { type: string; name: string; properties: Record<string, unknown> }): Promise<RepositoryDocument> {
-    return this.json(`create ${input.name}`, `id/${encodeURIComponent(parentUid)}`, {
-      method: 'POST',
-      json: { 'entity-type': 'document', ...input },
-      headers: { properties: '*' },
-      retry: { limit: 0 },
+    return this.http.json({
+      what: `create ${input.name}`, method: 'POST', path: `id/${encodeURIComponent(parentUid)}`,
+      json: { 'entity-type': 'document', ...input }, headers: ALL_PROPERTIES, once: true,
     });
   }
 
   async move(uid: string, targetUid: string): Promise<RepositoryDocument> {
-    return this.json(`move ${uid}`, `id/${encodeURIComponent(uid)}/@op/Document.Move`, {
-      method: 'POST',
-      json: { params: { target: targetUid } },
-      headers: { properties: '*' },
-    });
+    return this.http.json({ what: `move ${uid}`, method: 'POST', path: `id/${encodeURIComponent(uid)}/@op/Document.Move`, json: { params: { target: targetUid } }, headers: ALL_PROPERTIES });
   }
 }
 

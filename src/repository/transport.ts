@@ -1,0 +1,179 @@
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import PQueue from 'p-queue';
+import { Agent, interceptors, type Dispatcher } from 'undici';
+import type { StorageConfig } from '../config/storage-schema.js';
+import {
+  AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError,
+  PermanentError, TransientError, type Connect2ErpError,
+} from '../errors.js';
+import { basicAuthorization } from '../http-options.js';
+import type { Logger } from '../log.js';
+
+/** Statuses worth another try: the server is overloaded or a gateway lost it. */
+const TRANSIENT_STATUS = new Set([429, 502, 503, 504]);
+
+export interface RepositoryRequest {
+  /** What the request does, for messages and logs: `update <uid>`, `search`. */
+  what: string;
+  method: 'GET' | 'PUT' | 'POST';
+  /** Below the API root (`id/<uid>`, `search/execute`), already encoded. */
+  path: string;
+  query?: Record<string, string | number>;
+  headers?: Record<string, string>;
+  json?: unknown;
+  /** Never sent twice: a lost answer to a create must not create a second document. */
+  once?: boolean;
+  /**
+   * A whole page of documents waits on it (a search, a facet added to a page): it goes ahead
+   * of the single-document writes waiting for a place, so the next page is ready before
+   * the current one runs out of work.
+   */
+  pageWide?: boolean;
+  redirects?: boolean;
+}
+
+/** Raised for an answer that came back with an error status; typed by it below. */
+class StatusError extends Error {
+  constructor(readonly status: number, readonly serverMessage: string | undefined, readonly retryAfter: string | undefined) {
+    super(`HTTP ${status}`);
+  }
+}
+
+/**
+ * HTTP to the repository: one limit on requests in flight, time-outs, TLS as configured,
+ * transient failures retried with back-off (or the server's Retry-After), every failure
+ * typed where it is raised. undici rather than got: this is the job's hot path, one request
+ * per document a few milliseconds apart, and got costs three times the CPU per request
+ * (`npm run bench`, README "Benchmark").
+ */
+export class RepositoryTransport {
+  private readonly dispatcher: Dispatcher;
+  /** The same connections, following redirects: a blob may be served from elsewhere (direct download). */
+  private readonly downloads: Dispatcher;
+  /** Requests in flight at most `maxConcurrentRequests`; page-wide ones first. */
+  private readonly queue: PQueue;
+  private readonly origin: string;
+  private readonly root: string;
+  private readonly headers: Record<string, string>;
+
+  constructor(private readonly config: StorageConfig, private readonly log: Logger) {
+    const url = new URL(`${config.url.replace(/\/$/, '')}${config.apiPath}`);
+    this.origin = url.origin;
+    this.root = url.pathname;
+    const auth: Record<string, string> = config.auth.type === 'basic' ? { authorization: basicAuthorization(config.auth) } : { 'x-authentication-token': config.auth.token };
+    this.headers = { ...auth, accept: 'application/json' };
+    this.queue = new PQueue({ concurrency: config.maxConcurrentRequests });
+    this.dispatcher = new Agent({
+      connections: config.maxConcurrentRequests,
+      connect: {
+        timeout: config.timeouts.connectMs,
+        rejectUnauthorized: config.tls.rejectUnauthorized,
+        ca: config.tls.caFile === undefined ? undefined : readFileSync(config.tls.caFile),
+      },
+    });
+    // The API answers in place; only downloads follow redirects (credentials stay behind on another origin).
+    this.downloads = this.dispatcher.compose(interceptors.redirect({ maxRedirections: 5 }));
+  }
+
+  async json<T>(request: RepositoryRequest): Promise<T> {
+    return (await this.send(request, async (body) => body.json())) as T;
+  }
+
+  async download(request: RepositoryRequest): Promise<Buffer> {
+    return this.send({ ...request, redirects: true }, async (body) => Buffer.from(await body.arrayBuffer()));
+  }
+
+  /** For answers without content (void operations). */
+  async discard(request: RepositoryRequest): Promise<void> {
+    await this.send(request, async (body) => body.dump());
+  }
+
+  private async send<T>(request: RepositoryRequest, read: (body: Dispatcher.ResponseData['body']) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.queue.add(() => this.attempt(request, read), { priority: request.pageWide ? 1 : 0 });
+      } catch (error) {
+        const delayMs = this.retryDelay(request, error, attempt);
+        if (delayMs === undefined) throw typedError(error, request.what);
+        const status = error instanceof StatusError ? error.status : undefined;
+        const code = error instanceof StatusError ? undefined : failureCode(error as Error);
+        this.log.warn('repository request retried', { url: `${this.root}/${request.path}`, retryCount: attempt, code, status });
+        await sleep(delayMs);
+      }
+    }
+  }
+
+  private async attempt<T>(request: RepositoryRequest, read: (body: Dispatcher.ResponseData['body']) => Promise<T>): Promise<T> {
+    const query = request.query === undefined ? '' : `?${new URLSearchParams(Object.entries(request.query).map(([k, v]): [string, string] => [k, String(v)]))}`;
+    const headers = { ...this.headers, ...request.headers };
+    let body: string | undefined;
+    if (request.json !== undefined) {
+      body = JSON.stringify(request.json);
+      headers['content-type'] = 'application/json';
+    }
+    const response = await (request.redirects ? this.downloads : this.dispatcher).request({
+      origin: this.origin, path: `${this.root}/${request.path}${query}`, method: request.method, headers, body,
+      // One deadline for the whole exchange, answer body included.
+      signal: AbortSignal.timeout(this.config.timeouts.requestMs),
+    });
+    if (response.statusCode < 300) return read(response.body);
+    const text = await response.body.text();
+    // Only set-cookie comes as a list.
+    throw new StatusError(response.statusCode, serverMessage(text), response.headers['retry-after'] as string | undefined);
+  }
+
+  /** How long to wait before the next try, or undefined when there is none. */
+  private retryDelay(request: RepositoryRequest, error: unknown, attempt: number): number | undefined {
+    if (request.once || attempt > this.config.retries) return undefined;
+    if (error instanceof StatusError) {
+      if (!TRANSIENT_STATUS.has(error.status)) return undefined;
+      const asked = retryAfterMs(error.retryAfter);
+      // A server asking for longer than a request may take is left for a later run.
+      if (asked !== undefined) return asked <= this.config.timeouts.requestMs ? asked : undefined;
+    }
+    return this.config.retryDelayMs * 2 ** (attempt - 1);
+  }
+}
+
+/** The `message` of the server's JSON error entity, when it sent one. */
+function serverMessage(text: string): string | undefined {
+  try {
+    const message = (JSON.parse(text) as { message?: unknown }).message;
+    return typeof message === 'string' ? message : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Retry-After is seconds or an HTTP date; anything else counts as not sent. */
+function retryAfterMs(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** The code of a failure without an answer: the request's deadline (an AbortSignal's TimeoutError) reads as ETIMEDOUT, an unreadable answer by its error's name. */
+function failureCode(error: Error & { code?: string }): string {
+  if (error.name === 'TimeoutError') return 'ETIMEDOUT';
+  return error.code ?? error.name;
+}
+
+/** Classify where the failure is raised, so retry logic never parses messages. */
+function typedError(error: unknown, what: string): Connect2ErpError {
+  if (error instanceof StatusError) {
+    const { status } = error;
+    const message = `${what} failed with HTTP ${status}${error.serverMessage === undefined ? '' : `: ${error.serverMessage}`}`;
+    const details = { status, target: what };
+    if (status === 401) return new AuthenticationError(`${message} (check the credentials in storage.yaml)`, details);
+    if (status === 403) return new ForbiddenError(message, details);
+    if (status === 404) return new NotFoundError(message, details);
+    if (status === 409) return new ConflictError(message, details);
+    if (TRANSIENT_STATUS.has(status)) return new TransientError(message, details);
+    if (status < 500) return new BadRequestError(message, details);
+    return new PermanentError(message, details);
+  }
+  // Anything else is the connection's: refused, reset, closed, TLS, a time-out.
+  return new TransientError(`${what} failed (${failureCode(error as Error)}): ${(error as Error).message}`, { target: what });
+}
