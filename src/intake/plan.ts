@@ -51,7 +51,7 @@ export function planDocument(entry: MappingEntry, doc: RepositoryDocument): Docu
     else unresolved.push(`${key} = ${resolved.reference}`);
   }
   const useCase = useCaseOf(entry);
-  const missing = missingValues(useCase, { ...doc.properties, ...values });
+  const missing = missingValues(useCase, doc.properties, values);
   return {
     doc, entry, useCase, values, unresolved, missing,
     facets: [...entry.facets, STATUS_FACET],

@@ -66,11 +66,10 @@ export class RepositoryClient {
   /**
    * Partial update with optimistic locking. The real server drops, without error, any
    * property whose facet the document lacks, so the answer is compared with what was sent.
-   * The answer carries only the schemas written (rendering every schema of every document
-   * costs the server and the job more than the write itself); the document returned has
-   * those over the properties `doc` was read with.
+   * The answer carries only the schemas written: rendering every schema of every document
+   * costs the server and the job more than the write itself.
    */
-  async update(doc: { uid: string; changeToken?: string | null; properties?: Record<string, unknown> }, properties: Record<string, unknown>): Promise<RepositoryDocument> {
+  async update(doc: { uid: string; changeToken?: string | null }, properties: Record<string, unknown>): Promise<RepositoryDocument> {
     const json: Record<string, unknown> = { 'entity-type': 'document', uid: doc.uid, properties };
     if (doc.changeToken) json.changeToken = doc.changeToken;
     const updated = await this.http.json<RepositoryDocument>({
@@ -78,7 +77,7 @@ export class RepositoryClient {
     });
     const dropped = Object.keys(properties).filter((key) => !sameValue(properties[key], updated.properties[key]));
     if (dropped.length > 0) throw new PropertiesDroppedError(updated, dropped);
-    return { ...updated, properties: { ...doc.properties, ...updated.properties } };
+    return updated;
   }
 
   /** The `properties` header naming the schemas of `keys`; every schema when one is unknown. */

@@ -28,25 +28,35 @@ export async function* drain(client: RepositoryClient, query: string, pageSize: 
 }
 
 /**
- * Work on up to `depth` pages at once: the next page is read while earlier ones finish, so
- * the repository and the ERP are never idle waiting for a page boundary. Rejects with the
- * first error once the pages under way have settled.
+ * Work on up to `depth` pages at once, with the next page already read: its search runs
+ * while earlier pages are worked on, so the repository and the ERP are never idle waiting
+ * for a page boundary. Rejects with the first error once the pages under way have settled;
+ * no page is read after it.
  */
 export async function eachPage<T>(pages: AsyncIterable<T[]>, depth: number, handle: (page: T[]) => Promise<void>): Promise<void> {
+  const iterator = pages[Symbol.asyncIterator]();
   const running = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
-  for await (const page of pages) {
-    const work: Promise<void> = handle(page)
-      .catch((error: unknown) => {
-        failure ??= { error };
-      })
-      .then(() => {
-        running.delete(work);
-      });
-    running.add(work);
-    if (running.size >= depth) await Promise.race(running);
-    if (failure) break;
+  let next = iterator.next();
+  try {
+    for (let read = await next; !read.done; read = await next) {
+      next = iterator.next();
+      const work: Promise<void> = handle(read.value)
+        .catch((error: unknown) => {
+          failure ??= { error };
+        })
+        .then(() => {
+          running.delete(work);
+        });
+      running.add(work);
+      if (running.size >= depth) await Promise.race(running);
+      if (failure) break;
+    }
+  } finally {
+    await Promise.all(running);
+    // A page read ahead and not worked on: let its search settle, then close the source.
+    await next.catch(() => undefined);
+    await iterator.return?.();
   }
-  await Promise.all(running);
   if (failure) throw failure.error;
 }

@@ -13,9 +13,12 @@ const isSet = (value: unknown): boolean => value !== undefined && value !== null
 /**
  * What a document still needs before its use case can run (product.md, "Decisions").
  * An empty list means READY. Re-evaluated on every run, so a user filling a value moves it on.
+ * `written` are values about to be written over `properties` (looked up, not merged: a
+ * document's property bag is large, and the intake asks this of every new document).
  */
-export function missingValues(useCase: UseCase, properties: Record<string, unknown>): string[] {
-  const missing = (keys: string[]): string[] => keys.filter((key) => !isSet(properties[key]));
+export function missingValues(useCase: UseCase, properties: Record<string, unknown>, written: Record<string, unknown> = {}): string[] {
+  const value = (key: string): unknown => (key in written ? written[key] : properties[key]);
+  const missing = (keys: string[]): string[] => keys.filter((key) => !isSet(value(key)));
   const base = ['erpHttpContent:archiveId', 'erpHttpContent:docId'];
   switch (useCase) {
     case 'link':
@@ -23,10 +26,10 @@ export function missingValues(useCase: UseCase, properties: Record<string, unkno
     case 'barcode':
       return missing([...base, 'erpBarcode:barcode', 'erpBarcode:docTyp']);
     case 'workflow': {
-      const start = properties['erpStartWorkflow:erpStartWorkflow'] === true ? [] : ['erpStartWorkflow:erpStartWorkflow'];
-      const otyp = properties['erpStartWorkflow:erpOTyp'];
+      const start = value('erpStartWorkflow:erpStartWorkflow') === true ? [] : ['erpStartWorkflow:erpStartWorkflow'];
+      const otyp = value('erpStartWorkflow:erpOTyp');
       const agent = isSet(otyp) && !ORG_OBJECT_TYPES.includes(String(otyp)) ? ['erpStartWorkflow:erpOTyp'] : [];
-      const source = isSet(properties['erpStartWorkflow:erpBarcode'])
+      const source = isSet(value('erpStartWorkflow:erpBarcode'))
         ? []
         : missing([...base, 'erpStartWorkflow:erpDocumentTyp', 'erpStartWorkflow:erpArchiveObject']);
       return [...start, ...agent, ...source];

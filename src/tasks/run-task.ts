@@ -116,7 +116,8 @@ async function prepare(task: TaskConfig, call: RfcCallConfig | RestCallConfig, d
       [S('status')]: 'IN_PROGRESS', [S('task')]: task.name, ...claim(deps.runId, at, task.claimTimeoutMs), [S('lastAttempt')]: at.toISOString(),
     });
     deps.inFlight.set(doc.uid, base);
-    return claimed;
+    // The claim wrote status fields only; the call works on the values as they were read.
+    return { ...doc, changeToken: claimed.changeToken };
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
     onRecord({ ...base, result: 'CLAIMED_ELSEWHERE' });

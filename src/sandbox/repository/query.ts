@@ -178,11 +178,8 @@ function candidates(store: Store, query: Query): Candidates {
     } else if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:parentId') {
       const ids = store.childIds(String(c.value.value));
       options.push({ size: ids.size, docs: () => fromIds(ids) });
-    } else if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:mixinType') {
-      const ids = store.idsWithFacet(String(c.value.value));
-      options.push({ size: ids.size, docs: () => fromIds(ids) });
-    } else if ((c.kind === 'compare' && c.op === '=') || (c.kind === 'in' && !c.negated)) {
-      const indexed = indexedLookup(store, c as EqualityCondition);
+    } else {
+      const indexed = indexedIds(store, c);
       if (indexed) options.push({ size: indexed.size, docs: () => fromIds(indexed) });
     }
   }
@@ -228,6 +225,25 @@ function walkInUuidOrder(store: Store, query: Query, accept: (doc: StoredDoc) =>
     else entries.push(doc);
   }
   return { total: i < uids.length ? -1 : skipped + entries.length, entries };
+}
+
+/**
+ * The ids that can meet `c`, from the store's indexes, as a database uses its indexes: facet
+ * and value equality, the smallest side of an AND, the union of an OR whose sides are both
+ * indexed (a task's "READY, or RETRY and due, or IN_PROGRESS and expired"). Undefined when no
+ * index narrows it down.
+ */
+function indexedIds(store: Store, c: Condition): ReadonlySet<string> | undefined {
+  if (c.kind === 'and' || c.kind === 'or') {
+    const left = indexedIds(store, c.left);
+    const right = indexedIds(store, c.right);
+    if (c.kind === 'or') return left && right ? new Set([...left, ...right]) : undefined;
+    if (left === undefined || right === undefined) return left ?? right;
+    return left.size <= right.size ? left : right;
+  }
+  if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:mixinType') return store.idsWithFacet(String(c.value.value));
+  if ((c.kind === 'compare' && c.op === '=') || (c.kind === 'in' && !c.negated)) return indexedLookup(store, c);
+  return undefined;
 }
 
 /** Equality on a plain string or boolean property uses the store's lazily built value index. */

@@ -228,7 +228,7 @@ export class Store {
       uid: randomUUID(), parentId: parent.uid, name, path: join(parent.path, name), type: input.type,
       facets: [], properties: {}, acls: [], trashed: false, state: 'project', sysChange: 0, userChange: 0,
     };
-    doc = this.withProperties(actor, doc, input.properties, resolveBlob, input.fromText ?? false);
+    doc = { ...doc, properties: this.withProperties(actor, doc, input.properties, resolveBlob, input.fromText ?? false) };
     doc = this.stamp(doc, actor, { 'dc:created': now, 'dc:creator': actor.name });
     this.commit(undefined, { ...doc, sysChange: 1 });
     return this.docs.get(doc.uid) as StoredDoc;
@@ -250,7 +250,7 @@ export class Store {
     if (checked && String(options.changeToken).split('-').pop() !== String(doc.userChange)) {
       throw new RepositoryError(409, `${doc.uid}, Invalid change token`);
     }
-    const changed = this.stamp(this.withProperties(actor, doc, properties, resolveBlob, options.fromText ?? false), actor);
+    const changed = this.stampOwn(doc, this.withProperties(actor, doc, properties, resolveBlob, options.fromText ?? false), actor);
     return this.save(doc, changed, checked);
   }
 
@@ -315,18 +315,17 @@ export class Store {
 
   /** DublinCoreListener: modification date and contributors follow every save. */
   private stamp(doc: StoredDoc, actor: Actor, extra: Record<string, unknown> = {}): StoredDoc {
-    if (!this.schemasOf(doc).includes('dublincore')) return doc;
-    const contributors = (doc.properties['dc:contributors'] as string[] | undefined) ?? [];
-    return {
-      ...doc,
-      properties: {
-        ...doc.properties,
-        ...extra,
-        'dc:modified': new Date().toISOString(),
-        'dc:lastContributor': actor.name,
-        'dc:contributors': contributors.includes(actor.name) ? contributors : [...contributors, actor.name],
-      },
-    };
+    return this.stampOwn(doc, { ...doc.properties, ...extra }, actor);
+  }
+
+  /** The same, `properties` being the caller's own new copy of the document's: no second copy. */
+  private stampOwn(doc: StoredDoc, properties: Record<string, unknown>, actor: Actor): StoredDoc {
+    if (!this.schemasOf(doc).includes('dublincore')) return { ...doc, properties };
+    const contributors = (properties['dc:contributors'] as string[] | undefined) ?? [];
+    properties['dc:modified'] = new Date().toISOString();
+    properties['dc:lastContributor'] = actor.name;
+    if (!contributors.includes(actor.name)) properties['dc:contributors'] = [...contributors, actor.name];
+    return { ...doc, properties };
   }
 
   private withProperties(
@@ -335,7 +334,7 @@ export class Store {
     input: Record<string, unknown>,
     resolveBlob: BlobResolver,
     fromText: boolean,
-  ): StoredDoc {
+  ): Record<string, unknown> {
     const schemas = this.schemasOf(doc);
     const properties = { ...doc.properties };
     for (const [key, raw] of Object.entries(input)) {
@@ -350,7 +349,7 @@ export class Store {
       if (value === null || (Array.isArray(value) && value.length === 0)) delete properties[key];
       else properties[key] = value;
     }
-    return { ...doc, properties };
+    return properties;
   }
 
   private initialTree(): string {
