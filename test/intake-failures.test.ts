@@ -140,3 +140,16 @@ t.test('a document changed by another run or a user while it is labelled is left
   t.equal(next.intake.counts.labelled, 2, 'both still unlabelled: the next run labels them');
   t.notOk(env.sandbox.store.get(invoice)?.properties['erpTaskStatus:claimedBy'], 'the intake claim ends with the labelling');
 });
+
+t.test("a file another run is labelling (its unexpired intake claim) is left to that run; once the claim expires, a run takes it over", async (t) => {
+  const env = await sandboxEnv(t);
+  const invoice = await env.upload('ERP/Invoices', 'claimed.pdf');
+  const store = env.sandbox.store;
+  store.addFacet(env.sandbox.actor(), store.get(invoice)!, 'fct_erp_task_status');
+  env.fill(invoice, { 'erpTaskStatus:claimedBy': 'other-run', 'erpTaskStatus:claimExpires': new Date(Date.now() + 60_000).toISOString() });
+  const report = await env.run();
+  t.match(report.intake.documents[0].skipped, /^being labelled by run other-run \(claim until /);
+  t.equal([...store.all()].filter((d) => d.type === 'Folder' && d.properties['dc:source'] === invoice).length, 0, 'no folder next to the other run\'s');
+  env.fill(invoice, { 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
+  t.equal((await env.run()).intake.counts.labelled, 1, 'an expired claim is taken over');
+});

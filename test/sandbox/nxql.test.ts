@@ -56,6 +56,9 @@ t.test('NXQL operators over the search endpoint', async (t) => {
     ["dc:valid NOT BETWEEN DATE '2024-01-01' AND DATE '2024-12-31'", ['b']],
     ["common:size = 5", ['b']],
     ["common:size > 4 OR (dc:title = 'Alpha')", ['a', 'b']],
+    // Index-narrowed: an OR of ANDs whose sides are indexed, and one side of an AND not.
+    ["(dc:title = 'Alpha' AND dc:description = 'first') OR (dc:title = 'beta' AND common:size = 5)", ['a', 'b']],
+    ["(dc:title = 'Alpha' AND dc:description = 'other') OR dc:title IN ('beta', 'Gamma_1%')", ['b', 'c']],
     ["ecm:primaryType = 'Note'", ['c']],
     [`ecm:parentId = '${folder.uid}'`, ['c']],
     [`ecm:ancestorId = '${folder.uid}'`, ['c']],
