@@ -180,7 +180,7 @@ function candidates(store: Store, query: Query): Candidates {
       options.push({ size: ids.size, docs: () => fromIds(ids) });
     } else {
       const indexed = indexedIds(store, c);
-      if (indexed) options.push({ size: indexed.size, docs: () => fromIds(indexed) });
+      if (indexed) options.push({ size: indexed.size, docs: () => fromIds(indexed.ids()) });
     }
   }
   const typed = query.types.filter((t) => t !== 'Document');
@@ -227,21 +227,27 @@ function walkInUuidOrder(store: Store, query: Query, accept: (doc: StoredDoc) =>
   return { total: i < uids.length ? -1 : skipped + entries.length, entries };
 }
 
+/** Ids from the indexes: their number (at most) now, the ids themselves only when asked. */
+type IndexedIds = { size: number; ids: () => Iterable<string> };
+
+const indexed = (ids: ReadonlySet<string>): IndexedIds => ({ size: ids.size, ids: () => ids });
+
 /**
  * The ids that can meet `c`, from the store's indexes, as a database uses its indexes: facet
- * and value equality, the smallest side of an AND, the union of an OR whose sides are both
- * indexed (a task's "READY, or RETRY and due, or IN_PROGRESS and expired"). Undefined when no
- * index narrows it down.
+ * and value equality, the smaller side of an AND, the union of an OR whose sides are both
+ * indexed (a task's "READY, or RETRY and due, or IN_PROGRESS and expired"). The union is built
+ * only if it is the set the query reads; a large one is walked in uuid order instead. Undefined
+ * when no index narrows it down.
  */
-function indexedIds(store: Store, c: Condition): ReadonlySet<string> | undefined {
+function indexedIds(store: Store, c: Condition): IndexedIds | undefined {
   if (c.kind === 'and' || c.kind === 'or') {
     const left = indexedIds(store, c.left);
     const right = indexedIds(store, c.right);
-    if (c.kind === 'or') return left && right ? new Set([...left, ...right]) : undefined;
+    if (c.kind === 'or') return left && right ? { size: left.size + right.size, ids: () => new Set([...left.ids(), ...right.ids()]) } : undefined;
     if (left === undefined || right === undefined) return left ?? right;
     return left.size <= right.size ? left : right;
   }
-  if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:mixinType') return store.idsWithFacet(String(c.value.value));
+  if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:mixinType') return indexed(store.idsWithFacet(String(c.value.value)));
   if ((c.kind === 'compare' && c.op === '=') || (c.kind === 'in' && !c.negated)) return indexedLookup(store, c);
   return undefined;
 }
@@ -249,17 +255,14 @@ function indexedIds(store: Store, c: Condition): ReadonlySet<string> | undefined
 /** Equality on a plain string or boolean property uses the store's lazily built value index. */
 type EqualityCondition = Extract<Condition, { kind: 'compare' | 'in' }>;
 
-function indexedLookup(store: Store, c: EqualityCondition): Set<string> | undefined {
+function indexedLookup(store: Store, c: EqualityCondition): IndexedIds | undefined {
   if (c.property.startsWith('ecm:') || c.property.includes('/')) return undefined;
   const field = store.registry.property(c.property)?.field;
   if (!field || (field.type !== 'string' && field.type !== 'boolean')) return undefined;
   const literals = c.kind === 'compare' ? [c.value] : c.values;
-  const ids = new Set<string>();
-  for (const literal of literals) {
-    const value = field.type === 'boolean' ? literal.value === 1 : String(literal.value);
-    for (const id of store.idsWithValue(c.property, value)) ids.add(id);
-  }
-  return ids;
+  const sets = literals.map((literal) => store.idsWithValue(c.property, field.type === 'boolean' ? literal.value === 1 : String(literal.value)));
+  if (sets.length === 1) return indexed(sets[0]);
+  return { size: sets.reduce((sum, ids) => sum + ids.size, 0), ids: () => new Set(sets.flatMap((ids) => [...ids])) };
 }
 
 export interface SortKey {
