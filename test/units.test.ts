@@ -101,6 +101,8 @@ t.test('the terminal table shows warnings, errors, statuses and folders', async 
   t.match(text, /\/b\.pdf\s+barcode\s+error\s+the repository accepted but did not store erpBarcode:barcode/);
   report.intake.documents[1].error = 'e'.repeat(100);
   t.match(renderReport(report), / e{79}…\n?/, 'long messages are cut at 80 characters');
+  report.intake.counts.skipped = 2;
+  t.match(renderReport(report), /intake: 0 labelled \(0 ready, 0 waiting for input\), 2 left to another run, 0 errors/, 'documents left to another run are counted');
   t.notMatch(text, /values that would be written/, 'only a dry run lists values');
   report.tasks.link = { counts: {}, documents: [], unlisted: 0, durationMs: 0 };
   report.tasks.workflow = { counts: { CLAIMED_ELSEWHERE: 1 }, documents: [{ uid: 'w', path: '/w.pdf', task: 'workflow', result: 'CLAIMED_ELSEWHERE' }], unlisted: 0, durationMs: 0 };

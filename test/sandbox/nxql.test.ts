@@ -59,6 +59,7 @@ t.test('NXQL operators over the search endpoint', async (t) => {
     // Index-narrowed: an OR of ANDs whose sides are indexed, and one side of an AND not.
     ["(dc:title = 'Alpha' AND dc:description = 'first') OR (dc:title = 'beta' AND common:size = 5)", ['a', 'b']],
     ["(dc:title = 'Alpha' AND dc:description = 'other') OR dc:title IN ('beta', 'Gamma_1%')", ['b', 'c']],
+    ["(common:size > 4 AND dc:title = 'beta') OR dc:title = 'Alpha'", ['a', 'b']],
     ["ecm:primaryType = 'Note'", ['c']],
     [`ecm:parentId = '${folder.uid}'`, ['c']],
     [`ecm:ancestorId = '${folder.uid}'`, ['c']],
