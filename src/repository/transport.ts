@@ -30,8 +30,9 @@ export interface RepositoryRequest {
    * the current one runs out of work.
    */
   pageWide?: boolean;
-  redirects?: boolean;
 }
+
+type Read<T> = (body: Dispatcher.ResponseData['body']) => Promise<T>;
 
 /** Raised for an answer that came back with an error status; typed by it below. */
 class StatusError extends Error {
@@ -81,7 +82,7 @@ export class RepositoryTransport {
   }
 
   async download(request: RepositoryRequest): Promise<Buffer> {
-    return this.send({ ...request, redirects: true }, async (body) => Buffer.from(await body.arrayBuffer()));
+    return this.send(request, async (body) => Buffer.from(await body.arrayBuffer()), this.downloads);
   }
 
   /** For answers without content (void operations). */
@@ -89,10 +90,10 @@ export class RepositoryTransport {
     await this.send(request, async (body) => body.dump());
   }
 
-  private async send<T>(request: RepositoryRequest, read: (body: Dispatcher.ResponseData['body']) => Promise<T>): Promise<T> {
+  private async send<T>(request: RepositoryRequest, read: Read<T>, dispatcher = this.dispatcher): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.queue.add(() => this.attempt(request, read), { priority: request.pageWide ? 1 : 0 });
+        return await this.queue.add(() => this.attempt(request, read, dispatcher), { priority: request.pageWide ? 1 : 0 });
       } catch (error) {
         const delayMs = this.retryDelay(request, error, attempt);
         if (delayMs === undefined) throw typedError(error, request.what);
@@ -104,7 +105,7 @@ export class RepositoryTransport {
     }
   }
 
-  private async attempt<T>(request: RepositoryRequest, read: (body: Dispatcher.ResponseData['body']) => Promise<T>): Promise<T> {
+  private async attempt<T>(request: RepositoryRequest, read: Read<T>, dispatcher: Dispatcher): Promise<T> {
     const query = request.query === undefined ? '' : `?${new URLSearchParams(Object.entries(request.query).map(([k, v]): [string, string] => [k, String(v)]))}`;
     const headers = { ...this.headers, ...request.headers };
     let body: string | undefined;
@@ -112,7 +113,7 @@ export class RepositoryTransport {
       body = JSON.stringify(request.json);
       headers['content-type'] = 'application/json';
     }
-    const response = await (request.redirects ? this.downloads : this.dispatcher).request({
+    const response = await dispatcher.request({
       origin: this.origin, path: `${this.root}/${request.path}${query}`, method: request.method, headers, body,
       // One deadline for the whole exchange, answer body included.
       signal: AbortSignal.timeout(this.config.timeouts.requestMs),

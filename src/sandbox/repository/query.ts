@@ -179,8 +179,8 @@ function candidates(store: Store, query: Query): Candidates {
       const ids = store.childIds(String(c.value.value));
       options.push({ size: ids.size, docs: () => fromIds(ids) });
     } else {
-      const indexed = indexedIds(store, c);
-      if (indexed) options.push({ size: indexed.size, docs: () => fromIds(indexed.ids()) });
+      const narrowed = indexedIds(store, c);
+      if (narrowed) options.push({ size: narrowed.size, docs: () => fromIds(narrowed.ids()) });
     }
   }
   const typed = query.types.filter((t) => t !== 'Document');

@@ -315,15 +315,14 @@ export class Store {
 
   /** DublinCoreListener: modification date and contributors follow every save. */
   private stamp(doc: StoredDoc, actor: Actor, extra: Record<string, unknown> = {}): StoredDoc {
-    return this.stampOwn(doc, { ...doc.properties, ...extra }, actor);
+    return this.stampOwn(doc, { ...doc.properties }, actor, extra);
   }
 
   /** The same, `properties` being the caller's own new copy of the document's: no second copy. */
-  private stampOwn(doc: StoredDoc, properties: Record<string, unknown>, actor: Actor): StoredDoc {
+  private stampOwn(doc: StoredDoc, properties: Record<string, unknown>, actor: Actor, extra: Record<string, unknown> = {}): StoredDoc {
     if (!this.schemasOf(doc).includes('dublincore')) return { ...doc, properties };
     const contributors = (properties['dc:contributors'] as string[] | undefined) ?? [];
-    properties['dc:modified'] = new Date().toISOString();
-    properties['dc:lastContributor'] = actor.name;
+    Object.assign(properties, extra, { 'dc:modified': new Date().toISOString(), 'dc:lastContributor': actor.name });
     if (!contributors.includes(actor.name)) properties['dc:contributors'] = [...contributors, actor.name];
     return { ...doc, properties };
   }
