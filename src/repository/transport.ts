@@ -113,15 +113,19 @@ export class RepositoryTransport {
       body = JSON.stringify(request.json);
       headers['content-type'] = 'application/json';
     }
-    const response = await dispatcher.request({
-      origin: this.origin, path: `${this.root}/${request.path}${query}`, method: request.method, headers, body,
-      // One deadline for the whole exchange, answer body included.
-      signal: AbortSignal.timeout(this.config.timeouts.requestMs),
-    });
-    if (response.statusCode < 300) return read(response.body);
-    const text = await response.body.text();
-    // Only set-cookie comes as a list.
-    throw new StatusError(response.statusCode, serverMessage(text), response.headers['retry-after'] as string | undefined);
+    // One deadline for the whole exchange, answer body included. A timer of our own rather than
+    // AbortSignal.timeout, which costs twenty times as much per request (its timer is tracked for GC).
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException('The operation timed out', 'TimeoutError')), this.config.timeouts.requestMs);
+    try {
+      const response = await dispatcher.request({ origin: this.origin, path: `${this.root}/${request.path}${query}`, method: request.method, headers, body, signal: deadline.signal });
+      if (response.statusCode < 300) return await read(response.body);
+      const text = await response.body.text();
+      // Only set-cookie comes as a list.
+      throw new StatusError(response.statusCode, serverMessage(text), response.headers['retry-after'] as string | undefined);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** How long to wait before the next try, or undefined when there is none. */

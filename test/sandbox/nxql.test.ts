@@ -77,6 +77,11 @@ t.test('NXQL operators over the search endpoint', async (t) => {
     ["ecm:mixinType NOT IN ('fct_erp_http_content', 'Folderish')", ['b', 'c']],
     ["erpHttpContent:scanPerformed = 0", ['a']],
     ["erpHttpContent:docId IS NULL", ['b', 'c']],
+    ["dc:subjects IS NULL", ['b']],
+    ["dc:title/x IS NULL", ['a', 'b', 'c']],
+    ["ecm:mixinType <> 'Immutable'", ['a', 'b', 'c']],
+    // The intake's "not labelled yet", narrowed by the absence indexes.
+    ["ecm:mixinType <> 'fct_erp_http_content' OR erpHttpContent:docId IS NULL", ['b', 'c']],
     ["ecm:isTrashed = 0 AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isCheckedIn = 0", ['a', 'b', 'c']],
     ["ecm:currentLifeCycleState = 'project'", ['a', 'b', 'c']],
     ["ecm:lockOwner IS NULL", ['a', 'b', 'c']],
@@ -146,4 +151,47 @@ t.test('a large result ordered by uuid: pages by index or offset as usual; the t
   const last = await page(2);
   t.same(last.entries.map((d: any) => d.uid), uids.slice(1000));
   t.same([last.resultsCount, last.isNextPageAvailable, last.numberOfPages], [1200, false, 3], 'the last page knows the total');
+});
+
+t.test('the indexes follow every write: facets added and removed, values set and cleared, moves and deletions', async (t) => {
+  const sandbox = new RepositorySandbox();
+  const base = await sandbox.start();
+  t.teardown(() => sandbox.stop());
+  const { store } = sandbox;
+  const actor = sandbox.actor();
+  const ws = store.getByPath(WS)!;
+  const folder = store.create(actor, ws, { type: 'Folder', name: 'in', properties: {} }, NO_BLOBS);
+  const make = (name: string) => store.create(actor, ws, { type: 'File', name, properties: { 'dc:title': name } }, NO_BLOBS);
+  const names = async (where: string) => {
+    const res = await got(`${base}/api/v1/search/execute`, {
+      username: 'Administrator', password: 'Administrator', responseType: 'json', searchParams: { query: `SELECT * FROM File WHERE ${where}`, pageSize: 100 },
+    });
+    return ((res.body as any).entries as Array<{ path: string }>).map((d) => d.path.split('/').pop()).sort();
+  };
+  const unlabelled = "ecm:mixinType <> 'fct_erp_http_content' OR erpHttpContent:docId IS NULL";
+  const byStatus = "erpTaskStatus:status = 'READY'";
+  const [a, b] = [make('a'), make('b')];
+  t.same(await names(unlabelled), ['a', 'b'], 'both new: the indexes are built now');
+  t.same(await names(byStatus), []);
+
+  const labelled = (uid: string) => store.update(actor, store.addFacet(actor, store.addFacet(actor, store.get(uid)!, 'fct_erp_http_content'), 'fct_erp_task_status'), { 'erpHttpContent:docId': uid, 'erpTaskStatus:status': 'READY' }, NO_BLOBS);
+  labelled(a.uid);
+  t.same(await names(unlabelled), ['b'], 'a labelled document leaves the absence indexes');
+  t.same(await names(byStatus), ['a'], 'and joins the value index');
+  make('c');
+  t.same(await names(unlabelled), ['b', 'c'], 'a document created after the indexes were built is in them');
+
+  store.update(actor, store.get(a.uid)!, { 'erpHttpContent:docId': null, 'dc:description': 'unchanged status' }, NO_BLOBS);
+  t.same(await names(unlabelled), ['a', 'b', 'c'], 'a cleared value is absent again');
+  t.same(await names(byStatus), ['a'], 'a value not written stays indexed');
+  store.removeFacet(actor, store.get(a.uid)!, 'fct_erp_task_status');
+  t.same(await names(byStatus), [], 'a removed facet takes its values out of the index');
+
+  labelled(b.uid);
+  store.move(actor, store.get(b.uid)!, folder);
+  t.same(await names(unlabelled), ['a', 'c'], 'a moved document keeps its facets and values');
+  t.same(await names(`${byStatus} AND ecm:path STARTSWITH '${WS}/in'`), ['b']);
+  store.remove(actor, store.get(b.uid)!);
+  store.remove(actor, store.get(a.uid)!);
+  t.same(await names(`${unlabelled} OR ${byStatus}`), ['c'], 'deleted documents leave every index');
 });

@@ -233,9 +233,11 @@ type IndexedIds = { size: number; ids: () => Iterable<string> };
 const indexed = (ids: ReadonlySet<string>): IndexedIds => ({ size: ids.size, ids: () => ids });
 
 /**
- * The ids that can meet `c`, from the store's indexes, as a database uses its indexes: facet
- * and value equality, the smaller side of an AND, the union of an OR whose sides are both
- * indexed (a task's "READY, or RETRY and due, or IN_PROGRESS and expired"). The union is built
+ * The ids that can meet `c`, from the store's indexes, as a database uses its indexes: a facet
+ * or a value present or absent, the smaller side of an AND, the union of an OR whose sides are
+ * both indexed (a task's "READY, or RETRY and due, or IN_PROGRESS and expired"; the intake's
+ * "without the facet, or without docId", so 100,000 labelled documents are not walked for the
+ * hundred new ones). The union is built
  * only if it is the set the query reads; a large one is walked in uuid order instead. Undefined
  * when no index narrows it down.
  */
@@ -248,6 +250,9 @@ function indexedIds(store: Store, c: Condition): IndexedIds | undefined {
     return left.size <= right.size ? left : right;
   }
   if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:mixinType') return indexed(store.idsWithFacet(String(c.value.value)));
+  // Immutable is not a mixin type to NXQL (valuesOf), so every document is "<> 'Immutable'".
+  if (c.kind === 'compare' && c.op === '<>' && c.property === 'ecm:mixinType' && c.value.value !== 'Immutable') return indexed(store.idsWithoutFacet(String(c.value.value)));
+  if (c.kind === 'null' && !c.negated && isPlainProperty(store, c.property)) return indexed(store.idsWithoutValue(c.property));
   if ((c.kind === 'compare' && c.op === '=') || (c.kind === 'in' && !c.negated)) return indexedLookup(store, c);
   return undefined;
 }
@@ -255,10 +260,15 @@ function indexedIds(store: Store, c: Condition): IndexedIds | undefined {
 /** Equality on a plain string or boolean property uses the store's lazily built value index. */
 type EqualityCondition = Extract<Condition, { kind: 'compare' | 'in' }>;
 
+/** A registered property addressed as a whole, not a system property or a path into a complex value. */
+function isPlainProperty(store: Store, property: string): boolean {
+  return !property.startsWith('ecm:') && !property.includes('/') && store.registry.property(property) !== undefined;
+}
+
 function indexedLookup(store: Store, c: EqualityCondition): IndexedIds | undefined {
-  if (c.property.startsWith('ecm:') || c.property.includes('/')) return undefined;
-  const field = store.registry.property(c.property)?.field;
-  if (!field || (field.type !== 'string' && field.type !== 'boolean')) return undefined;
+  if (!isPlainProperty(store, c.property)) return undefined;
+  const { field } = store.registry.property(c.property) as { field: { type: string } };
+  if (field.type !== 'string' && field.type !== 'boolean') return undefined;
   const literals = c.kind === 'compare' ? [c.value] : c.values;
   const sets = literals.map((literal) => store.idsWithValue(c.property, field.type === 'boolean' ? literal.value === 1 : String(literal.value)));
   if (sets.length === 1) return indexed(sets[0]);

@@ -62,6 +62,10 @@ export class Store {
   private readonly children = new Map<string, Set<string>>();
   private readonly byType = new Map<string, Set<string>>();
   private readonly byFacet = new Map<string, Set<string>>();
+  /** Documents without a facet, for the facets a query asked that of (`ecm:mixinType <> …`); built on first use. */
+  private readonly withoutFacet = new Map<string, Set<string>>();
+  /** A type's and instance facets' facets and schemas, worked out once per combination. */
+  private readonly shapes = new Map<string, { facets: readonly string[]; schemas: readonly string[] }>();
   private readonly descendantCount = new Map<string, number>();
   private readonly propIndexes = new Map<string, Map<string, Set<string>>>();
   private readonly blobContent = new Map<string, Buffer>();
@@ -127,15 +131,34 @@ export class Store {
     return this.byFacet.get(facet) ?? new Set();
   }
 
+  /** Documents without the facet; the index is built on first use and kept from then on. */
+  idsWithoutFacet(facet: string): ReadonlySet<string> {
+    let ids = this.withoutFacet.get(facet);
+    if (ids === undefined) {
+      ids = new Set([...this.docs.values()].filter((doc) => !this.facetsOf(doc).includes(facet)).map((doc) => doc.uid));
+      this.withoutFacet.set(facet, ids);
+    }
+    return ids;
+  }
+
   /** Documents whose property (or one of its list items) has this value; the index is built on first use. */
   idsWithValue(key: string, value: unknown): ReadonlySet<string> {
+    return this.valueIndex(key).get(JSON.stringify(value)) ?? new Set();
+  }
+
+  /** Documents with no value for the property (`IS NULL`), from the same index. */
+  idsWithoutValue(key: string): ReadonlySet<string> {
+    return this.valueIndex(key).get(NO_VALUE) ?? new Set();
+  }
+
+  private valueIndex(key: string): Map<string, Set<string>> {
     let index = this.propIndexes.get(key);
     if (index === undefined) {
       index = new Map();
       this.propIndexes.set(key, index);
-      for (const doc of this.docs.values()) this.indexValue(index, doc.uid, doc.properties[key], true);
+      for (const doc of this.docs.values()) indexValue(index, doc.uid, doc.properties[key], true);
     }
-    return index.get(JSON.stringify(value)) ?? new Set();
+    return index;
   }
 
   /** Stored documents only ever have a registered type and registered facets (create and addFacet check). */
@@ -147,15 +170,26 @@ export class Store {
     return this.typeOf(doc).facets;
   }
 
-  facetsOf(doc: StoredDoc): string[] {
-    const typeFacets = this.typeFacets(doc);
-    return [...typeFacets, ...doc.facets.filter((f) => !typeFacets.includes(f))];
+  facetsOf(doc: StoredDoc): readonly string[] {
+    return this.shapeOf(doc).facets;
   }
 
-  schemasOf(doc: StoredDoc): string[] {
-    const schemas = new Set(this.typeOf(doc).schemas);
-    for (const facet of doc.facets) for (const s of this.registry.facets.get(facet) as string[]) schemas.add(s);
-    return [...schemas];
+  schemasOf(doc: StoredDoc): readonly string[] {
+    return this.shapeOf(doc).schemas;
+  }
+
+  /** Every read and write asks for these: worked out once per type and set of instance facets, not per request. */
+  private shapeOf(doc: StoredDoc): { facets: readonly string[]; schemas: readonly string[] } {
+    const key = `${doc.type}:${doc.facets.join(',')}`;
+    let shape = this.shapes.get(key);
+    if (shape === undefined) {
+      const type = this.typeOf(doc);
+      const schemas = new Set(type.schemas);
+      for (const facet of doc.facets) for (const s of this.registry.facets.get(facet) as string[]) schemas.add(s);
+      shape = { facets: [...type.facets, ...doc.facets.filter((f) => !type.facets.includes(f))], schemas: [...schemas] };
+      this.shapes.set(key, shape);
+    }
+    return shape;
   }
 
   isFolderish(doc: StoredDoc): boolean {
@@ -381,8 +415,11 @@ export class Store {
   }
 
   private commit(before: StoredDoc | undefined, after: StoredDoc | undefined): void {
-    if (before) this.unindex(before);
-    if (after) this.index(after);
+    if (before && after && before.path === after.path) this.reindex(before, after);
+    else {
+      if (before) this.unindex(before);
+      if (after) this.index(after);
+    }
     if (this.ordered !== undefined && (before === undefined) !== (after === undefined)) {
       const uid = (after ?? before as StoredDoc).uid;
       const at = bisect(this.ordered, uid);
@@ -400,9 +437,36 @@ export class Store {
     this.byPath.set(doc.path, doc.uid);
     if (doc.parentId !== null) addTo(this.children, doc.parentId, doc.uid);
     addTo(this.byType, doc.type, doc.uid);
-    for (const facet of this.facetsOf(doc)) addTo(this.byFacet, facet, doc.uid);
-    for (const [key, index] of this.propIndexes) this.indexValue(index, doc.uid, doc.properties[key], true);
+    this.indexFacets(doc, true);
+    for (const [key, index] of this.propIndexes) indexValue(index, doc.uid, doc.properties[key], true);
     if (isNew) this.adjustCounts(doc.parentId, 1);
+  }
+
+  /** A write in place (same path, so same parent): only what changed is re-indexed, the rest stays. */
+  private reindex(before: StoredDoc, after: StoredDoc): void {
+    this.docs.set(after.uid, after);
+    if (before.facets !== after.facets) {
+      this.indexFacets(before, false);
+      this.indexFacets(after, true);
+    }
+    for (const [key, index] of this.propIndexes) {
+      if (before.properties[key] === after.properties[key]) continue;
+      indexValue(index, before.uid, before.properties[key], false);
+      indexValue(index, after.uid, after.properties[key], true);
+    }
+  }
+
+  private indexFacets(doc: StoredDoc, add: boolean): void {
+    const facets = this.facetsOf(doc);
+    for (const facet of facets) {
+      if (add) addTo(this.byFacet, facet, doc.uid);
+      else this.byFacet.get(facet)?.delete(doc.uid);
+    }
+    for (const [facet, ids] of this.withoutFacet) {
+      if (facets.includes(facet)) continue;
+      if (add) ids.add(doc.uid);
+      else ids.delete(doc.uid);
+    }
   }
 
   private unindex(doc: StoredDoc): void {
@@ -410,8 +474,8 @@ export class Store {
     if (this.byPath.get(doc.path) === doc.uid) this.byPath.delete(doc.path);
     if (doc.parentId !== null) this.children.get(doc.parentId)?.delete(doc.uid);
     this.byType.get(doc.type)?.delete(doc.uid);
-    for (const facet of this.facetsOf(doc)) this.byFacet.get(facet)?.delete(doc.uid);
-    for (const [key, index] of this.propIndexes) this.indexValue(index, doc.uid, doc.properties[key], false);
+    this.indexFacets(doc, false);
+    for (const [key, index] of this.propIndexes) indexValue(index, doc.uid, doc.properties[key], false);
     this.adjustCounts(doc.parentId, -1);
   }
 
@@ -419,15 +483,6 @@ export class Store {
   private adjustCounts(parentId: string | null, delta: number): void {
     for (let id = parentId; id !== null; id = this.docs.get(id)?.parentId ?? null) {
       this.descendantCount.set(id, (this.descendantCount.get(id) ?? 0) + delta);
-    }
-  }
-
-  private indexValue(index: Map<string, Set<string>>, uid: string, value: unknown, add: boolean): void {
-    if (value === undefined) return;
-    for (const item of Array.isArray(value) ? value : [value]) {
-      const key = JSON.stringify(item);
-      if (add) addTo(index, key, uid);
-      else index.get(key)?.delete(uid);
     }
   }
 
@@ -457,6 +512,19 @@ export function bisect(list: readonly string[], value: string, after = false): n
     else high = mid;
   }
   return low;
+}
+
+/** The value index's key for "no value" (null, absent, an empty list or one of nulls): no JSON text is empty. */
+const NO_VALUE = '';
+
+function indexValue(index: Map<string, Set<string>>, uid: string, value: unknown, add: boolean): void {
+  const items = Array.isArray(value) ? value : [value];
+  const keys = items.filter((item) => item !== null && item !== undefined).map((item) => JSON.stringify(item));
+  if (keys.length === 0) keys.push(NO_VALUE);
+  for (const key of keys) {
+    if (add) addTo(index, key, uid);
+    else index.get(key)?.delete(uid);
+  }
 }
 
 function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
