@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { floor } from './floor.js';
 import { BenchSandboxes, FOLDER, type JobRun, type UseCase } from './sandboxes.js';
 
 /**
@@ -40,6 +41,8 @@ interface PhaseRow {
   real: Latency;
   /** …and the bound at those latencies. */
   effectiveBoundPerSecond: number;
+  /** The ratio a bare client and server reach on this machine, on the side (repository or ERP) that sets the bound. */
+  floorRatio: number;
   peakRssMb: number;
   /** CPU the job's process spent per request, its start-up (a run with nothing to do) taken off. */
   jobMsPerRequest: number;
@@ -61,6 +64,8 @@ interface Measured {
   startupCpuMs: number;
   effective: Latency;
   injected: Latency;
+  /** Ratio to the bound that a bare client and server reach at each side's latency and in-flight limit. */
+  floors: { repository: number; erp: number };
 }
 
 function row(phase: string, docs: number, run: JobRun, durationMs: number, bounds: { repository: string; erp: string }, m: Measured): PhaseRow {
@@ -70,10 +75,11 @@ function row(phase: string, docs: number, run: JobRun, durationMs: number, bound
   const lookups = total(run.erp, (k) => LOOKUPS.has(k)) / docs;
   const perSecond = (inFlight: number, latencyMs: number, perDoc: number): number => (perDoc === 0 || latencyMs === 0 ? Infinity : (inFlight * 1000) / latencyMs / perDoc);
   const bound = (l: Latency): number => Math.min(perSecond(IN_FLIGHT.repository, l.repositoryMs, repository), perSecond(IN_FLIGHT.erp, l.erpMs, erp + lookups));
+  const repositoryBinds = perSecond(IN_FLIGHT.repository, m.injected.repositoryMs, repository) <= perSecond(IN_FLIGHT.erp, m.injected.erpMs, erp + lookups);
   const detail = [...run.repository, ...run.erp].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${(n / docs).toFixed(3)}`).join(', ');
   return {
     phase, docs, seconds: durationMs / 1000, repositoryPerDoc: repository, repositoryBound: bounds.repository, erpPerDoc: erp, lookupsPerDoc: lookups, erpBound: bounds.erp,
-    boundPerSecond: bound(m.injected), real: m.effective, effectiveBoundPerSecond: bound(m.effective), peakRssMb: run.peakRssKb / 1024,
+    boundPerSecond: bound(m.injected), real: m.effective, effectiveBoundPerSecond: bound(m.effective), floorRatio: repositoryBinds ? m.floors.repository : m.floors.erp, peakRssMb: run.peakRssKb / 1024,
     jobMsPerRequest: (run.cpuMs - m.startupCpuMs) / requests, sandboxMsPerRequest: m.sandboxCpuMs / requests, sandboxCpu: m.sandboxCpuMs / durationMs, detail,
   };
 }
@@ -96,6 +102,8 @@ const TASK_BOUNDS: Record<UseCase, { repository: string; erp: string }> = {
   link: { repository: '2 + 1/50', erp: '1 + 1 lookup' },
 };
 
+const bareRatio = (bare: { perSecond: number; bound: number }): number => bare.perSecond / bare.bound;
+
 /** Intake, then each task, over `n` new documents per use case; only the repository-bound phases when `repositoryBound`. */
 async function throughput(n: number, injected: Latency, repositoryBound = false): Promise<PhaseRow[]> {
   const sandboxes = await BenchSandboxes.start(injected);
@@ -106,7 +114,8 @@ async function throughput(n: number, injected: Latency, repositoryBound = false)
     const idle = [];
     for (let i = 0; i < 3; i++) idle.push((await sandboxes.run({ intakeOnly: true })).cpuMs);
     const startupCpuMs = idle.sort((a, b) => a - b)[1];
-    const measured = (sandboxCpuMs: number): Measured => ({ sandboxCpuMs, startupCpuMs, effective, injected });
+    const floors = { repository: bareRatio(await floor(injected.repositoryMs, IN_FLIGHT.repository)), erp: bareRatio(await floor(injected.erpMs, IN_FLIGHT.erp)) };
+    const measured = (sandboxCpuMs: number): Measured => ({ sandboxCpuMs, startupCpuMs, effective, injected, floors });
     const intakes: Array<[UseCase, string, { repository: string; erp: string }]> = [
       ['workflow', 'intake, flat (workflow)', { repository: '1 + 4/100', erp: '0' }],
       ['barcode', 'intake, flat (barcode)', { repository: '1 + 4/100', erp: '0' }],
@@ -169,12 +178,12 @@ const f = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(dig
 
 function phaseTable(rows: PhaseRow[]): string[] {
   const lines = [
-    '| phase | documents | seconds | docs/s | bound docs/s | ratio | ratio, real latency | repository req/doc (lower bound) | ERP calls/doc beyond lookups (lower bound) | lookups/doc | job peak RSS MB | CPU ms per request, job / sandboxes | sandbox CPU |',
-    '|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|',
+    '| phase | documents | seconds | docs/s | bound docs/s | ratio | ratio, real latency | bare pair\'s ratio | repository req/doc (lower bound) | ERP calls/doc beyond lookups (lower bound) | lookups/doc | job peak RSS MB | CPU ms per request, job / sandboxes | sandbox CPU |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|',
   ];
   for (const p of rows) {
     const perSecond = p.docs / p.seconds;
-    lines.push(`| ${p.phase} | ${p.docs} | ${f(p.seconds)} | ${f(perSecond, 0)} | ${f(p.boundPerSecond, 0)} | ${f(perSecond / p.boundPerSecond)} | ${f(perSecond / p.effectiveBoundPerSecond)} | ${f(p.repositoryPerDoc, 3)} (${p.repositoryBound}) | ${f(p.erpPerDoc, 3)} (${p.erpBound}) | ${f(p.lookupsPerDoc, 3)} | ${f(p.peakRssMb, 0)} | ${f(p.jobMsPerRequest, 3)} / ${f(p.sandboxMsPerRequest, 3)} | ${f(p.sandboxCpu)} |`);
+    lines.push(`| ${p.phase} | ${p.docs} | ${f(p.seconds)} | ${f(perSecond, 0)} | ${f(p.boundPerSecond, 0)} | ${f(perSecond / p.boundPerSecond)} | ${f(perSecond / p.effectiveBoundPerSecond)} | ${f(p.floorRatio)} | ${f(p.repositoryPerDoc, 3)} (${p.repositoryBound}) | ${f(p.erpPerDoc, 3)} (${p.erpBound}) | ${f(p.lookupsPerDoc, 3)} | ${f(p.peakRssMb, 0)} | ${f(p.jobMsPerRequest, 3)} / ${f(p.sandboxMsPerRequest, 3)} | ${f(p.sandboxCpu)} |`);
   }
   return lines;
 }
@@ -207,7 +216,7 @@ async function main(): Promise<void> {
   md.push('', '## Requests per document and throughput', '');
   const { real } = phases[phases.length - 1];
   md.push('Requests per document count everything the phase sent (searches, the mapping file, CSRF fetches included); the lower bound in brackets is argued in the README ("Benchmark"). Seconds are the phase\'s own, from the run report (`durationMs`).');
-  md.push(`The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client in the benchmark's process with (${f(real.repositoryMs)} ms and ${f(real.erpMs)} ms here: the sandbox answers after the injected latency on average, the client's and the loopback's own work come on top). CPU ms per request: the job's process (its start-up, measured by a run with nothing to do, taken off) and both sandboxes; sandbox CPU is the share of one core the sandboxes used over the phase.`, '');
+  md.push(`The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client in the benchmark's process with (${f(real.repositoryMs)} ms and ${f(real.erpMs)} ms here: the sandbox answers after the injected latency on average, the client's and the loopback's own work come on top). "bare pair's ratio" is what this machine allows at all on the side that sets the bound: a bare undici client in its own process and a bare node:http server with the sandbox's latency injection, nothing behind either, at the same latency and in-flight limit (bench/floor.ts); the job cannot do better than it. CPU ms per request: the job's process (its start-up, measured by a run with nothing to do, taken off) and both sandboxes; sandbox CPU is the share of one core the sandboxes used over the phase.`, '');
   md.push(...phaseTable(phases));
   md.push('', `### The repository-bound phases at ${SWEEP_REPOSITORY_MS} ms`, '');
   md.push(`The same phases with the repository's latency at ${SWEEP_REPOSITORY_MS} ms (ERP unchanged): a quarter of the requests per second, so the CPU of the job and of the sandboxes is no longer what runs out on this machine.`, '');

@@ -8,6 +8,9 @@ import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { CLI } from './helpers/run-cli.js';
 import { runJob } from '../src/run.js';
 
+// Three runs in processes of their own, killed on purpose: about 30 s under coverage on a slow machine.
+t.setTimeout(120_000);
+
 /** Crashes and a failing ERP: whatever happens, SAP gets each link, bar code and work item once. */
 const intake = (env: Env) => runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
 
