@@ -4,7 +4,7 @@ import type { RepositoryDocument } from '../repository/document.js';
 import type { RepositoryWriter } from '../repository/writer.js';
 import { nxqlString } from '../nxql/literal.js';
 import type { Logger } from '../log.js';
-import { STATUS_FACET, type DocumentPlan } from './plan.js';
+import type { DocumentPlan } from './plan.js';
 import { claim, CLAIM_EXPIRES, CLAIMED_BY } from '../tasks/claim.js';
 
 export interface IntakeOutcome {
@@ -31,20 +31,25 @@ const CHANGED_FIRST = 'changed by another run or a user while being labelled; th
 /**
  * Label one page of documents of one mapping entry. Each step is idempotent; the
  * document's own properties are written last, so a run killed anywhere is finished by
- * the next one. Facets are added in one call per facet for all documents of the page.
+ * the next one. Facets are added in one call per facet for the whole page: first the
+ * files', then (with archive-link folders) the folders'.
  */
 export async function applyPlans(plans: DocumentPlan[], deps: IntakeDeps): Promise<IntakeOutcome[]> {
   const outcomes = new Map<string, IntakeOutcome>();
+  const record = (outcome: IntakeOutcome): void => void outcomes.set(outcome.plan.doc.uid, outcome);
   const ready: DocumentPlan[] = [];
   for (const plan of plans) {
-    if (plan.unresolved.length > 0) outcomes.set(plan.doc.uid, { plan, error: `no value for ${plan.unresolved.join(', ')}` });
+    if (plan.unresolved.length > 0) record({ plan, error: `no value for ${plan.unresolved.join(', ')}` });
     else ready.push(plan);
   }
-  const withFolder = ready.filter((p) => p.folder !== undefined);
-  const flat = ready.filter((p) => p.folder === undefined);
-  await Promise.all(withFolder.map(async (plan) => outcomes.set(plan.doc.uid, await labelWithFolder(plan, deps))));
-  const labelled = await addFacets(flat, deps, outcomes);
-  await Promise.all(labelled.map(async (plan) => outcomes.set(plan.doc.uid, await writeValues(plan, plan.doc, deps))));
+  // A file with its facets but without docId is found again by the next run's intake query.
+  const labelled = await addFacets(ready, ready[0]?.facets ?? [], (plan) => plan.doc.uid, deps, (plan, error) => record(failure(plan, error)));
+  const withFolder = labelled.filter((p) => p.folder !== undefined);
+  const flat = labelled.filter((p) => p.folder === undefined);
+  await Promise.all([
+    labelWithFolders(withFolder, deps).then((done) => done.forEach(record)),
+    ...flat.map(async (plan) => record(await writeValues(plan, plan.doc, deps))),
+  ]);
   return plans.map((p) => outcomes.get(p.doc.uid) as IntakeOutcome);
 }
 
@@ -53,18 +58,21 @@ function failure(plan: DocumentPlan, error: unknown): IntakeOutcome {
   return { plan, error: errorMessage(error), transient };
 }
 
-/** One AddFacet call per facet for all documents; if a call fails, documents are tried one by one to find the culprit. */
-async function addFacets(plans: DocumentPlan[], deps: IntakeDeps, outcomes: Map<string, IntakeOutcome>): Promise<DocumentPlan[]> {
-  if (plans.length === 0) return [];
+/**
+ * One AddFacet call per facet for all items; if a call fails, the items are tried one by one
+ * to find the culprit, which goes to `failed`. Answers the items that have every facet.
+ */
+async function addFacets<T>(items: T[], facets: readonly string[], uid: (item: T) => string, deps: IntakeDeps, failed: (item: T, error: unknown) => void): Promise<T[]> {
+  if (items.length === 0) return [];
   try {
-    for (const facet of plans[0].facets) await deps.writer.addFacet(plans.map((p) => p.doc.uid), facet);
-    return plans;
+    for (const facet of facets) await deps.writer.addFacet(items.map(uid), facet);
+    return items;
   } catch (error) {
-    if (plans.length === 1) {
-      outcomes.set(plans[0].doc.uid, failure(plans[0], error));
+    if (items.length === 1) {
+      failed(items[0], error);
       return [];
     }
-    const results = await Promise.all(plans.map((plan) => addFacets([plan], deps, outcomes)));
+    const results = await Promise.all(items.map((item) => addFacets([item], facets, uid, deps, failed)));
     return results.flat();
   }
 }
@@ -100,12 +108,12 @@ function claimedElsewhere(plan: DocumentPlan, deps: IntakeDeps, at: Date): strin
  * Two runs must not both create a folder for one file, so the file is claimed first: its
  * claim is written with the changeToken the run read it with, and a 409 means another run
  * got there first. A run that dies holding the claim is taken over once it expires.
+ * The status facet the claim is written to came with the page's facets.
  */
 async function claimForFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<RepositoryDocument | string> {
   const at = new Date();
   const elsewhere = claimedElsewhere(plan, deps, at);
   if (elsewhere !== undefined) return elsewhere;
-  await deps.writer.addFacet([plan.doc.uid], STATUS_FACET);
   try {
     return await deps.writer.update(plan.doc, claim(deps.runId, at, deps.claimTimeoutMs));
   } catch (error) {
@@ -114,13 +122,36 @@ async function claimForFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<Rep
   }
 }
 
+/** A claimed file and its archive-link folder, found or created. */
+interface Placed {
+  plan: DocumentPlan;
+  claimed: RepositoryDocument;
+  folder: RepositoryDocument;
+}
+
+/**
+ * Files into archive-link folders, a page at a time: claim each file and find or create its
+ * folder, add the folders' facets for the page at once, then fill each folder and move its
+ * file in.
+ */
+async function labelWithFolders(plans: DocumentPlan[], deps: IntakeDeps): Promise<IntakeOutcome[]> {
+  const outcomes: IntakeOutcome[] = [];
+  const placed: Placed[] = [];
+  for (const result of await Promise.all(plans.map((plan) => placeInFolder(plan, deps)))) {
+    if ('folder' in result) placed.push(result);
+    else outcomes.push(result);
+  }
+  const withFacets = await addFacets(placed, plans[0]?.entry.facets ?? [], (p) => p.folder.uid, deps, (p, error) => outcomes.push({ ...failure(p.plan, error), folderPath: p.folder.path }));
+  outcomes.push(...await Promise.all(withFacets.map((p) => fillFolder(p, deps))));
+  return outcomes;
+}
+
 /**
  * The folder is found again by `dc:source` = the file's UUID, so a run that died after
  * creating it never creates a second one.
  */
-async function labelWithFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<IntakeOutcome> {
+async function placeInFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<Placed | IntakeOutcome> {
   const folderSpec = plan.folder as { name: string; title: string };
-  let folderPath: string | undefined;
   try {
     const claimed = await claimForFolder(plan, deps);
     if (typeof claimed === 'string') return { plan, skipped: claimed };
@@ -131,14 +162,18 @@ async function labelWithFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<In
     const parentPath = plan.doc.path.slice(0, plan.doc.path.lastIndexOf('/'));
     const folder = existing.entries[0]
       ?? await deps.writer.createFolder({ uid: plan.doc.parentRef as string, path: parentPath }, folderSpec.name, { 'dc:title': folderSpec.title, 'dc:source': plan.doc.uid });
-    folderPath = folder.path;
-    for (const facet of plan.entry.facets) await deps.writer.addFacet([folder.uid], facet);
+    return { plan, claimed, folder };
+  } catch (error) {
+    return failure(plan, error);
+  }
+}
+
+async function fillFolder({ plan, claimed, folder }: Placed, deps: IntakeDeps): Promise<IntakeOutcome> {
+  try {
     await deps.writer.update(folder, plan.values);
     const doc = plan.doc.parentRef === folder.uid ? claimed : await deps.writer.move(claimed, folder);
-    // The status facet came with the claim.
-    for (const facet of plan.facets.filter((f) => f !== STATUS_FACET)) await deps.writer.addFacet([doc.uid], facet);
-    return await writeValues(plan, doc, deps, folderPath);
+    return await writeValues(plan, doc, deps, folder.path);
   } catch (error) {
-    return { ...failure(plan, error), folderPath };
+    return { ...failure(plan, error), folderPath: folder.path };
   }
 }

@@ -105,6 +105,8 @@ t.test('NXQL operators over the search endpoint', async (t) => {
   t.same((ordered.body as any).entries.map((d: any) => d.title), ['beta', 'Gamma_1%', 'Alpha'], 'ORDER BY in the query, by code point');
   const byDescription = await search("SELECT * FROM File, Note Order By dc:description asc");
   t.same((byDescription.body as any).entries.map((d: any) => d.title), ['beta', 'Gamma_1%', 'Alpha'], 'absent values sort first');
+  const thenByName = await search('SELECT * FROM File, Note ORDER BY dc:description, ecm:name DESC');
+  t.same((thenByName.body as any).entries.map((d: any) => d.title), ['Gamma_1%', 'beta', 'Alpha'], 'two absent values are equal: the next key decides');
   const offset = await search('SELECT * FROM File', { offset: 1, sortBy: 'ecm:name', sortOrder: 'asc' });
   t.same((offset.body as any).entries.map((d: any) => d.title), ['beta'], 'offset skips');
 

@@ -143,12 +143,16 @@ export class Store {
 
   /** Documents whose property (or one of its list items) has this value; the index is built on first use. */
   idsWithValue(key: string, value: unknown): ReadonlySet<string> {
-    return this.valueIndex(key).get(JSON.stringify(value)) ?? new Set();
+    return this.indexed(key, JSON.stringify(value));
   }
 
   /** Documents with no value for the property (`IS NULL`), from the same index. */
   idsWithoutValue(key: string): ReadonlySet<string> {
-    return this.valueIndex(key).get(NO_VALUE) ?? new Set();
+    return this.indexed(key, NO_VALUE);
+  }
+
+  private indexed(key: string, valueKey: string): ReadonlySet<string> {
+    return this.valueIndex(key).get(valueKey) ?? new Set();
   }
 
   private valueIndex(key: string): Map<string, Set<string>> {
