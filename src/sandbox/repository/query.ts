@@ -280,13 +280,15 @@ export interface SortKey {
   descending: boolean;
 }
 
+const presence = (value: unknown): number => (value === null ? 0 : 1);
+
 function compareDocs(store: Store, a: StoredDoc, b: StoredDoc, keys: SortKey[]): number {
   for (const key of keys) {
     const left = valuesOf(store, a, key.property)[0] ?? null;
     const right = valuesOf(store, b, key.property)[0] ?? null;
-    let order = 0;
-    if (left === null || right === null) order = left === right ? 0 : left === null ? -1 : 1;
-    else order = compareValues(left, right as string | number);
+    // Absent values sort first; two absent values are equal.
+    let order = presence(left) - presence(right);
+    if (order === 0 && left !== null) order = compareValues(left, right as string | number);
     if (order !== 0) return key.descending ? -order : order;
   }
   return 0;
