@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -164,6 +165,39 @@ t.test('a blob served from elsewhere (direct download) is followed there; API ca
   t.equal((await client.downloadBlob(file.uid)).toString(), 'moved');
   sandbox.faults.add({ path: '/path/default-domain', status: 302, headers: { Location: `${url}/api/v1/path/default-domain/workspaces` } });
   t.type(await client.getByPath('/default-domain').catch((e: unknown) => e), PermanentError, 'a redirect on the API is an error, not a silent other document');
+});
+
+t.test('a blob store on another host gets no credentials, and a redirect loop or a redirect without Location is an error', async (t) => {
+  const { sandbox, client, url } = await setUp(t, { auth: { type: 'token', token: 'secret-token' } });
+  const seen: IncomingHttpHeaders[] = [];
+  const store = createHttpServer((req, res) => {
+    seen.push(req.headers);
+    if (req.url === '/back') {
+      // Back to the repository: the credentials dropped on the way out stay dropped.
+      res.writeHead(302, { Location: `${url}/api/v1/id/x/@blob/file:content?again` });
+      return void res.end();
+    }
+    res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+    res.end('from the blob store');
+  });
+  await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => store.close());
+  const elsewhere = `http://127.0.0.1:${(store.address() as AddressInfo).port}`;
+  const tokens = () => seen.map((h) => h['x-authentication-token'] ?? h.authorization ?? null);
+
+  sandbox.faults.add({ path: '/@blob/', status: 302, headers: { Location: `${elsewhere}/bucket/scan.pdf?signature=abc` } });
+  t.equal((await client.downloadBlob('x')).toString(), 'from the blob store');
+  t.same(tokens(), [null], 'the token stays with the repository');
+
+  sandbox.faults.add({ path: '/@blob/', status: 307, headers: { Location: `${elsewhere}/back` } });
+  sandbox.faults.add({ path: '?again', status: 302, headers: { Location: `${elsewhere}/bucket/scan.pdf` } });
+  t.equal((await client.downloadBlob('x')).toString(), 'from the blob store', 'several hops');
+  t.same(tokens(), [null, null, null]);
+
+  sandbox.faults.add({ path: '/@blob/', status: 302, headers: { Location: `${url}/api/v1/id/x/@blob/file:content` }, times: 6 });
+  t.type(await client.downloadBlob('x').catch((e: unknown) => e), PermanentError, 'more than five redirects');
+  sandbox.faults.add({ path: '/@blob/', status: 302 });
+  t.type(await client.downloadBlob('x').catch((e: unknown) => e), PermanentError, 'a redirect to nowhere');
 });
 
 t.test('TLS: verified against the configured CA, refused without it, unverified only when switched off', async (t) => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
-import { Agent, interceptors, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { StorageConfig } from '../config/storage-schema.js';
 import {
   AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError,
@@ -12,6 +12,10 @@ import type { Logger } from '../log.js';
 
 /** Statuses worth another try: the server is overloaded or a gateway lost it. */
 const TRANSIENT_STATUS = new Set([429, 502, 503, 504]);
+
+/** Redirects a download follows (a blob served from elsewhere), at most MAX_REDIRECTS of them. */
+const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
 
 export interface RepositoryRequest {
   /** What the request does, for messages and logs: `update <uid>`, `search`. */
@@ -50,8 +54,6 @@ class StatusError extends Error {
  */
 export class RepositoryTransport {
   private readonly dispatcher: Dispatcher;
-  /** The same connections, following redirects: a blob may be served from elsewhere (direct download). */
-  private readonly downloads: Dispatcher;
   /** Requests in flight at most `maxConcurrentRequests`; page-wide ones first. */
   private readonly queue: PQueue;
   private readonly origin: string;
@@ -73,8 +75,6 @@ export class RepositoryTransport {
         ca: config.tls.caFile === undefined ? undefined : readFileSync(config.tls.caFile),
       },
     });
-    // The API answers in place; only downloads follow redirects (credentials stay behind on another origin).
-    this.downloads = this.dispatcher.compose(interceptors.redirect({ maxRedirections: 5 }));
   }
 
   async json<T>(request: RepositoryRequest): Promise<T> {
@@ -82,7 +82,7 @@ export class RepositoryTransport {
   }
 
   async download(request: RepositoryRequest): Promise<Buffer> {
-    return this.send(request, async (body) => Buffer.from(await body.arrayBuffer()), this.downloads);
+    return this.send(request, async (body) => Buffer.from(await body.arrayBuffer()), true);
   }
 
   /** For answers without content (void operations). */
@@ -90,10 +90,11 @@ export class RepositoryTransport {
     await this.send(request, async (body) => body.dump());
   }
 
-  private async send<T>(request: RepositoryRequest, read: Read<T>, dispatcher = this.dispatcher): Promise<T> {
+  /** `follow`: redirects are followed (downloads only; the API answers in place). */
+  private async send<T>(request: RepositoryRequest, read: Read<T>, follow = false): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.queue.add(() => this.attempt(request, read, dispatcher), { priority: request.pageWide ? 1 : 0 });
+        return await this.queue.add(() => this.attempt(request, read, follow), { priority: request.pageWide ? 1 : 0 });
       } catch (error) {
         const delayMs = this.retryDelay(request, error, attempt);
         if (delayMs === undefined) throw typedError(error, request.what);
@@ -105,9 +106,9 @@ export class RepositoryTransport {
     }
   }
 
-  private async attempt<T>(request: RepositoryRequest, read: Read<T>, dispatcher: Dispatcher): Promise<T> {
+  private async attempt<T>(request: RepositoryRequest, read: Read<T>, follow: boolean): Promise<T> {
     const query = request.query === undefined ? '' : `?${new URLSearchParams(Object.entries(request.query).map(([k, v]): [string, string] => [k, String(v)]))}`;
-    const headers = { ...this.headers, ...request.headers };
+    const headers: Record<string, string> = { ...this.headers, ...request.headers };
     let body: string | undefined;
     if (request.json !== undefined) {
       body = JSON.stringify(request.json);
@@ -118,14 +119,31 @@ export class RepositoryTransport {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException('The operation timed out', 'TimeoutError')), this.config.timeouts.requestMs);
     try {
-      const response = await dispatcher.request({ origin: this.origin, path: `${this.root}/${request.path}${query}`, method: request.method, headers, body, signal: deadline.signal });
-      if (response.statusCode < 300) return await read(response.body);
-      const text = await response.body.text();
-      // Only set-cookie comes as a list.
-      throw new StatusError(response.statusCode, serverMessage(text), response.headers['retry-after'] as string | undefined);
+      return await this.exchange({ origin: this.origin, path: `${this.root}/${request.path}${query}` }, request, { headers, body, signal: deadline.signal }, read, follow);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** One request and its answer; with `follow`, the redirects on the way too, `hops` of them so far. */
+  private async exchange<T>(
+    target: { origin: string; path: string }, request: RepositoryRequest, sent: { headers: Record<string, string>; body?: string; signal: AbortSignal },
+    read: Read<T>, follow: boolean, hops = 0,
+  ): Promise<T> {
+    const response = await this.dispatcher.request({ ...target, method: request.method, ...sent });
+    const location = follow && REDIRECT_STATUS.has(response.statusCode) && hops < MAX_REDIRECTS ? response.headers.location : undefined;
+    if (typeof location === 'string') {
+      await response.body.dump();
+      const next = new URL(location, `${target.origin}${target.path}`);
+      // Credentials stay with the repository: a blob store on another host (direct download)
+      // gets none, and none come back on later hops.
+      const headers = next.origin === this.origin ? sent.headers : {};
+      return this.exchange({ origin: next.origin, path: `${next.pathname}${next.search}` }, request, { ...sent, headers }, read, follow, hops + 1);
+    }
+    if (response.statusCode < 300) return read(response.body);
+    const text = await response.body.text();
+    // Only set-cookie comes as a list.
+    throw new StatusError(response.statusCode, serverMessage(text), response.headers['retry-after'] as string | undefined);
   }
 
   /** How long to wait before the next try, or undefined when there is none. */
