@@ -109,6 +109,7 @@ async function throughput(n: number, injected: Latency, repositoryBound = false)
   const sandboxes = await BenchSandboxes.start(injected);
   const rows: PhaseRow[] = [];
   try {
+    await sandboxes.warmUp();
     const effective = await sandboxes.effectiveLatency();
     // Start-up CPU varies by a few hundred ms from run to run: the median of three.
     const idle = [];
