@@ -18,11 +18,11 @@ const USAGE = pathToFileURL(join(import.meta.dirname, 'usage.js')).href;
 export const WORKSPACES = '/default-domain/workspaces/ERP';
 
 export type UseCase = 'workflow' | 'barcode' | 'link';
+/** Where each use case's documents are uploaded (the shipped mapping file's paths). */
+export const FOLDER: Record<UseCase, string> = { workflow: `${WORKSPACES}/Workflow`, barcode: `${WORKSPACES}/Barcode`, link: `${WORKSPACES}/Invoices` };
 
 /** Documents per warm-up round (`warmUp`). */
 const WARM_UP_DOCUMENTS = 1000;
-/** Where each use case's documents are uploaded (the shipped mapping file's paths). */
-export const FOLDER: Record<UseCase, string> = { workflow: `${WORKSPACES}/Workflow`, barcode: `${WORKSPACES}/Barcode`, link: `${WORKSPACES}/Invoices` };
 
 /**
  * The shipped mapping file, with the two values a user would type in the web UI taken from
@@ -133,8 +133,9 @@ export class BenchSandboxes {
 
   /**
    * The indexes the job's queries are narrowed by (a task's statuses, the intake's "without the
-   * facet, or without docId", the archive-link folder's dc:source). A production repository has them before the job comes; the
-   * sandbox builds each on first use, which would charge the first measured run for it.
+   * facet, or without docId", the archive-link folder's dc:source). A production repository has
+   * them before the job comes; the sandbox builds each on first use, which would charge the first
+   * measured run for it.
    */
   private buildIndexes(): void {
     const { store } = this.repository;

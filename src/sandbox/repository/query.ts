@@ -232,27 +232,29 @@ type IndexedIds = { size: number; ids: () => Iterable<string> };
 
 const indexed = (ids: ReadonlySet<string>): IndexedIds => ({ size: ids.size, ids: () => ids });
 
+/** Any of `parts`: sized by their sum, the union built only when read. */
+const union = (parts: IndexedIds[]): IndexedIds => ({ size: parts.reduce((sum, part) => sum + part.size, 0), ids: () => new Set(parts.flatMap((part) => [...part.ids()])) });
+
 /**
  * The ids that can meet `c`, from the store's indexes, as a database uses its indexes: a facet
  * or a value present or absent, the smaller side of an AND, the union of an OR whose sides are
  * both indexed (a task's "READY, or RETRY and due, or IN_PROGRESS and expired"; the intake's
  * "without the facet, or without docId", so 100,000 labelled documents are not walked for the
- * hundred new ones). The union is built
- * only if it is the set the query reads; a large one is walked in uuid order instead. Undefined
- * when no index narrows it down.
+ * hundred new ones). The union is built only if it is the set the query reads; a large one is
+ * walked in uuid order instead. Undefined when no index narrows it down.
  */
 function indexedIds(store: Store, c: Condition): IndexedIds | undefined {
   if (c.kind === 'and' || c.kind === 'or') {
     const left = indexedIds(store, c.left);
     const right = indexedIds(store, c.right);
-    if (c.kind === 'or') return left && right ? { size: left.size + right.size, ids: () => new Set([...left.ids(), ...right.ids()]) } : undefined;
+    if (c.kind === 'or') return left && right ? union([left, right]) : undefined;
     if (left === undefined || right === undefined) return left ?? right;
     return left.size <= right.size ? left : right;
   }
   if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:mixinType') return indexed(store.idsWithFacet(String(c.value.value)));
   // Immutable is not a mixin type to NXQL (valuesOf), so every document is "<> 'Immutable'".
   if (c.kind === 'compare' && c.op === '<>' && c.property === 'ecm:mixinType' && c.value.value !== 'Immutable') return indexed(store.idsWithoutFacet(String(c.value.value)));
-  if (c.kind === 'null' && !c.negated && isPlainProperty(store, c.property)) return indexed(store.idsWithoutValue(c.property));
+  if (c.kind === 'null' && !c.negated && plainField(store, c.property) !== undefined) return indexed(store.idsWithoutValue(c.property));
   if ((c.kind === 'compare' && c.op === '=') || (c.kind === 'in' && !c.negated)) return indexedLookup(store, c);
   return undefined;
 }
@@ -260,19 +262,18 @@ function indexedIds(store: Store, c: Condition): IndexedIds | undefined {
 /** Equality on a plain string or boolean property uses the store's lazily built value index. */
 type EqualityCondition = Extract<Condition, { kind: 'compare' | 'in' }>;
 
-/** A registered property addressed as a whole, not a system property or a path into a complex value. */
-function isPlainProperty(store: Store, property: string): boolean {
-  return !property.startsWith('ecm:') && !property.includes('/') && store.registry.property(property) !== undefined;
+/** The field of a registered property addressed as a whole; undefined for a system property or a path into a complex value. */
+function plainField(store: Store, property: string): { type: string } | undefined {
+  if (property.startsWith('ecm:') || property.includes('/')) return undefined;
+  return store.registry.property(property)?.field;
 }
 
 function indexedLookup(store: Store, c: EqualityCondition): IndexedIds | undefined {
-  if (!isPlainProperty(store, c.property)) return undefined;
-  const { field } = store.registry.property(c.property) as { field: { type: string } };
-  if (field.type !== 'string' && field.type !== 'boolean') return undefined;
+  const field = plainField(store, c.property);
+  if (field?.type !== 'string' && field?.type !== 'boolean') return undefined;
   const literals = c.kind === 'compare' ? [c.value] : c.values;
-  const sets = literals.map((literal) => store.idsWithValue(c.property, field.type === 'boolean' ? literal.value === 1 : String(literal.value)));
-  if (sets.length === 1) return indexed(sets[0]);
-  return { size: sets.reduce((sum, ids) => sum + ids.size, 0), ids: () => new Set(sets.flatMap((ids) => [...ids])) };
+  const parts = literals.map((literal) => indexed(store.idsWithValue(c.property, field.type === 'boolean' ? literal.value === 1 : String(literal.value))));
+  return parts.length === 1 ? parts[0] : union(parts);
 }
 
 export interface SortKey {
