@@ -1,4 +1,6 @@
 import t from 'tap';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MAPPING, sandboxEnv } from './helpers/env.js';
 import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
@@ -159,4 +161,35 @@ t.test('load on the repository: labelling costs one write per document, plus a s
   t.equal(requests.get('POST AddFacet'), 3 * 3, 'three pages of 100, one call per facet each');
   t.equal(requests.get('PUT /id/'), 250 + 2 * 250, 'intake: one write per document; the task: its claim and its outcome');
   t.equal(env.erp.tables.inbox.length, 250, 'one work item each');
+});
+
+t.test('with archive-link folders, the facets of the page\'s files and of its folders take one call per facet each', async (t) => {
+  const env = await sandboxEnv(t);
+  const actor = env.sandbox.actor();
+  const invoices = env.sandbox.store.getByPath(INVOICES) as StoredDoc;
+  const blob = env.sandbox.store.storeBlob(Buffer.from('%PDF-1.4'), 'scan.pdf', 'application/pdf');
+  for (let i = 0; i < 30; i++) {
+    const properties = { 'dc:title': `inv-${i}`, 'file:content': { 'upload-batch': 'b' } };
+    env.sandbox.store.create(actor, invoices, { type: 'File', name: `inv-${i}.pdf`, properties }, () => ({ ...blob, name: `inv-${i}.pdf` }));
+  }
+  const requests = new Map<string, number>();
+  env.sandbox.faults.observe = (req) => {
+    const operation = /(AddFacet|Document\.Move)/.exec(req.url ?? '')?.[1];
+    const kind = `${req.method} ${operation ?? /search|\/id\//.exec(req.url ?? '')?.[0] ?? 'other'}`;
+    requests.set(kind, (requests.get(kind) ?? 0) + 1);
+  };
+  // The intake alone: every task switched off.
+  for (const file of readdirSync(env.location.jobsDir)) {
+    const path = join(env.location.jobsDir, file);
+    writeFileSync(path, readFileSync(path, 'utf8').replace(/^enabled: true/m, 'enabled: false'));
+  }
+  const report = await env.run();
+  t.same(Object.keys(report.tasks), [], 'no task ran');
+  t.equal(report.intake.counts.labelled, 30);
+  t.equal(requests.get('POST AddFacet'), 3 + 2, 'the files\' three facets, then the folders\' two, for the whole page');
+  t.equal(requests.get('PUT /id/'), 3 * 30, 'per file: its claim, its folder\'s values, its own values');
+  t.equal(requests.get('POST Document.Move'), 30, 'each file into its folder');
+  const folders = [...env.sandbox.store.all()].filter((d) => d.type === 'Folder' && d.parentId === invoices.uid);
+  t.equal(folders.length, 30);
+  t.ok(folders.every((f) => f.facets.includes('fct_erp_http_content') && f.properties['erpHttpContent:docId'] === f.properties['dc:source']), 'every folder has its facets and values');
 });
