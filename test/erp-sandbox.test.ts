@@ -60,6 +60,25 @@ t.test('BAPI_BARCODE_SENDLIST answers in RETURN and is harmless to repeat', asyn
   t.same((await call('BAPI_BARCODE_SENDLIST', {})).RETURN, { TYPE: '', ID: '', NUMBER: '000', MESSAGE: '', MESSAGE_V1: '' }, 'an empty list is no error');
 });
 
+t.test('links and bar codes are found as the tables hold them now, rows added or edited by hand included', async (t) => {
+  const { erp, call } = await setUp(t);
+  const byDocument = async (docId: string) => tableRows((await call('ARCHIV_GET_CONNECTIONS', { ARC_DOC_ID: docId, CONNECTIONS: [] }).catch(() => ({}))).CONNECTIONS).map((r) => r.OBJECT_ID);
+  await call('ARCHIV_CONNECTION_INSERT', LINK);
+  await call('ARCHIV_CONNECTION_INSERT', { ...LINK, OBJECT_ID: '2' });
+  t.same(await byDocument('d1'), ['1', '2'], 'one document linked to two objects: both links');
+  erp.tables.links.push({ ...erp.tables.links[0], ARC_DOC_ID: 'd9' });
+  t.same(await byDocument('d9'), ['1'], 'a row added by hand');
+  erp.tables.links[0].ARC_DOC_ID = 'd5';
+  t.same(await byDocument('d1'), ['2'], 'a row edited by hand is not found under the value it lost');
+
+  const row = { BARCODE: 'B1', CONTREP: 'Z1', DOCID: 'd1', DOCTYPE: 'PDF' };
+  erp.tables.barcodes.push({ ...row, client: '200', DOCID: 'd2', ARDATE: '20240101' });
+  t.match((await call('BAPI_BARCODE_SENDLIST', { BARCODETABLE: [row] })).RETURN, { TYPE: '' }, 'the same bar code in another client is no duplicate');
+  const duplicate = await call('BAPI_BARCODE_SENDLIST', { BARCODETABLE: [{ ...row, BARCODE: 'B2', DOCID: 'd3' }, { ...row, DOCID: 'd4' }] });
+  t.match(duplicate.RETURN, { TYPE: 'E', MESSAGE: 'Bar code B1 is already assigned to another document' });
+  t.equal(erp.tables.barcodes.length, 2, 'a list with an error stores none of its rows');
+});
+
 t.test('ARCHIV_PROCESS_RFCINPUT checks what it needs without a bar code', async (t) => {
   const { fault } = await setUp(t);
   const entry = { ARCHIV_ID: 'Z1', ARC_DOC_ID: 'd1', AR_OBJECT: 'ZINVWF', DOC_TYPE: 'PDF' };

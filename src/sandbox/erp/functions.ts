@@ -48,6 +48,51 @@ function checkLength(exception: string, values: Record<string, string>, lengths:
   }
 }
 
+type LinkRow = ErpTables['links'][number];
+
+/**
+ * The links by client and ARC_DOC_ID, as TOA01 has an index on the document: without it, every
+ * lookup and insert would read the whole table, and a benchmark of 10,000 links would measure
+ * the sandbox. Rebuilt when rows were added or removed other than by an insert (tests do); a
+ * row edited in place is re-checked by the caller, so it is never found under a value it lost.
+ */
+class LinkIndex {
+  rows = 0;
+  private readonly byDocument = new Map<string, LinkRow[]>();
+
+  add(row: LinkRow): void {
+    const key = `${row.client}\u0000${row.ARC_DOC_ID}`;
+    const rows = this.byDocument.get(key);
+    if (rows) rows.push(row);
+    else this.byDocument.set(key, [row]);
+    this.rows++;
+  }
+
+  of(client: string, docId: string): LinkRow[] {
+    return this.byDocument.get(`${client}\u0000${docId}`) ?? [];
+  }
+}
+
+const linkIndexes = new WeakMap<LinkRow[], LinkIndex>();
+
+function linkIndex(links: LinkRow[]): LinkIndex {
+  const known = linkIndexes.get(links);
+  if (known?.rows === links.length) return known;
+  const index = new LinkIndex();
+  for (const row of links) index.add(row);
+  linkIndexes.set(links, index);
+  return index;
+}
+
+/** The documents each of `barcodes` is assigned to in the client: one pass over the table for a whole list. */
+function documentsOf(table: ErpTables['barcodes'], client: string, barcodes: Set<string>): Map<string, Set<string>> {
+  const assigned = new Map([...barcodes].map((barcode): [string, Set<string>] => [barcode, new Set()]));
+  for (const row of table) {
+    if (row.client === client) assigned.get(row.BARCODE)?.add(row.DOCID);
+  }
+  return assigned;
+}
+
 const connectionInsert: RfcFunction = ({ client, params, tables, customizing }) => {
   const row = {
     client, SAP_OBJECT: text(params, 'SAP_OBJECT'), OBJECT_ID: text(params, 'OBJECT_ID'), ARCHIV_ID: text(params, 'ARCHIV_ID'),
@@ -60,16 +105,20 @@ const connectionInsert: RfcFunction = ({ client, params, tables, customizing }) 
   if (!allowed.includes(row.AR_OBJECT)) fail('ERROR_CONNECTIONTABLE', `Document type ${row.AR_OBJECT} is not linked to object type ${row.SAP_OBJECT} (OAC3)`, 'OA', '020');
   if (!customizing.contentRepositories.includes(row.ARCHIV_ID)) fail('ERROR_CONNECTIONTABLE', `Content repository ${row.ARCHIV_ID} is not defined`, 'OA', '031');
   if (row.OBJECT_ID === '' || row.ARC_DOC_ID === '') fail('ERROR_CONNECTIONTABLE', 'OBJECT_ID and ARC_DOC_ID are required', 'OA', '000');
-  const same = (l: ErpTables['links'][number]): boolean =>
+  const same = (l: LinkRow): boolean =>
     l.client === client && l.SAP_OBJECT === row.SAP_OBJECT && l.OBJECT_ID === row.OBJECT_ID && l.ARCHIV_ID === row.ARCHIV_ID && l.ARC_DOC_ID === row.ARC_DOC_ID;
-  if (tables.links.some(same)) fail('ERROR_CONNECTIONTABLE', 'Document already assigned', 'OA', '403');
+  const index = linkIndex(tables.links);
+  if (index.of(client, row.ARC_DOC_ID).some(same)) fail('ERROR_CONNECTIONTABLE', 'Document already assigned', 'OA', '403');
   tables.links.push(row);
+  index.add(row);
   return {};
 };
 
 const getConnections: RfcFunction = ({ client, params, tables }) => {
   const filters: Array<[string, string]> = [['SAP_OBJECT', 'OBJECTTYPE'], ['OBJECT_ID', 'OBJECT_ID'], ['ARCHIV_ID', 'ARCHIV_ID'], ['ARC_DOC_ID', 'ARC_DOC_ID'], ['AR_OBJECT', 'DOCUMENTTYPE']];
-  const found = tables.links.filter((l) => l.client === client && filters.every(([field, param]) => text(params, param) === '' || l[field as keyof typeof l] === text(params, param)));
+  const docId = text(params, 'ARC_DOC_ID');
+  const candidates = docId === '' ? tables.links : linkIndex(tables.links).of(client, docId);
+  const found = candidates.filter((l) => l.client === client && filters.every(([field, param]) => text(params, param) === '' || l[field as keyof typeof l] === text(params, param)));
   if (found.length === 0) fail('NOTHING_FOUND', 'No entries found');
   return { CONNECTIONS: found.map(({ SAP_OBJECT, OBJECT_ID, ARCHIV_ID, ARC_DOC_ID, AR_OBJECT, AR_DATE }) => ({ SAP_OBJECT, OBJECT_ID, ARCHIV_ID, ARC_DOC_ID, AR_OBJECT, AR_DATE })) };
 };
@@ -79,18 +128,22 @@ const barcodeSendList: RfcFunction = ({ client, params, tables, customizing }) =
   const list = tableRows(params.BARCODETABLE);
   const classes = new Set([...Object.keys(customizing.documentTypes), ...Object.values(customizing.documentTypes)]);
   const error = (message: string, v1: string) => ({ RETURN: { TYPE: 'E', ID: 'OA', NUMBER: '100', MESSAGE: message, MESSAGE_V1: v1 } });
+  const assigned = documentsOf(tables.barcodes, client, new Set(list.map((row) => text(row, 'BARCODE'))));
   for (const row of list) {
     const barcode = text(row, 'BARCODE');
     if (!/^[A-Z0-9-]{1,40}$/.test(barcode)) return error(`Bar code ${barcode} is not valid`, barcode);
     if (!customizing.contentRepositories.includes(text(row, 'CONTREP'))) return error(`Content repository ${text(row, 'CONTREP')} is not defined`, barcode);
     if (!classes.has(text(row, 'DOCTYPE'))) return error(`Document class ${text(row, 'DOCTYPE')} is not defined`, barcode);
-    const other = tables.barcodes.some((b) => b.client === client && b.BARCODE === barcode && b.DOCID !== text(row, 'DOCID'));
+    const other = [...(assigned.get(barcode) as Set<string>)].some((docId) => docId !== text(row, 'DOCID'));
     if (other && !customizing.barcode.duplicates) return error(`Bar code ${barcode} is already assigned to another document`, barcode);
   }
   for (const row of list) {
+    const barcode = text(row, 'BARCODE');
+    const docIds = assigned.get(barcode) as Set<string>;
     // The same bar code for the same document again changes nothing: a repeated call is harmless.
-    if (tables.barcodes.some((b) => b.client === client && b.BARCODE === row.BARCODE && b.DOCID === row.DOCID)) continue;
-    tables.barcodes.push({ client, BARCODE: row.BARCODE, CONTREP: row.CONTREP, DOCID: text(row, 'DOCID'), ARDATE: text(row, 'ARDATE') || today(), DOCTYPE: row.DOCTYPE });
+    if (docIds.has(text(row, 'DOCID'))) continue;
+    docIds.add(text(row, 'DOCID'));
+    tables.barcodes.push({ client, BARCODE: barcode, CONTREP: text(row, 'CONTREP'), DOCID: text(row, 'DOCID'), ARDATE: text(row, 'ARDATE') || today(), DOCTYPE: text(row, 'DOCTYPE') });
   }
   return { RETURN: { TYPE: '', ID: '', NUMBER: '000', MESSAGE: '', MESSAGE_V1: '' } };
 };
