@@ -43,6 +43,8 @@ interface PhaseRow {
   effectiveBoundPerSecond: number;
   /** The ratio a bare client and server reach on this machine, on the side (repository or ERP) that sets the bound. */
   floorRatio: number;
+  /** The mean time a request spent in the sandbox on the side that sets the bound, arrival to answer, and that side's injected latency. */
+  inSandbox: { ms: number; latencyMs: number };
   peakRssMb: number;
   /** CPU the job's process spent per request, its start-up (a run with nothing to do) taken off. */
   jobMsPerRequest: number;
@@ -80,6 +82,7 @@ function row(phase: string, docs: number, run: JobRun, durationMs: number, bound
   return {
     phase, docs, seconds: durationMs / 1000, repositoryPerDoc: repository, repositoryBound: bounds.repository, erpPerDoc: erp, lookupsPerDoc: lookups, erpBound: bounds.erp,
     boundPerSecond: bound(m.injected), real: m.effective, effectiveBoundPerSecond: bound(m.effective), floorRatio: repositoryBinds ? m.floors.repository : m.floors.erp, peakRssMb: run.peakRssKb / 1024,
+    inSandbox: repositoryBinds ? { ms: run.repositoryBusyMs / total(run.repository), latencyMs: m.injected.repositoryMs } : { ms: run.erpBusyMs / total(run.erp), latencyMs: m.injected.erpMs },
     jobMsPerRequest: (run.cpuMs - m.startupCpuMs) / requests, sandboxMsPerRequest: m.sandboxCpuMs / requests, sandboxCpu: m.sandboxCpuMs / durationMs, detail,
   };
 }
@@ -179,12 +182,12 @@ const f = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(dig
 
 function phaseTable(rows: PhaseRow[]): string[] {
   const lines = [
-    '| phase | documents | seconds | docs/s | bound docs/s | ratio | ratio, real latency | bare pair\'s ratio | repository req/doc (lower bound) | ERP calls/doc beyond lookups (lower bound) | lookups/doc | job peak RSS MB | CPU ms per request, job / sandboxes | sandbox CPU |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|',
+    '| phase | documents | seconds | docs/s | bound docs/s | ratio | ratio, real latency | bare pair\'s ratio | ms per request in the sandbox (injected) | repository req/doc (lower bound) | ERP calls/doc beyond lookups (lower bound) | lookups/doc | job peak RSS MB | CPU ms per request, job / sandboxes | sandbox CPU |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|',
   ];
   for (const p of rows) {
     const perSecond = p.docs / p.seconds;
-    lines.push(`| ${p.phase} | ${p.docs} | ${f(p.seconds)} | ${f(perSecond, 0)} | ${f(p.boundPerSecond, 0)} | ${f(perSecond / p.boundPerSecond)} | ${f(perSecond / p.effectiveBoundPerSecond)} | ${f(p.floorRatio)} | ${f(p.repositoryPerDoc, 3)} (${p.repositoryBound}) | ${f(p.erpPerDoc, 3)} (${p.erpBound}) | ${f(p.lookupsPerDoc, 3)} | ${f(p.peakRssMb, 0)} | ${f(p.jobMsPerRequest, 3)} / ${f(p.sandboxMsPerRequest, 3)} | ${f(p.sandboxCpu)} |`);
+    lines.push(`| ${p.phase} | ${p.docs} | ${f(p.seconds)} | ${f(perSecond, 0)} | ${f(p.boundPerSecond, 0)} | ${f(perSecond / p.boundPerSecond)} | ${f(perSecond / p.effectiveBoundPerSecond)} | ${f(p.floorRatio)} | ${f(p.inSandbox.ms)} (${p.inSandbox.latencyMs}) | ${f(p.repositoryPerDoc, 3)} (${p.repositoryBound}) | ${f(p.erpPerDoc, 3)} (${p.erpBound}) | ${f(p.lookupsPerDoc, 3)} | ${f(p.peakRssMb, 0)} | ${f(p.jobMsPerRequest, 3)} / ${f(p.sandboxMsPerRequest, 3)} | ${f(p.sandboxCpu)} |`);
   }
   return lines;
 }
@@ -217,7 +220,7 @@ async function main(): Promise<void> {
   md.push('', '## Requests per document and throughput', '');
   const { real } = phases[phases.length - 1];
   md.push('Requests per document count everything the phase sent (searches, the mapping file, CSRF fetches included); the lower bound in brackets is argued in the README ("Benchmark"). Seconds are the phase\'s own, from the run report (`durationMs`).');
-  md.push(`The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client in the benchmark's process with (${f(real.repositoryMs)} ms and ${f(real.erpMs)} ms here: the sandbox answers after the injected latency on average, the client's and the loopback's own work come on top). "bare pair's ratio" is what this machine allows at all on the side that sets the bound: a bare undici client in its own process and a bare node:http server with the sandbox's latency injection, nothing behind either, at the same latency and in-flight limit (bench/floor.ts); the job cannot do better than it. CPU ms per request: the job's process (its start-up, measured by a run with nothing to do, taken off) and both sandboxes; sandbox CPU is the share of one core the sandboxes used over the phase.`, '');
+  md.push(`The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client in the benchmark's process with (${f(real.repositoryMs)} ms and ${f(real.erpMs)} ms here: the sandbox answers after the injected latency on average, the client's and the loopback's own work come on top). "bare pair's ratio" is what this machine allows at all on the side that sets the bound: a bare undici client in its own process and a bare node:http server with the sandbox's latency injection, nothing behind either, at the same latency and in-flight limit (bench/floor.ts); the job cannot do better than it. "ms per request in the sandbox" is, on the same side, the mean time from a request's arrival at the sandbox to its answer, under the phase's load: when it is the injected latency, the rest of each round trip is spent in the job's process and on the loopback. CPU ms per request: the job's process (its start-up, measured by a run with nothing to do, taken off) and both sandboxes; sandbox CPU is the share of one core the sandboxes used over the phase.`, '');
   md.push(...phaseTable(phases));
   md.push('', `### The repository-bound phases at ${SWEEP_REPOSITORY_MS} ms`, '');
   md.push(`The same phases with the repository's latency at ${SWEEP_REPOSITORY_MS} ms (ERP unchanged): a quarter of the requests per second, so the CPU of the job and of the sandboxes is no longer what runs out on this machine.`, '');

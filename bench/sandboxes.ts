@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync, readdirSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -69,6 +69,24 @@ export interface JobRun {
   /** Requests by kind (`PUT id`, `POST Document.AddFacet`, `ARCHIV_CONNECTION_INSERT` …). */
   repository: Map<string, number>;
   erp: Map<string, number>;
+  /** The time all requests spent in each sandbox, from arrival to answer, added up (`TimeInSandbox`). */
+  repositoryBusyMs: number;
+  erpBusyMs: number;
+}
+
+/**
+ * Adds up the time requests spend in a sandbox, from arrival to answer: divided by their number,
+ * whether the sandbox kept to its injected latency under the phase's load.
+ */
+class TimeInSandbox {
+  busyMs = 0;
+
+  track(res: ServerResponse): void {
+    const arrived = performance.now();
+    res.once('close', () => {
+      this.busyMs += performance.now() - arrived;
+    });
+  }
 }
 
 /** Requests to the repository sandbox by kind: the method and what the path addresses. */
@@ -93,6 +111,8 @@ export class BenchSandboxes {
   private readonly dir = mkdtempSync(join(tmpdir(), 'connect2erp-bench-'));
   private readonly repositoryRequests = new Map<string, number>();
   private readonly erpRequests = new Map<string, number>();
+  private repositoryTime = new TimeInSandbox();
+  private erpTime = new TimeInSandbox();
   private configDir = '';
   private baseUrl = '';
   private erpUrl = '';
@@ -110,8 +130,14 @@ export class BenchSandboxes {
     sandboxes.buildIndexes();
     sandboxes.repository.faults.latencyMs = latency.repositoryMs;
     sandboxes.erp.faults.latencyMs = latency.erpMs;
-    sandboxes.repository.faults.observe = (req) => count(sandboxes.repositoryRequests, repositoryKind(req));
-    sandboxes.erp.faults.observe = (req, functionName) => count(sandboxes.erpRequests, functionName ?? req.method ?? '');
+    sandboxes.repository.faults.observe = (req, res) => {
+      count(sandboxes.repositoryRequests, repositoryKind(req));
+      sandboxes.repositoryTime.track(res);
+    };
+    sandboxes.erp.faults.observe = (req, res, functionName) => {
+      count(sandboxes.erpRequests, functionName ?? req.method ?? '');
+      sandboxes.erpTime.track(res);
+    };
     return sandboxes;
   }
 
@@ -214,6 +240,8 @@ export class BenchSandboxes {
   async run(what: { task?: string; intakeOnly?: boolean; nodeArgs?: string[] }): Promise<JobRun> {
     this.repositoryRequests.clear();
     this.erpRequests.clear();
+    this.repositoryTime = new TimeInSandbox();
+    this.erpTime = new TimeInSandbox();
     const reportFile = join(this.dir, 'report.json');
     const usageFile = join(this.dir, 'usage.json');
     const args = [...(what.nodeArgs ?? []), '--import', USAGE, CLI, 'run', '--config', this.configDir, '--report', reportFile];
@@ -235,6 +263,7 @@ export class BenchSandboxes {
     return {
       exitCode, wallMs, report: JSON.parse(readFileSync(reportFile, 'utf8')) as RunReport, ...usage,
       repository: new Map(this.repositoryRequests), erp: new Map(this.erpRequests),
+      repositoryBusyMs: this.repositoryTime.busyMs, erpBusyMs: this.erpTime.busyMs,
     };
   }
 

@@ -26,8 +26,8 @@ export interface FaultRule {
 /** Latency and faults, shared by both sandboxes, for tests and benchmarks. */
 export class Faults {
   latencyMs = 0;
-  /** Sees every request that reaches the fault check, with the function module for the ERP: the benchmark counts with it. */
-  observe: (req: IncomingMessage, functionName?: string) => void = () => undefined;
+  /** Sees every request that reaches the fault check, with the function module for the ERP: the benchmark counts and times with it. */
+  observe: (req: IncomingMessage, res: ServerResponse, functionName?: string) => void = () => undefined;
   private rules: Array<FaultRule & { left: number }> = [];
   /** How much shorter than `latencyMs` the wait is, so that answers leave `latencyMs` after arrival on average. */
   private trimMs = 0;
@@ -38,7 +38,7 @@ export class Faults {
 
   /** Returns true when the request was answered (or dropped) by a fault. */
   async apply(req: IncomingMessage, res: ServerResponse, functionName?: string): Promise<boolean> {
-    this.observe(req, functionName);
+    this.observe(req, res, functionName);
     const arrived = performance.now();
     if (this.latencyMs > 0) await sleep(dithered(this.latencyMs - this.trimMs));
     const rule = this.rules.find(
