@@ -51,6 +51,12 @@ export class ForbiddenError extends PermanentError {}
 /** Credentials refused: a configuration problem that stops the run, not a per-document failure. */
 export class AuthenticationError extends PermanentError {}
 
+/**
+ * The server's TLS certificate was not trusted (an unknown CA, expired, another host name): a
+ * configuration problem, so it stops the run as refused credentials do and is never retried.
+ */
+export class UntrustedServerError extends AuthenticationError {}
+
 /** A document's own data is wrong or incomplete (missing `$` value, property that did not stick). */
 export class DocumentError extends PermanentError {}
 

@@ -3,6 +3,18 @@ import type { z } from 'zod';
 import type { basicAuth, timeoutsSchema, tlsSchema } from './config/common-schema.js';
 import { registerSecret } from './log.js';
 
+/** Node's codes for a server certificate that failed verification. */
+const CERTIFICATE_CODES = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_UNTRUSTED', 'CERT_REJECTED', 'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** The connection failed because the server's certificate was not trusted. */
+export function certificateRefused(error: unknown): boolean {
+  return CERTIFICATE_CODES.has((error as { code?: string }).code ?? '');
+}
+
 /** got options for the time-outs and TLS settings both connections share (repository and ERP). */
 export function connectionOptions(config: { timeouts: z.infer<typeof timeoutsSchema>; tls: z.infer<typeof tlsSchema> }) {
   return {

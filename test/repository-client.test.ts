@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import winston from 'winston';
 import { storageSchema } from '../src/config/storage-schema.js';
 import {
-  AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, PermanentError, TransientError,
+  AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, PermanentError, TransientError, UntrustedServerError,
 } from '../src/errors.js';
 import { RepositoryClient, PropertiesDroppedError } from '../src/repository/client.js';
 import { drain, eachPage } from '../src/repository/pager.js';
@@ -209,13 +209,16 @@ t.test('TLS: verified against the configured CA, refused without it, unverified 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => server.close());
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/nuxeo`;
-  const { log } = capturingLog();
+  const { log, lines } = capturingLog();
   const client = (tlsOptions: Record<string, unknown>) => new RepositoryClient(storageSchema.parse({
-    url, adminPath: '/a', retries: 0, auth: { type: 'basic', username: 'u', password: 'p' }, tls: tlsOptions,
+    url, adminPath: '/a', retries: 2, retryDelayMs: 5, auth: { type: 'basic', username: 'u', password: 'p' }, tls: tlsOptions,
   }), log);
   t.equal((await client({ caFile: join(tls, 'ca.pem') }).getByPath('/default-domain')).type, 'Domain', 'the private CA is trusted');
   const refused = await client({}).getByPath('/default-domain').catch((e: unknown) => e);
   t.match((refused as Error).message, /self-signed certificate|unable to verify/, 'an unknown CA is refused by default');
+  t.type(refused, UntrustedServerError, 'a configuration problem that stops the run, as refused credentials do');
+  t.match((refused as Error).message, /^read \/default-domain failed: the repository's TLS certificate is not trusted \(\w+: .*\); check tls\.caFile in storage\.yaml$/);
+  t.same(lines.filter((l) => l.message === 'repository request retried'), [], 'never retried: trying again will not help');
   t.equal((await client({ rejectUnauthorized: false }).getByPath('/default-domain')).type, 'Domain', 'verification off only when asked');
 });
 

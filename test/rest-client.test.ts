@@ -1,9 +1,14 @@
 import t, { type Test } from 'tap';
 import got from 'got';
 import { erpSchema } from '../src/config/erp-schema.js';
-import { PermanentError, TransientError, UncertainError } from '../src/errors.js';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { PermanentError, TransientError, UncertainError, UntrustedServerError } from '../src/errors.js';
 import { dryRunErp, type PlannedCall } from '../src/erp/port.js';
 import { RestClient, RestFault, type RestRequest } from '../src/erp/rest-client.js';
+import { RfcClient } from '../src/erp/rfc-client.js';
 import { ErpSandbox } from '../src/sandbox/erp/server.js';
 import { restCall } from '../src/tasks/calls/rest-call.js';
 import { TEMPLATES } from '../src/tasks/templates.js';
@@ -102,4 +107,26 @@ t.test('a dry run plans the gateway call with its JSON body, and a call declared
   const none = restCall({ ...TEMPLATES.barcode.Rest, body: 'none', headers: { 'X-Code': '{BARCODETABLE[].BARCODE}', 'X-Blank': '{NOTHING}' } }, port, async () => Buffer.alloc(0));
   await none.send([{ doc, values: [{ target: 'BARCODETABLE[].BARCODE', value: 'B1', fromDocument: true }] }]);
   t.same(planned[1].params, { 'X-Code': 'B1' }, 'no body: the headers are the plan, blank headers left out');
+});
+
+t.test('an SAP server whose TLS certificate is not trusted stops the run, over RFC and Rest, naming the setting', async (t) => {
+  const tls = join(import.meta.dirname, 'fixtures', 'tls');
+  const server = createHttpsServer({ key: readFileSync(join(tls, 'server.key')), cert: readFileSync(join(tls, 'server.pem')) }, (_req, res) => res.end());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const auth = { username: 'CONNECTOR', password: 'sandbox' };
+  const config = erpSchema.parse({ systems: [{ name: 'S4H', client: '100', rfc: { url: `${url}/sap/bc/soap/rfc`, auth }, rest: { url, auth } }] }).systems[0];
+  const rfc = new RfcClient({ ...config, rfc: config.rfc! }, quietLog);
+  const rest = new RestClient({ ...config, rest: config.rest! }, quietLog);
+  const failures = [
+    await rfc.send({ functionName: 'RFC_PING', params: {} }).catch((e: unknown) => e),
+    await rest.send({ method: 'GET', service: SERVICE, path: '/x', headers: {} }).catch((e: unknown) => e),
+    await rest.send({ method: 'POST', service: SERVICE, path: '/x', headers: {}, body: { json: {} } }).catch((e: unknown) => e),
+  ];
+  for (const [i, failure] of failures.entries()) {
+    t.type(failure, UntrustedServerError, `call ${i}: typed as a configuration problem, not a document's`);
+    t.match((failure as Error).message, /TLS certificate is not trusted \(\w+: .+\); check tls\.caFile of system S4H in erpHttp\.yaml$/);
+  }
+  t.match((failures[2] as Error).message, /^CSRF token for /, 'a write fails at its handshake');
 });

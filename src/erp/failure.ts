@@ -1,13 +1,20 @@
 import type { RequestError, TimeoutError } from 'got';
-import { PermanentError, TransientError, UncertainError } from '../errors.js';
+import { PermanentError, TransientError, UncertainError, UntrustedServerError, type Connect2ErpError } from '../errors.js';
+import { certificateRefused } from '../http-options.js';
 
 /** Failures where the request never reached the server: safe to send again. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 const BEFORE_SENDING = new Set(['lookup', 'connect', 'secureConnect']);
 
-/** A network error or time-out of one ERP call, typed by whether SAP may have received it. */
-export function networkFailure(error: unknown, where: string): TransientError {
+/**
+ * A network error or time-out of one ERP call, typed by whether SAP may have received it; an
+ * untrusted certificate of `system` stops the run instead.
+ */
+export function networkFailure(error: unknown, where: string, system: string): Connect2ErpError {
   const { code, message } = error as RequestError;
+  if (certificateRefused(error)) {
+    return new UntrustedServerError(`${where} failed: SAP's TLS certificate is not trusted (${code}: ${message}); check tls.caFile of system ${system} in erpHttp.yaml`, { target: where });
+  }
   const event = (error as TimeoutError).event;
   const text = `${where} failed (${code}): ${message}`;
   if (NOT_SENT.has(code) || BEFORE_SENDING.has(event)) return new TransientError(text, { target: where });

@@ -3,7 +3,7 @@ import { CookieJar } from 'tough-cookie';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
 import { AuthenticationError, PermanentError, TransientError } from '../errors.js';
 import { NEVER, StoppableLimit } from '../stop.js';
-import { basicAuthorization, connectionOptions } from '../http-options.js';
+import { basicAuthorization, certificateRefused, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
 import { networkFailure, statusFailure } from './failure.js';
 import type { PlannedCall, Transport } from './port.js';
@@ -101,7 +101,7 @@ export class RestClient implements Transport<RestRequest> {
       const searchParams = new URLSearchParams({ ...Object.fromEntries(new URLSearchParams(query)), ...this.client });
       return await this.http(path.replace(/^\//, ''), { method: request.method, searchParams, headers: { ...headers, ...csrf }, ...body });
     } catch (error) {
-      throw networkFailure(error, where);
+      throw networkFailure(error, where, this.system.name);
     }
   }
 
@@ -121,6 +121,7 @@ export class RestClient implements Transport<RestRequest> {
       // The trailing slash: some on-premise systems only answer the service root with it.
       response = await this.http(`${service.replace(/^\//, '')}/`, { method: 'HEAD', searchParams: this.client, headers: { 'X-CSRF-Token': 'Fetch' } });
     } catch (error) {
+      if (certificateRefused(error)) throw networkFailure(error, `CSRF token for ${where}`, this.system.name);
       // Nothing was written yet: whatever happened to the handshake, the write is safe to try again.
       throw new TransientError(`CSRF token for ${where} failed: ${(error as Error).message}`, { target: where });
     }

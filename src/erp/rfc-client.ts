@@ -61,7 +61,7 @@ export class RfcClient implements Transport<RfcRequest> {
       try {
         response = await this.http.post(this.system.rfc.url, { body: requestEnvelope(functionName, params) });
       } catch (error) {
-        throw networkFailure(error, `${functionName} on ${this.system.name}`);
+        throw networkFailure(error, `${functionName} on ${this.system.name}`, this.system.name);
       }
       return this.answer(functionName, response.statusCode, response.body);
     });

@@ -5,9 +5,9 @@ import { Agent, type Dispatcher } from 'undici';
 import type { StorageConfig } from '../config/storage-schema.js';
 import {
   AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError,
-  PermanentError, TransientError, type Connect2ErpError,
+  PermanentError, TransientError, UntrustedServerError, type Connect2ErpError,
 } from '../errors.js';
-import { basicAuthorization } from '../http-options.js';
+import { basicAuthorization, certificateRefused } from '../http-options.js';
 import type { Logger } from '../log.js';
 
 /** Statuses worth another try: the server is overloaded or a gateway lost it. */
@@ -148,7 +148,7 @@ export class RepositoryTransport {
 
   /** How long to wait before the next try, or undefined when there is none. */
   private retryDelay(request: RepositoryRequest, error: unknown, attempt: number): number | undefined {
-    if (request.once || attempt > this.config.retries) return undefined;
+    if (request.once || attempt > this.config.retries || certificateRefused(error)) return undefined;
     if (error instanceof StatusError) {
       if (!TRANSIENT_STATUS.has(error.status)) return undefined;
       const asked = retryAfterMs(error.retryAfter);
@@ -197,6 +197,9 @@ function typedError(error: unknown, what: string): Connect2ErpError {
     if (status < 500) return new BadRequestError(message, details);
     return new PermanentError(message, details);
   }
-  // Anything else is the connection's: refused, reset, closed, TLS, a time-out.
+  if (certificateRefused(error)) {
+    return new UntrustedServerError(`${what} failed: the repository's TLS certificate is not trusted (${failureCode(error as Error)}: ${(error as Error).message}); check tls.caFile in storage.yaml`, { target: what });
+  }
+  // Anything else is the connection's: refused, reset, closed, a time-out.
   return new TransientError(`${what} failed (${failureCode(error as Error)}): ${(error as Error).message}`, { target: what });
 }

@@ -53,8 +53,8 @@ const S = (field: string): string => `erpTaskStatus:${field}`;
  * document's changeToken; a 409 means another run has it), call the ERP per source system,
  * and write DONE, RETRY (with back-off) or FAILED back. `concurrency` pages are worked on at
  * once, so the ERP always has claimed documents waiting. Each document's record goes to
- * `onRecord` once it is settled. Bad ERP credentials stop the task and release the claims
- * they refused instead of failing those documents.
+ * `onRecord` once it is settled. Bad ERP credentials, or an untrusted certificate, stop the
+ * task and release the claims they refused instead of failing those documents.
  */
 export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (record: TaskRecord) => void): Promise<void> {
   const call = callFor(task);
