@@ -15,13 +15,18 @@ export function certificateRefused(error: unknown): boolean {
   return CERTIFICATE_CODES.has((error as { code?: string }).code ?? '');
 }
 
+/** The private CA of `tls.caFile`, when one is configured; Node's trusted roots otherwise. */
+export function certificateAuthority(tls: z.infer<typeof tlsSchema>): Buffer | undefined {
+  return tls.caFile === undefined ? undefined : readFileSync(tls.caFile);
+}
+
 /** got options for the time-outs and TLS settings both connections share (repository and ERP). */
 export function connectionOptions(config: { timeouts: z.infer<typeof timeoutsSchema>; tls: z.infer<typeof tlsSchema> }) {
   return {
     timeout: { connect: config.timeouts.connectMs, request: config.timeouts.requestMs },
     https: {
       rejectUnauthorized: config.tls.rejectUnauthorized,
-      certificateAuthority: config.tls.caFile === undefined ? undefined : readFileSync(config.tls.caFile),
+      certificateAuthority: certificateAuthority(config.tls),
     },
   };
 }

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import { Agent, type Dispatcher } from 'undici';
@@ -7,7 +6,7 @@ import {
   AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError,
   PermanentError, TransientError, UntrustedServerError, type Connect2ErpError,
 } from '../errors.js';
-import { basicAuthorization, certificateRefused } from '../http-options.js';
+import { basicAuthorization, certificateAuthority, certificateRefused } from '../http-options.js';
 import type { Logger } from '../log.js';
 
 /** Statuses worth another try: the server is overloaded or a gateway lost it. */
@@ -72,7 +71,7 @@ export class RepositoryTransport {
       connect: {
         timeout: config.timeouts.connectMs,
         rejectUnauthorized: config.tls.rejectUnauthorized,
-        ca: config.tls.caFile === undefined ? undefined : readFileSync(config.tls.caFile),
+        ca: certificateAuthority(config.tls),
       },
     });
   }
