@@ -60,7 +60,7 @@ t.test('BAPI_BARCODE_SENDLIST answers in RETURN and is harmless to repeat', asyn
   t.same((await call('BAPI_BARCODE_SENDLIST', {})).RETURN, { TYPE: '', ID: '', NUMBER: '000', MESSAGE: '', MESSAGE_V1: '' }, 'an empty list is no error');
 });
 
-t.test('links and bar codes are found as the tables hold them now, rows added or edited by hand included', async (t) => {
+t.test('links and bar codes are found through their indexes, rows added by hand included; a row edited by hand is not found under the value it lost', async (t) => {
   const { erp, call } = await setUp(t);
   const byDocument = async (docId: string) => tableRows((await call('ARCHIV_GET_CONNECTIONS', { ARC_DOC_ID: docId, CONNECTIONS: [] })).CONNECTIONS).map((r) => r.OBJECT_ID);
   await call('ARCHIV_CONNECTION_INSERT', LINK);

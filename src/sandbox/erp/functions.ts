@@ -138,12 +138,12 @@ const barcodeSendList: RfcFunction = ({ client, params, tables, customizing }) =
     if (other && !customizing.barcode.duplicates) return error(`Bar code ${barcode} is already assigned to another document`, barcode);
   }
   for (const row of list) {
-    const barcode = text(row, 'BARCODE');
+    const [barcode, docId] = [text(row, 'BARCODE'), text(row, 'DOCID')];
     const docIds = assigned.get(barcode) as Set<string>;
     // The same bar code for the same document again changes nothing: a repeated call is harmless.
-    if (docIds.has(text(row, 'DOCID'))) continue;
-    docIds.add(text(row, 'DOCID'));
-    tables.barcodes.push({ client, BARCODE: barcode, CONTREP: text(row, 'CONTREP'), DOCID: text(row, 'DOCID'), ARDATE: text(row, 'ARDATE') || today(), DOCTYPE: text(row, 'DOCTYPE') });
+    if (docIds.has(docId)) continue;
+    docIds.add(docId);
+    tables.barcodes.push({ client, BARCODE: barcode, CONTREP: text(row, 'CONTREP'), DOCID: docId, ARDATE: text(row, 'ARDATE') || today(), DOCTYPE: text(row, 'DOCTYPE') });
   }
   return { RETURN: { TYPE: '', ID: '', NUMBER: '000', MESSAGE: '', MESSAGE_V1: '' } };
 };
