@@ -96,10 +96,41 @@ t.test('when retries run out the error is transient', async (t) => {
 
 t.test('a time-out is transient', async (t) => {
   const { sandbox, client } = await setUp(t, { retries: 0, timeouts: { connectMs: 1000, requestMs: 100 } });
-  sandbox.faults.add({ path: '/path/default-domain', delayMs: 400 });
+  // undici checks its time-outs twice a second: a second's silence is well past 100 ms.
+  sandbox.faults.add({ path: '/path/default-domain', delayMs: 1500 });
   const error = await client.getByPath('/default-domain').catch((e: unknown) => e);
   t.type(error, TransientError);
   t.match((error as Error).message, /ETIMEDOUT/);
+});
+
+t.test('a download that pauses longer than the time-out fails as transient; one that keeps coming is not cut off', async (t) => {
+  // Eight chunks 100 ms apart: 700 ms in all, against a time-out of 300 ms, to /slow;
+  // the first chunk, then silence, to /stalled.
+  const server = createHttpServer((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+    res.write('0');
+    if (req.url?.includes('stalled') === true) return;
+    let sent = 1;
+    const timer = setInterval(() => {
+      res.write(String(sent++));
+      if (sent < 8) return;
+      clearInterval(timer);
+      res.end();
+    }, 100);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const client = new RepositoryClient(storageSchema.parse({
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/nuxeo`, adminPath: '/a', retries: 0,
+    auth: { type: 'basic', username: 'u', password: 'p' }, timeouts: { connectMs: 1000, requestMs: 300 },
+  }), capturingLog().log);
+  t.equal((await client.downloadBlob('slow')).toString(), '01234567', 'a large file on a slow link arrives whole');
+  const stalled = await client.downloadBlob('stalled').catch((e: unknown) => e);
+  t.type(stalled, TransientError);
+  t.match((stalled as Error).message, /^download file:content of stalled failed \(ETIMEDOUT\)/);
 });
 
 t.test('errors are typed by status and keep the server message', async (t) => {
