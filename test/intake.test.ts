@@ -151,13 +151,25 @@ t.test('load on the repository: labelling costs one write per document, plus a s
   const workflow = env.sandbox.store.getByPath('/default-domain/workspaces/ERP/Workflow') as StoredDoc;
   for (let i = 0; i < 250; i++) env.sandbox.store.create(actor, workflow, { type: 'File', name: `wf-${i}.pdf`, properties: { 'dc:title': `wf-${i}` } }, NO_BLOBS);
   const requests = new Map<string, number>();
+  const schemasAsked = new Set<string>();
   env.sandbox.faults.observe = (req) => {
     const kind = `${req.method} ${/AddFacet|search|\/id\//.exec(req.url ?? '')?.[0] ?? 'other'}`;
     requests.set(kind, (requests.get(kind) ?? 0) + 1);
+    if (kind === 'GET search' && new URL(req.url ?? '', 'http://x').searchParams.get('query')?.includes('FROM File') === true) schemasAsked.add(String(req.headers.properties).split(',').sort().join(','));
   };
   const report = await env.run();
   t.equal(report.intake.counts.labelled, 250);
   t.equal(report.tasks.workflow.counts.DONE, 250);
+  t.same([...schemasAsked].sort(), [
+    // The intake, per mapping entry: its use case's, the status, and those of its $ references.
+    'dublincore,erp_barcode,erp_http_content,erp_task_status',
+    'dublincore,erp_create_al_document,erp_http_content,erp_task_status,file',
+    'dublincore,erp_http_content,erp_start_workflow,erp_task_status',
+    // Each task: its use case's, the status, and those its call's values come from.
+    'erp_barcode,erp_http_content,erp_task_status',
+    'erp_create_al_document,erp_http_content,erp_task_status',
+    'erp_http_content,erp_start_workflow,erp_task_status',
+  ], 'pages carry only the schemas their documents are read for, never every schema');
   t.equal(requests.get('POST AddFacet'), 3 * 3, 'three pages of 100, one call per facet each');
   t.equal(requests.get('PUT /id/'), 250 + 2 * 250, 'intake: one write per document; the task: its claim and its outcome');
   t.equal(env.erp.tables.inbox.length, 250, 'one work item each');

@@ -13,6 +13,7 @@ import {
 } from '../src/errors.js';
 import { RepositoryClient, PropertiesDroppedError } from '../src/repository/client.js';
 import { drain, eachPage } from '../src/repository/pager.js';
+import { featureRegistry } from '../src/run.js';
 import { RepositorySandbox } from '../src/sandbox/repository/server.js';
 import { NO_BLOBS } from '../src/sandbox/repository/store.js';
 
@@ -251,6 +252,22 @@ t.test('TLS: verified against the configured CA, refused without it, unverified 
   t.match((refused as Error).message, /^read \/default-domain failed: the repository's TLS certificate is not trusted \(\w+: .*\); check tls\.caFile in storage\.yaml$/);
   t.same(lines.filter((l) => l.message === 'repository request retried'), [], 'never retried: trying again will not help');
   t.equal((await client({ rejectUnauthorized: false }).getByPath('/default-domain')).type, 'Domain', 'verification off only when asked');
+});
+
+t.test('a search asks back only the schemas of the properties read; every schema when one is unknown or none are named', async (t) => {
+  const { sandbox, configFor, log } = await setUp(t);
+  const client = new RepositoryClient(configFor({}), log, featureRegistry());
+  const asked: string[] = [];
+  sandbox.faults.observe = (req) => {
+    asked.push(String(req.headers.properties));
+  };
+  const query = "SELECT * FROM Document WHERE ecm:path = '/default-domain/workspaces'";
+  const narrow = await client.search(query, { reads: ['erpBarcode:barcode', 'file:content.name'] });
+  const unknown = await client.search(query, { reads: ['erpBarcode:barcode', 'invoice:number'] });
+  await client.search(query);
+  t.same(asked, ['erp_barcode,file', '*', '*']);
+  t.notOk('dc:title' in narrow.entries[0].properties, 'a schema not asked for does not come back');
+  t.equal(unknown.entries[0].properties['dc:title'], 'Workspaces');
 });
 
 t.test('values read back in another form still count as stored', async (t) => {

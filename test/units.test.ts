@@ -12,7 +12,7 @@ import { newReport } from '../src/report/report.js';
 import { renderReport } from '../src/report/table.js';
 import type { RepositoryDocument } from '../src/repository/document.js';
 import { pathSegment, uniqueName } from '../src/sandbox/repository/naming.js';
-import { missingValues } from '../src/tasks/readiness.js';
+import { missingValues, READINESS_KEYS } from '../src/tasks/readiness.js';
 
 /** Pure functions whose every branch a user meets somewhere; checked here without a server. */
 
@@ -24,6 +24,21 @@ t.test('workflow readiness: start flag, agent type, and a barcode standing in fo
   t.same(missingValues('workflow', { ...base, 'erpStartWorkflow:erpStartWorkflow': true, 'erpStartWorkflow:erpOTyp': 'US' }), [], 'a user agent');
   t.same(missingValues('workflow', { 'erpStartWorkflow:erpStartWorkflow': true, 'erpStartWorkflow:erpBarcode': 'B1' }), [], 'a barcode alone is enough (spec §2.3)');
   t.same(missingValues('barcode', { 'erpHttpContent:archiveId': 'A1', 'erpHttpContent:docId': 'd', 'erpBarcode:barcode': '' }), ['erpBarcode:barcode', 'erpBarcode:docTyp']);
+});
+
+t.test('readiness reads no property beyond READINESS_KEYS, which a search asks back for it', async (t) => {
+  const cases: Array<[keyof typeof READINESS_KEYS, Record<string, unknown>]> = [
+    ['link', {}],
+    ['barcode', {}],
+    ['workflow', { 'erpStartWorkflow:erpOTyp': 'XX' }],
+    ['workflow', { 'erpStartWorkflow:erpBarcode': 'B1' }],
+  ];
+  for (const [useCase, values] of cases) {
+    const read = new Set<string>();
+    const properties = new Proxy(values, { get: (target, key: string) => (read.add(key), target[key]) });
+    missingValues(useCase, properties);
+    t.same([...read].filter((key) => !READINESS_KEYS[useCase].includes(key)), [], `${useCase} ${JSON.stringify(values)}`);
+  }
 });
 
 t.test('$ references', async (t) => {

@@ -1,10 +1,10 @@
 import type { UseCase } from '../config/task-schema.js';
 import { nxqlString } from '../nxql/literal.js';
 import type { RepositoryDocument } from '../repository/document.js';
-import { missingValues } from '../tasks/readiness.js';
-import { UNCLAIMED } from '../tasks/claim.js';
+import { missingValues, READINESS_KEYS } from '../tasks/readiness.js';
+import { CLAIMED_BY, UNCLAIMED } from '../tasks/claim.js';
 import { HTTP_CONTENT_FACET, useCaseOf, type MappingEntry } from './mapping-schema.js';
-import { resolveValue } from './substitute.js';
+import { referenceOf, resolveValue } from './substitute.js';
 
 export const STATUS_FACET = 'fct_erp_task_status';
 
@@ -33,6 +33,12 @@ export function intakeQuery(entry: MappingEntry, allPaths: string[]): string {
     // docId is written last-but-atomically with the other values, so a document whose run
     // died after AddFacet and before its properties were written is found again.
     + ` AND (ecm:mixinType <> ${nxqlString(HTTP_CONTENT_FACET)} OR erpHttpContent:docId IS NULL)`;
+}
+
+/** The properties the intake reads from a new file for `entry`: readiness, the entry's `$` references and the file's claim. */
+export function intakeReads(entry: MappingEntry): string[] {
+  const references = Object.values(entry.properties).map(referenceOf).filter((reference) => reference !== undefined);
+  return [...READINESS_KEYS[useCaseOf(entry)], ...references, CLAIMED_BY];
 }
 
 /** The archive-link folder is named after the file, without its extension. */

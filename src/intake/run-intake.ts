@@ -1,7 +1,7 @@
 import { drain, eachPage } from '../repository/pager.js';
 import { applyPlans, type IntakeDeps, type IntakeOutcome } from './apply.js';
 import type { MappingFile } from './mapping-schema.js';
-import { intakeQuery, planDocument } from './plan.js';
+import { intakeQuery, intakeReads, planDocument } from './plan.js';
 
 /** Pages labelled at once: the next page is read and labelled while the one before finishes. */
 const PAGES_IN_FLIGHT = 2;
@@ -18,7 +18,7 @@ export async function runIntake(
 ): Promise<void> {
   const paths = mapping.mapping.map((e) => e.path);
   for (const entry of mapping.mapping) {
-    await eachPage(drain(deps.client, intakeQuery(entry, paths), deps.pageSize, deps.stop), PAGES_IN_FLIGHT, async (page) => {
+    await eachPage(drain(deps.client, intakeQuery(entry, paths), deps.pageSize, deps.stop, intakeReads(entry)), PAGES_IN_FLIGHT, async (page) => {
       for (const outcome of await applyPlans(page.map((doc) => planDocument(entry, doc)), deps)) {
         const fields = { uid: outcome.plan.doc.uid, path: outcome.plan.doc.path, mapping: entry.path };
         if (outcome.skipped !== undefined) deps.log.info('document left to another run', { ...fields, reason: outcome.skipped });

@@ -32,10 +32,16 @@ export class RepositoryClient {
     this.http = new RepositoryTransport(config, log);
   }
 
-  /** NXQL search; `pageSize` is always sent, because without it the server silently caps at 1000. */
-  async search(query: string, page: { pageSize?: number } = {}): Promise<SearchPage> {
+  /**
+   * NXQL search; `pageSize` is always sent, because without it the server silently caps at 1000.
+   * `reads` names the properties the caller reads from the documents found: only their schemas
+   * come back. A page of every schema of every document is several times larger, and the job
+   * parses it and keeps it while the page is worked on.
+   */
+  async search(query: string, page: { pageSize?: number; reads?: string[] } = {}): Promise<SearchPage> {
+    const headers = page.reads === undefined ? ALL_PROPERTIES : { properties: this.schemasOf(page.reads) };
     return this.http.json({
-      what: 'search', method: 'GET', path: 'search/execute', query: { query, pageSize: page.pageSize ?? this.config.pageSize }, headers: ALL_PROPERTIES, pageWide: true,
+      what: 'search', method: 'GET', path: 'search/execute', query: { query, pageSize: page.pageSize ?? this.config.pageSize }, headers, pageWide: true,
     });
   }
 
@@ -80,11 +86,11 @@ export class RepositoryClient {
     return updated;
   }
 
-  /** The `properties` header naming the schemas of `keys`; every schema when one is unknown. */
+  /** The `properties` header naming the schemas of `keys` (`file:content.name` is in file:content's); every schema when one is unknown. */
   private schemasOf(keys: string[]): string {
     const names = new Set<string>();
     for (const key of keys) {
-      const name = this.schemas?.property(key)?.schema.name;
+      const name = this.schemas?.property(key.split(/[./]/)[0])?.schema.name;
       if (name === undefined) return '*';
       names.add(name);
     }

@@ -10,13 +10,14 @@ import { NEVER } from '../stop.js';
  * tasks claim them) never make it skip one, the next page can be read while earlier ones are
  * still being worked on, and a page costs the same at the end of a large result as at its
  * start (an offset would make the server skip everything before it, and Elasticsearch-backed
- * searches refuse offsets past 10,000). Once `stop` fires, no further page is read.
+ * searches refuse offsets past 10,000). Once `stop` fires, no further page is read. `reads`: the
+ * properties the caller reads from the documents (RepositoryClient.search); all when not given.
  */
-export async function* drain(client: RepositoryClient, query: string, pageSize: number, stop = NEVER): AsyncGenerator<RepositoryDocument[]> {
+export async function* drain(client: RepositoryClient, query: string, pageSize: number, stop = NEVER, reads?: string[]): AsyncGenerator<RepositoryDocument[]> {
   let after: string | undefined;
   while (!stop.aborted) {
     const keyset = after === undefined ? '' : ` AND ecm:uuid > ${nxqlString(after)}`;
-    const page = await client.search(`${query}${keyset} ORDER BY ecm:uuid`, { pageSize });
+    const page = await client.search(`${query}${keyset} ORDER BY ecm:uuid`, { pageSize, reads });
     // Stopped while the page was on its way: nothing of it is claimed.
     if (stop.aborted) return;
     if (page.entries.length > 0) {

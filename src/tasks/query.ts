@@ -1,6 +1,8 @@
+import type { RestCallConfig, RfcCallConfig } from '../config/call-schema.js';
 import type { TaskConfig } from '../config/task-schema.js';
 import { nxqlList, nxqlString } from '../nxql/literal.js';
-import { USE_CASE_FACETS } from './readiness.js';
+import { CLAIMED_BY } from './claim.js';
+import { READINESS_KEYS, USE_CASE_FACETS } from './readiness.js';
 
 /** `TIMESTAMP 'yyyy-MM-dd HH:mm:ss.SSS'` without a zone: read as UTC by the server. */
 function timestamp(at: Date): string {
@@ -15,6 +17,21 @@ function timestamp(at: Date): string {
 export function taskQuery(task: TaskConfig, now: Date): string {
   const at = timestamp(now);
   return scoped(task, `(erpTaskStatus:status IN ('READY', 'PENDING_INPUT') OR (erpTaskStatus:status = 'RETRY' AND erpTaskStatus:nextAttempt <= ${at}) OR (erpTaskStatus:status = 'IN_PROGRESS' AND erpTaskStatus:claimExpires <= ${at}))`);
+}
+
+/**
+ * The properties a task reads from the documents its search finds: readiness, the values of its
+ * call, the source system and the status; its search asks back only their schemas.
+ */
+export function taskReads(task: TaskConfig, call: RfcCallConfig | RestCallConfig): string[] {
+  return [...READINESS_KEYS[task.useCase], ...propertiesOf(call), 'erpHttpContent:source', CLAIMED_BY];
+}
+
+/** Every `property` a call's values name, wherever in the call they are declared. */
+function propertiesOf(node: unknown): string[] {
+  if (Array.isArray(node)) return node.flatMap(propertiesOf);
+  if (node === null || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([key, value]) => (key === 'property' && typeof value === 'string' ? [value] : propertiesOf(value)));
 }
 
 /** A task's documents in one status, for the operator commands. */

@@ -6,7 +6,7 @@ import type { RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import { drain, eachPage } from '../repository/pager.js';
 import type { RepositoryWriter } from '../repository/writer.js';
-import { taskQuery } from './query.js';
+import { taskQuery, taskReads } from './query.js';
 import { missingValues } from './readiness.js';
 import { execute, type CallAdapter, type CallOutcome } from './calls/execute.js';
 import { restCall } from './calls/rest-call.js';
@@ -64,7 +64,7 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
     return restCall(call as RestCallConfig, erp as ErpPort<RestRequest>, (doc) => deps.client.downloadBlob(doc.uid));
   };
   const now = deps.now ?? (() => new Date());
-  await eachPage(drain(deps.client, taskQuery(task, now()), task.batchSize, deps.stop), task.concurrency, async (page) => {
+  await eachPage(drain(deps.client, taskQuery(task, now()), task.batchSize, deps.stop, taskReads(task, call)), task.concurrency, async (page) => {
     const claimed = (await Promise.all(page.map((doc) => prepare(task, call, doc, deps, onRecord, now())))).filter((d) => d !== undefined);
     let refused: AuthenticationError | undefined;
     for (const [system, docs] of bySystem(claimed)) {
