@@ -2,17 +2,17 @@ import { propertyValue, type RepositoryDocument } from '../repository/document.j
 
 export type Resolved = { ok: true; value: unknown } | { ok: false; reference: string };
 
-/**
- * `$` values (spec §2.2): `$id` is the UUID, `$<prefix:field>` a property of the uploaded
- * document, with `.` or `/` into complex values (`$file:content.name`). `$$` writes a
- * literal `$`. A reference to a missing value is reported, never replaced by a blank.
- */
 /** The property a `$` value refers to (with its path into a complex value), or undefined for a literal, `$$…` or `$id`. */
 export function referenceOf(value: unknown): string | undefined {
   if (typeof value !== 'string' || !value.startsWith('$') || value.startsWith('$$') || value === '$id') return undefined;
   return value.slice(1);
 }
 
+/**
+ * `$` values (spec §2.2): `$id` is the UUID, `$<prefix:field>` a property of the uploaded
+ * document, with `.` or `/` into complex values (`$file:content.name`). `$$` writes a
+ * literal `$`. A reference to a missing value is reported, never replaced by a blank.
+ */
 export function resolveValue(value: unknown, doc: RepositoryDocument): Resolved {
   if (typeof value !== 'string' || !value.startsWith('$')) return { ok: true, value };
   if (value.startsWith('$$')) return { ok: true, value: value.slice(1) };
