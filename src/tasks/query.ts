@@ -24,14 +24,9 @@ export function taskQuery(task: TaskConfig, now: Date): string {
  * call, the source system and the status; its search asks back only their schemas.
  */
 export function taskReads(task: TaskConfig, call: RfcCallConfig | RestCallConfig): string[] {
-  return [...READINESS_KEYS[task.useCase], ...propertiesOf(call), 'erpHttpContent:source', CLAIMED_BY];
-}
-
-/** Every `property` a call's values name, wherever in the call they are declared. */
-function propertiesOf(node: unknown): string[] {
-  if (Array.isArray(node)) return node.flatMap(propertiesOf);
-  if (node === null || typeof node !== 'object') return [];
-  return Object.entries(node).flatMap(([key, value]) => (key === 'property' && typeof value === 'string' ? [value] : propertiesOf(value)));
+  // A call's values come from its parameters only (mapValues); lookups and paths are filled from those.
+  const values = Object.values(call.parameters).flatMap((spec) => (spec.property === undefined ? [] : [spec.property]));
+  return [...READINESS_KEYS[task.useCase], ...values, 'erpHttpContent:source', CLAIMED_BY];
 }
 
 /** A task's documents in one status, for the operator commands. */
