@@ -16,8 +16,9 @@ export function referenceOf(value: unknown): string | undefined {
 export function resolveValue(value: unknown, doc: RepositoryDocument): Resolved {
   if (typeof value !== 'string' || !value.startsWith('$')) return { ok: true, value };
   if (value.startsWith('$$')) return { ok: true, value: value.slice(1) };
-  const reference = value.slice(1);
-  const found = reference === 'id' ? doc.uid : propertyValue(doc, reference);
+  // Read as the intake's search reads it for its schemas (intakeReads); what names no property now is `$id`.
+  const reference = referenceOf(value);
+  const found = reference === undefined ? doc.uid : propertyValue(doc, reference);
   if (found === undefined || found === null || found === '') return { ok: false, reference: value };
   return { ok: true, value: found };
 }
