@@ -73,6 +73,7 @@ t.test('every problem is reported at once, with file and key path', async (t) =>
   ];
   for (const prefix of expected) t.ok(found.some((p) => p.startsWith(prefix)), `reports ${prefix}`);
   t.ok(found.some((p) => p.includes('typo')), 'an unknown key is named');
+  t.same(found.filter((p) => p.startsWith('config/storage.yaml|auth.password|')), [expected[0]], 'an unset variable is one problem, not also an empty password');
 });
 
 t.test('cross-file references are checked', async (t) => {
@@ -111,7 +112,7 @@ t.test('duplicate systems, a transport the system lacks, a missing secret file a
     'jobs/empty.yaml': '',
   });
   const found = problems(location);
-  t.ok(found.includes('config/storage.yaml|auth.token|cannot read file /nonexistent/token'), 'the secret file is named');
+  t.same(found.filter((p) => p.startsWith('config/storage.yaml|')), ['config/storage.yaml|auth.token|cannot read file /nonexistent/token'], 'the secret file is named, once');
   t.ok(found.includes('config/erpHttp.yaml|systems|system names must be unique'));
   t.ok(found.includes('jobs/link.yaml|systems.0|ERP system "REST" has no rfc connection'));
   t.ok(found.some((p) => p.startsWith('jobs/empty.yaml|name|')), 'an empty file is checked like an empty object');

@@ -47,10 +47,16 @@ function loadFile<T extends z.ZodType>(path: string, schema: T, problems: Config
     for (const error of document.errors) problems.push({ file, path: '', message: error.message.split('\n')[0] });
     return undefined;
   }
+  const before = problems.length;
   const resolved = resolveReferences(document.toJS(), file, problems);
+  // A reference that could not be read stands as '': the schema's complaint about that empty value would report the same key twice.
+  const unresolved = new Set(problems.slice(before).map((problem) => problem.path));
   const result = schema.safeParse(resolved ?? {});
   if (!result.success) {
-    for (const issue of result.error.issues) problems.push({ file, path: issue.path.join('.'), message: issueMessage(issue) });
+    for (const issue of result.error.issues) {
+      const key = issue.path.join('.');
+      if (!unresolved.has(key)) problems.push({ file, path: key, message: issueMessage(issue) });
+    }
     return undefined;
   }
   checkCaFiles(result.data, file, problems);
