@@ -20,10 +20,15 @@ export function certificateAuthority(tls: z.infer<typeof tlsSchema>): Buffer | u
   return tls.caFile === undefined ? undefined : readFileSync(tls.caFile);
 }
 
-/** got options for the time-outs and TLS settings both connections share (repository and ERP). */
+/**
+ * got options for the ERP's time-outs and TLS settings. `requestMs` is an idle time-out, as the
+ * repository's is: the answer must begin within it and the connection never pause for longer, so
+ * a large upload or answer on a slow link is not cut off while it keeps moving (a deadline on the
+ * whole call would cut it off on every retry).
+ */
 export function connectionOptions(config: { timeouts: z.infer<typeof timeoutsSchema>; tls: z.infer<typeof tlsSchema> }) {
   return {
-    timeout: { connect: config.timeouts.connectMs, request: config.timeouts.requestMs },
+    timeout: { connect: config.timeouts.connectMs, socket: config.timeouts.requestMs },
     https: {
       rejectUnauthorized: config.tls.rejectUnauthorized,
       certificateAuthority: certificateAuthority(config.tls),

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import got from 'got';
 import { erpSchema } from '../src/config/erp-schema.js';
 import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -70,6 +71,38 @@ t.test('a server that is not there: the request was never sent', async (t) => {
   const error = await rest.send({ method: 'GET', service: SERVICE, path: '/x', headers: {} }).catch((e: unknown) => e);
   t.type(error, TransientError);
   t.notOk(error instanceof UncertainError);
+});
+
+t.test('an answer that pauses longer than the time-out may have reached SAP; one that keeps coming is not cut off', async (t) => {
+  // The OData answer in eight pieces 100 ms apart (700 ms in all, against a time-out of 300 ms)
+  // to /slow; its first piece, then silence, to /stalled.
+  const pieces = ['{"d"', ':', '{"re', 'sults"', ':', '[]', '}', '}'];
+  const server = createHttpServer((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write(pieces[0]);
+    if (req.url?.includes('stalled') === true) return;
+    let sent = 1;
+    const timer = setInterval(() => {
+      res.write(pieces[sent++]);
+      if (sent < pieces.length) return;
+      clearInterval(timer);
+      res.end();
+    }, 100);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const config = erpSchema.parse({ systems: [{
+    name: 'S4H', client: '100', timeouts: { connectMs: 1000, requestMs: 300 },
+    rest: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, auth: { username: 'CONNECTOR', password: 'sandbox' } },
+  }] }).systems[0];
+  const rest = new RestClient({ ...config, rest: config.rest! }, quietLog);
+  t.same(await rest.send({ method: 'GET', service: SERVICE, path: '/slow', headers: {} }), { results: [] }, 'a long answer on a slow link arrives whole');
+  const stalled = await rest.send({ method: 'GET', service: SERVICE, path: '/stalled', headers: {} }).catch((e: unknown) => e);
+  t.type(stalled, UncertainError, 'the request went out: SAP may have done the work');
+  t.match((stalled as Error).message, /^GET \/sap\/opu\/odata\/sap\/API_CV_ATTACHMENT_SRV\/stalled on S4H failed \(ETIMEDOUT\)/);
 });
 
 t.test('the sandbox refuses what Gateway refuses', async (t) => {
