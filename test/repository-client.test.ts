@@ -16,6 +16,7 @@ import { drain, eachPage } from '../src/repository/pager.js';
 import { featureRegistry } from '../src/run.js';
 import { RepositorySandbox } from '../src/sandbox/repository/server.js';
 import { NO_BLOBS } from '../src/sandbox/repository/store.js';
+import { trickleServer } from './helpers/trickle.js';
 
 const WS = '/default-domain/workspaces';
 
@@ -107,25 +108,9 @@ t.test('a time-out is transient', async (t) => {
 t.test('a download that pauses longer than the time-out fails as transient; one that keeps coming is not cut off', async (t) => {
   // Eight chunks 100 ms apart: 700 ms in all, against a time-out of 300 ms, to /slow;
   // the first chunk, then silence, to /stalled.
-  const server = createHttpServer((req, res) => {
-    res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
-    res.write('0');
-    if (req.url?.includes('stalled') === true) return;
-    let sent = 1;
-    const timer = setInterval(() => {
-      res.write(String(sent++));
-      if (sent < 8) return;
-      clearInterval(timer);
-      res.end();
-    }, 100);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    server.closeAllConnections();
-    server.close();
-  });
+  const url = await trickleServer(t, ['0', '1', '2', '3', '4', '5', '6', '7'], 'application/octet-stream');
   const client = new RepositoryClient(storageSchema.parse({
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/nuxeo`, adminPath: '/a', retries: 0,
+    url: `${url}/nuxeo`, adminPath: '/a', retries: 0,
     auth: { type: 'basic', username: 'u', password: 'p' }, timeouts: { connectMs: 1000, requestMs: 300 },
   }), capturingLog().log);
   t.equal((await client.downloadBlob('slow')).toString(), '01234567', 'a large file on a slow link arrives whole');

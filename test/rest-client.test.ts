@@ -2,7 +2,6 @@ import t, { type Test } from 'tap';
 import got from 'got';
 import { erpSchema } from '../src/config/erp-schema.js';
 import { readFileSync } from 'node:fs';
-import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { ErpSandbox } from '../src/sandbox/erp/server.js';
 import { restCall } from '../src/tasks/calls/rest-call.js';
 import { TEMPLATES } from '../src/tasks/templates.js';
 import { quietLog } from './helpers/env.js';
+import { trickleServer } from './helpers/trickle.js';
 
 /** The Rest transport against the ERP sandbox over HTTP: CSRF, encodings, and how each failure is typed. */
 const SERVICE = '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV';
@@ -76,27 +76,9 @@ t.test('a server that is not there: the request was never sent', async (t) => {
 t.test('an answer that pauses longer than the time-out may have reached SAP; one that keeps coming is not cut off', async (t) => {
   // The OData answer in eight pieces 100 ms apart (700 ms in all, against a time-out of 300 ms)
   // to /slow; its first piece, then silence, to /stalled.
-  const pieces = ['{"d"', ':', '{"re', 'sults"', ':', '[]', '}', '}'];
-  const server = createHttpServer((req, res) => {
-    res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.write(pieces[0]);
-    if (req.url?.includes('stalled') === true) return;
-    let sent = 1;
-    const timer = setInterval(() => {
-      res.write(pieces[sent++]);
-      if (sent < pieces.length) return;
-      clearInterval(timer);
-      res.end();
-    }, 100);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    server.closeAllConnections();
-    server.close();
-  });
+  const url = await trickleServer(t, ['{"d"', ':', '{"re', 'sults"', ':', '[]', '}', '}'], 'application/json');
   const config = erpSchema.parse({ systems: [{
-    name: 'S4H', client: '100', timeouts: { connectMs: 1000, requestMs: 300 },
-    rest: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, auth: { username: 'CONNECTOR', password: 'sandbox' } },
+    name: 'S4H', client: '100', timeouts: { connectMs: 1000, requestMs: 300 }, rest: { url, auth: { username: 'CONNECTOR', password: 'sandbox' } },
   }] }).systems[0];
   const rest = new RestClient({ ...config, rest: config.rest! }, quietLog);
   t.same(await rest.send({ method: 'GET', service: SERVICE, path: '/slow', headers: {} }), { results: [] }, 'a long answer on a slow link arrives whole');
