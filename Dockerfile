@@ -3,8 +3,10 @@
 #     --read-only connect2erp:0.1.0 run --dry-run
 # See README, "Operating".
 
+# Node.js 26, the Active LTS line since 2026-10-28 (supported until 2029-04-30); the code itself
+# needs 20.18.1 or later (package.json "engines"), which is what CI tests on.
 # Build stage: compile TypeScript with the dev dependencies.
-FROM node:20-bookworm-slim AS build
+FROM node:26-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -13,13 +15,15 @@ RUN npm ci --ignore-scripts --no-audit --no-fund && npm run build
 # Runtime stage: production dependencies and the compiled code only. Nothing is written
 # to the image's file system at run time, so it runs with a read-only root file system;
 # reports (--report, --report-html) go to a mounted folder such as /tmp.
-FROM node:20-bookworm-slim
+FROM node:26-trixie-slim
 WORKDIR /app
 ENV NODE_ENV=production CONNECT2ERP_CONFIG=/app/config CONNECT2ERP_JOBS=/app/jobs CONNECT2ERP_CRONTAB=/app/crontab
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
+# The facet declarations the job reads ship with the program, outside the folders users mount over.
+COPY nuxeo-package ./nuxeo-package
 # Defaults for the sandbox and `demo`; mount your own over /app/config, /app/jobs and /app/crontab.
 COPY config ./config
 COPY jobs ./jobs

@@ -1,4 +1,2 @@
 #!/usr/bin/env node
-import { main } from '../dist/cli.js';
-
-process.exitCode = await main(process.argv.slice(2));
+import '../dist/main.js';

@@ -1,86 +1,197 @@
-import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { configLocation, loadConfig, selectTasks } from './config/load.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { configLocation } from './config/location.js';
 import { ConfigError, errorMessage } from './errors.js';
-import { createLogger } from './log.js';
 import { EXIT, EXIT_MEANING } from './report/report.js';
-import { runCommand } from './commands/run.js';
-import { scheduleCommand } from './commands/schedule.js';
-import { crontabLocation, loadCrontab } from './config/crontab.js';
-import { DURATION_HINT, parseDuration } from './config/duration.js';
-import { runDemo } from './sandbox/demo.js';
-import { startSandbox } from './sandbox/start.js';
-import { USE_CASES, type UseCase } from './config/task-schema.js';
-import { retryFailed } from './operator/retry.js';
-import { renderStatus, taskStatus } from './operator/status.js';
-import { RepositoryClient } from './repository/client.js';
-import { dryRunWriter, liveWriter } from './repository/writer.js';
-import { templateYaml } from './tasks/templates.js';
+import type { StopSignals } from './signals.js';
 
-const USAGE = `usage: connect2erp <command> [options]
-
-commands:
-  validate [--crontab FILE]      check configuration, jobs and the crontab without contacting any server
-  run [--dry-run] [--task NAME] [--report FILE] [--report-html FILE] [--max-duration D] [--grace D]
-                                 label new documents and process ready ones; on SIGTERM or after
-                                 --max-duration (e.g. 25m) stop claiming, give calls under way
-                                 --grace (default 20s), release the rest, report, exit 3
-  schedule [--crontab FILE]      run the crontab's lines until SIGTERM (the scheduled container)
-  status [--task NAME]           documents per status per task, and the failures with their messages
-  retry [--task NAME] [--doc UID] [--dry-run]
-                                 put FAILED documents back to READY for the next run
-  template USE_CASE RFC|Rest     print the built-in call of a use case (link, barcode, workflow) as YAML
-  sandbox [--repo-port N] [--erp-port N] [--data DIR]
-                                 start the local repository and ERP sandboxes in the foreground
-  demo [--data DIR]              run the whole feature on the sandbox
-
-common options:
-  --config DIR                   configuration folder (default: $CONNECT2ERP_CONFIG or ./config)
-  --jobs DIR                     task folder (default: $CONNECT2ERP_JOBS or the jobs folder beside the configuration)
-  --crontab FILE                 schedules (default: $CONNECT2ERP_CRONTAB or the crontab file beside the configuration)
-
-exit codes: ${Object.entries(EXIT_MEANING).map(([code, meaning]) => `${code} ${meaning}`).join(', ')}`;
-
-const OPTIONS = {
-  config: { type: 'string' },
-  jobs: { type: 'string' },
-  'dry-run': { type: 'boolean' },
-  task: { type: 'string' },
-  doc: { type: 'string' },
-  report: { type: 'string' },
-  'report-html': { type: 'string' },
-  'max-duration': { type: 'string' },
-  grace: { type: 'string' },
-  crontab: { type: 'string' },
-  'repo-port': { type: 'string', default: '8080' },
-  'erp-port': { type: 'string', default: '8081' },
-  data: { type: 'string' },
-  help: { type: 'boolean' },
-} as const;
-
-/** Every log line of a command carries its run id; `run` makes its own (the report's). */
-const commandLogger = () => createLogger().child({ runId: randomUUID() });
-
-/** A duration option in milliseconds; a bad one is a configuration error. */
-function durationOption(option: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const value = parseDuration(text);
-  if (value === undefined) throw new ConfigError([{ file: 'command line', path: `--${option}`, message: `"${text}" is not ${DURATION_HINT}` }]);
-  return value;
+interface OptionSpec {
+  type: 'string' | 'boolean';
+  short?: string;
+  /** What the value stands for in the usage text: FILE, DIR, NAME, … */
+  value?: string;
+  default?: string;
+  text: string;
 }
 
-/** Configuration, a repository client and the tasks an operator command works on (all, or --task). */
-function operatorSetUp(location: ReturnType<typeof configLocation>, name: string | undefined) {
-  const config = loadConfig(location);
-  const log = commandLogger();
-  return { tasks: selectTasks(config.tasks, name, location.jobsDir), client: new RepositoryClient(config.storage, log), log };
+type Values = Record<string, string | boolean | undefined>;
+
+interface CommandContext {
+  values: Values;
+  positionals: string[];
+  signals: StopSignals;
+}
+
+interface Command {
+  /** Positional arguments after the command's name, as the usage shows them. */
+  args?: string;
+  summary: string;
+  /** More about the command, below its usage line. */
+  details?: string;
+  options: Record<string, OptionSpec>;
+  /**
+   * Winds down on SIGTERM or Ctrl-C by itself (a run releases its claims, the sandbox closes). Any
+   * other command is cut short at once, exit 3: what it read or wrote so far stays consistent.
+   */
+  windsDown?: true;
+  run(context: CommandContext): Promise<number>;
+}
+
+const HELP: Record<string, OptionSpec> = { help: { type: 'boolean', short: 'h', text: 'print this help and exit' } };
+const LOCATION: Record<string, OptionSpec> = {
+  config: { type: 'string', value: 'DIR', text: 'configuration folder (default: $CONNECT2ERP_CONFIG or ./config)' },
+  jobs: { type: 'string', value: 'DIR', text: 'task folder (default: $CONNECT2ERP_JOBS or the jobs folder beside the configuration)' },
+};
+const CRONTAB: OptionSpec = { type: 'string', value: 'FILE', text: 'schedules (default: $CONNECT2ERP_CRONTAB or the crontab file beside the configuration)' };
+const TASK: OptionSpec = { type: 'string', value: 'NAME', text: 'only this task' };
+
+const location = (values: Values) => configLocation({ config: values.config as string | undefined, jobs: values.jobs as string | undefined });
+
+const COMMANDS: Record<string, Command> = {
+  validate: {
+    summary: 'check the configuration, the jobs and the crontab without contacting any server',
+    options: { ...LOCATION, crontab: CRONTAB },
+    async run({ values }) {
+      const { validateCommand } = await import('./commands/validate.js');
+      return validateCommand(location(values), values.crontab as string | undefined);
+    },
+  },
+  run: {
+    summary: 'label new documents and process the ready ones',
+    details: 'On SIGTERM, Ctrl-C or the end of --max-duration: nothing more is claimed, calls under way get\nthe grace period, the rest is released for the next run, the report is written, exit code 3.',
+    options: {
+      'dry-run': { type: 'boolean', text: 'read only: report what would be written to the repository and SAP, write nothing' },
+      task: { ...TASK, text: 'only this task (the intake always runs)' },
+      report: { type: 'string', value: 'FILE', text: 'write the JSON report, with every document\'s record, to FILE' },
+      'report-html': { type: 'string', value: 'FILE', text: 'write the HTML report to FILE' },
+      'max-duration': { type: 'string', value: 'D', text: 'stop claiming after D (90s, 25m, 1h), as on SIGTERM' },
+      grace: { type: 'string', value: 'D', text: 'how long calls under way may finish once the run stops (default 20s)' },
+      ...LOCATION,
+    },
+    windsDown: true,
+    async run({ values, signals }) {
+      const { runCommand } = await import('./commands/run.js');
+      return runCommand({
+        location: location(values), dryRun: values['dry-run'] === true, task: values.task as string | undefined,
+        report: values.report as string | undefined, reportHtml: values['report-html'] as string | undefined,
+        maxDuration: values['max-duration'] as string | undefined, grace: values.grace as string | undefined,
+      }, signals);
+    },
+  },
+  schedule: {
+    summary: 'run the crontab\'s lines until SIGTERM (the scheduled container)',
+    options: { ...LOCATION, crontab: CRONTAB },
+    windsDown: true,
+    async run({ values, signals }) {
+      const { scheduleCommand } = await import('./commands/schedule.js');
+      return scheduleCommand(location(values), values.crontab as string | undefined, signals);
+    },
+  },
+  status: {
+    summary: 'documents per status per task, and the failures with their messages',
+    options: { task: TASK, ...LOCATION },
+    async run({ values }) {
+      const { statusCommand } = await import('./commands/operator.js');
+      return statusCommand(location(values), values.task as string | undefined);
+    },
+  },
+  retry: {
+    summary: 'put FAILED documents back to READY for the next run',
+    options: {
+      task: TASK,
+      doc: { type: 'string', value: 'UID', text: 'only this document' },
+      'dry-run': { type: 'boolean', text: 'list what would be put back, change nothing' },
+      ...LOCATION,
+    },
+    async run({ values }) {
+      const { retryCommand } = await import('./commands/operator.js');
+      return retryCommand(location(values), { task: values.task as string | undefined, uid: values.doc as string | undefined, dryRun: values['dry-run'] === true });
+    },
+  },
+  template: {
+    args: 'link|barcode|workflow RFC|Rest',
+    summary: 'print the built-in call of a use case as YAML, to adapt in a task file',
+    options: {},
+    async run({ positionals }) {
+      const { templateCommand } = await import('./commands/template.js');
+      return templateCommand(positionals[1], positionals[2]);
+    },
+  },
+  sandbox: {
+    summary: 'start the local repository and ERP sandboxes in the foreground, until SIGTERM or Ctrl-C',
+    options: {
+      'repo-port': { type: 'string', value: 'N', default: '8080', text: 'repository sandbox port (default 8080)' },
+      'erp-port': { type: 'string', value: 'N', default: '8081', text: 'ERP sandbox port (default 8081)' },
+      data: { type: 'string', value: 'DIR', text: 'keep the repository\'s state in DIR (default: in memory)' },
+    },
+    windsDown: true,
+    async run({ values, signals }) {
+      const { startSandbox } = await import('./sandbox/start.js');
+      const options = { port: Number(values['repo-port']), erpPort: Number(values['erp-port']), dataDir: values.data as string | undefined };
+      await startSandbox(options, (line) => process.stdout.write(`${line}\n`), new Promise((resolve) => signals.listen(resolve)));
+      return EXIT.ok;
+    },
+  },
+  demo: {
+    summary: 'run the whole feature on the sandbox: a dry run, a run, a user filling in values, the next runs',
+    options: { data: { type: 'string', value: 'DIR', text: 'keep the sandbox\'s state in DIR (default: a new temporary folder)' } },
+    async run({ values }) {
+      const { runDemo } = await import('./sandbox/demo.js');
+      return runDemo({ dataDir: values.data as string | undefined }, (line) => process.stdout.write(`${line}\n`));
+    },
+  },
+};
+
+const EXIT_CODES = `exit codes: ${Object.entries(EXIT_MEANING).map(([code, meaning]) => `${code} ${meaning}`).join(', ')}`;
+
+function optionLines(options: Record<string, OptionSpec>): string[] {
+  const rows = Object.entries(options).map(([name, spec]) => [`${spec.short === undefined ? '    ' : `-${spec.short}, `}--${name}${spec.value === undefined ? '' : ` ${spec.value}`}`, spec.text]);
+  const width = Math.max(...rows.map(([left]) => left.length));
+  return rows.map(([left, text]) => `  ${left.padEnd(width)}  ${text}`);
+}
+
+function commandUsage(name: string): string {
+  const command = COMMANDS[name];
+  const options = Object.keys(command.options).length > 0 ? ' [options]' : '';
+  return [
+    `usage: connect2erp ${name}${command.args === undefined ? '' : ` ${command.args}`}${options}`, '',
+    command.summary, ...(command.details === undefined ? [] : [command.details]), '',
+    'options:', ...optionLines({ ...command.options, ...HELP }), '',
+    EXIT_CODES,
+  ].join('\n');
+}
+
+function programUsage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+  return [
+    'usage: connect2erp <command> [options]', '',
+    'commands:', ...Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`), '',
+    'connect2erp <command> --help   the options of a command',
+    'connect2erp --version          the version', '',
+    EXIT_CODES,
+  ].join('\n');
+}
+
+const version = (): string => (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+/** A flag anywhere on the command line: a request for help is never also a request to act. */
+const asksFor = (argv: string[], ...flags: string[]): boolean => argv.some((arg) => flags.includes(arg));
+
+function print(text: string): number {
+  process.stdout.write(`${text}\n`);
+  return EXIT.ok;
+}
+
+function refuse(message: string, usage: string): number {
+  process.stderr.write(`${message}\n\n${usage}\n`);
+  return EXIT.configuration;
 }
 
 /** Runs one command; a configuration error or a failure to start is a message and an exit code, not a stack trace. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], signals: StopSignals): Promise<number> {
   try {
-    return await command(argv);
+    return await dispatch(argv, signals);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.problems.length} problem(s):\n${error.message}\n`);
@@ -91,63 +202,25 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function command(argv: string[]): Promise<number> {
+async function dispatch(argv: string[], signals: StopSignals): Promise<number> {
+  const [name] = argv;
+  if (name === 'help') return argv[1] !== undefined && argv[1] in COMMANDS ? print(commandUsage(argv[1])) : print(programUsage());
+  if (name === undefined || name.startsWith('-')) {
+    if (asksFor(argv, '--version')) return print(version());
+    if (asksFor(argv, '--help', '-h')) return print(programUsage());
+    return refuse(name === undefined ? 'connect2erp: no command given' : `connect2erp: unknown option ${name}`, programUsage());
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (command === undefined) return refuse(`connect2erp: unknown command ${name}`, programUsage());
+  if (asksFor(argv, '--help', '-h')) return print(commandUsage(name));
+  if (asksFor(argv, '--version')) return print(version());
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
+    const options: ParseArgsConfig['options'] = Object.fromEntries(Object.entries(command.options).map(([key, { type, default: value }]) => [key, value === undefined ? { type } : { type, default: value }]));
+    parsed = parseArgs({ args: argv.slice(1), options, allowPositionals: command.args !== undefined, strict: true });
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
-    return EXIT.configuration;
+    return refuse(`connect2erp ${name}: ${errorMessage(error)}`, commandUsage(name));
   }
-  const { values, positionals } = parsed;
-  const command = positionals[0];
-  const location = configLocation({ config: values.config, jobs: values.jobs });
-  switch (command) {
-    case 'validate': {
-      const config = loadConfig(location);
-      const crontab = crontabLocation(location.configDir, values.crontab);
-      // A deployment without the scheduled container may have no crontab; one that is named must exist.
-      const schedules = values.crontab !== undefined || existsSync(crontab) ? `, ${loadCrontab(crontab, config.tasks, location.jobsDir).length} schedule(s)` : ', no crontab';
-      process.stdout.write(`configuration is valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s)${schedules}\n`);
-      return EXIT.ok;
-    }
-    case 'run':
-      return runCommand({
-        location, dryRun: values['dry-run'] ?? false, task: values.task, report: values.report, reportHtml: values['report-html'],
-        maxDurationMs: durationOption('max-duration', values['max-duration']), graceMs: durationOption('grace', values.grace),
-      }, createLogger());
-    case 'schedule':
-      return scheduleCommand(location, crontabLocation(location.configDir, values.crontab), commandLogger());
-    case 'status': {
-      const { client, tasks } = operatorSetUp(location, values.task);
-      process.stdout.write(`${renderStatus(await taskStatus(tasks, client))}\n`);
-      return EXIT.ok;
-    }
-    case 'retry': {
-      const { client, tasks, log } = operatorSetUp(location, values.task);
-      const dryRun = values['dry-run'] ?? false;
-      const reset = await retryFailed({ tasks, uid: values.doc }, client, dryRun ? dryRunWriter() : liveWriter(client), log);
-      const verb = dryRun ? 'would be put' : 'put';
-      process.stdout.write(`${reset.length} document(s) ${verb} back to READY${reset.map((d) => `\n  ${d.path} (${d.uid})`).join('')}\n`);
-      return EXIT.ok;
-    }
-    case 'template': {
-      const [, useCase, transport] = positionals;
-      if (!USE_CASES.includes(useCase as UseCase) || (transport !== 'RFC' && transport !== 'Rest')) {
-        process.stderr.write(`usage: connect2erp template ${USE_CASES.join('|')} RFC|Rest\n`);
-        return EXIT.configuration;
-      }
-      process.stdout.write(templateYaml(useCase as UseCase, transport));
-      return EXIT.ok;
-    }
-    case 'sandbox': {
-      await startSandbox({ port: Number(values['repo-port']), erpPort: Number(values['erp-port']), dataDir: values.data }, (line) => process.stdout.write(`${line}\n`));
-      return EXIT.ok;
-    }
-    case 'demo':
-      return runDemo({ dataDir: values.data }, (line) => process.stdout.write(`${line}\n`));
-    default:
-      process.stderr.write(`${command === undefined || values.help ? '' : `unknown command: ${command}\n`}${USAGE}\n`);
-      return command === undefined && values.help ? EXIT.ok : EXIT.configuration;
-  }
+  if (command.windsDown === undefined) signals.listen(() => process.exit(EXIT.interrupted));
+  return command.run({ values: parsed.values as Values, positionals: [name, ...parsed.positionals], signals });
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import winston from 'winston';
 
 const secrets = new Set<string>();
@@ -55,3 +56,6 @@ export function createLogger(options: { level?: string; json?: boolean; stream?:
 }
 
 export type Logger = winston.Logger;
+
+/** A command's logger: every line carries the command's run id (`run` makes its own, the report's). */
+export const commandLogger = (): Logger => createLogger().child({ runId: randomUUID() });

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { loadConfig, selectTasks, type ConfigLocation } from './config/load.js';
+import { loadConfig, selectTasks } from './config/load.js';
+import type { ConfigLocation } from './config/location.js';
 import { ConfigError, AuthenticationError, errorMessage, formatProblem } from './errors.js';
 import { loadMapping } from './intake/mapping-file.js';
+import { labelledByIntake } from './intake/projection.js';
 import { runIntake } from './intake/run-intake.js';
 import type { Logger } from './log.js';
-import { FEATURE_CONTRIBUTION, SchemaRegistry } from './nuxeo/schemas.js';
+import { featureRegistry } from './nuxeo/schemas.js';
 import { RepositoryClient } from './repository/client.js';
 import { dryRunWriter, liveWriter } from './repository/writer.js';
-import { EXIT, finish, intakeRecord, newReport, recordIntake, recordTask, taskSummary, type IntakeRecord, type RunReport } from './report/report.js';
+import { EXIT, finish, intakeRecord, newReport, recordIntake, recordTask, taskSummary, type IntakeRecord, type Phase, type RunReport } from './report/report.js';
 import type { ErpSystemConfig } from './config/erp-schema.js';
 import { dryRunErp, liveErp, type ErpPort, type PlannedCall, type Transport } from './erp/port.js';
 import { RestClient, type RestRequest } from './erp/rest-client.js';
@@ -31,12 +33,6 @@ export interface RunOptions {
 
 /** Where every document's record goes, by phase (`INTAKE` or `taskPhase(name)`). */
 export type DocumentSink = (phase: string, record: IntakeRecord | TaskRecord) => void;
-
-export function featureRegistry(): SchemaRegistry {
-  const registry = new SchemaRegistry();
-  registry.loadContribution(FEATURE_CONTRIBUTION);
-  return registry;
-}
 
 /** One port per system and transport it has a connection for; dry run records writes instead of making them. */
 function erpPorts(systems: ErpSystemConfig[], dryRun: boolean, planned: PlannedCall[], log: Logger, stop: AbortSignal): TaskDeps['erpFor'] {
@@ -66,19 +62,24 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
   };
   stop.addEventListener('abort', onStop, { once: true });
   log.info('run started', { dryRun: options.dryRun });
+  let endedBy: string | undefined;
   try {
     const finished = await withinGrace(work(options, report, log, stop, inFlight), stop, graceMs);
-    if (stop.aborted) report.interrupted = { reason: String(stop.reason), graceExpired: !finished, leftClaimed: [...inFlight.values()] };
+    if (stop.aborted) {
+      report.interrupted = { reason: String(stop.reason), graceExpired: !finished, leftClaimed: [...inFlight.values()] };
+      endedBy = finished ? String(stop.reason) : `${String(stop.reason)}; the grace period ran out`;
+    }
   } catch (error) {
+    endedBy = error instanceof ConfigError ? 'a configuration problem' : errorMessage(error);
     if (error instanceof ConfigError) report.problems.push(...error.problems.map(formatProblem));
     else if (error instanceof AuthenticationError) report.problems.push(error.message);
     else {
-      report.warnings.push(`run stopped: ${errorMessage(error)}`);
+      report.warnings.push(`run stopped: ${endedBy}`);
       report.exitCode = EXIT.documentsFailed;
     }
   }
   stop.removeEventListener('abort', onStop);
-  finish(report);
+  finish(report, endedBy);
   log.info('run finished', { exitCode: report.exitCode, ...report.intake.counts, problems: report.problems.length });
   return report;
 }
@@ -88,7 +89,11 @@ export const DEFAULT_GRACE_MS = 20_000;
 async function work(options: RunOptions, report: RunReport, log: Logger, stop: AbortSignal, inFlight: Map<string, ClaimedDocument>): Promise<void> {
   const config = loadConfig(options.location);
   const tasks = selectTasks(config.tasks, options.task, options.location.jobsDir).filter((t) => t.enabled);
+  // Every task is reported, whether it runs or not.
+  for (const task of tasks) taskSummary(report, task.name);
   report.repositoryUrl = config.storage.url;
+  // Stopped while the program was starting: nothing is read or written.
+  if (stop.aborted) return;
   const registry = featureRegistry();
   const client = new RepositoryClient(config.storage, log, registry);
   const writer = options.dryRun ? dryRunWriter() : liveWriter(client);
@@ -105,23 +110,34 @@ async function work(options: RunOptions, report: RunReport, log: Logger, stop: A
     log.warn('mapping file readable by non-administrators', { path: loaded.document.path, readableBy: loaded.readableBy });
   }
   const sink = options.onDocument ?? (() => undefined);
-  const intakeStarted = performance.now();
+  if (stop.aborted) return;
   const intakeDeps = { client, writer, log, runId: report.runId, claimTimeoutMs: config.storage.intakeClaimTimeoutMs, pageSize: config.storage.pageSize, stop };
-  await runIntake(loaded.mapping, intakeDeps, (outcome) => {
+  await runPhase(report.intake, stop, () => runIntake(loaded.mapping, intakeDeps, (outcome) => {
     const record = intakeRecord(outcome, options.dryRun);
     recordIntake(report, record);
     sink(INTAKE, record);
-  });
-  report.intake.durationMs = Math.round(performance.now() - intakeStarted);
+  }));
   const erpFor = erpPorts(config.erp.systems, options.dryRun, report.plannedCalls, log, stop);
+  // A dry run's intake labelled nothing: each task also goes through what it would have labelled.
+  const unlabelled = options.dryRun ? labelledByIntake(loaded.mapping, client, stop) : undefined;
   for (const task of tasks) {
-    const deps = { client, writer, erpFor, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun, stop, inFlight };
-    const started = performance.now();
-    const summary = taskSummary(report, task.name);
-    await runTask(task, deps, (record) => {
+    if (stop.aborted) return;
+    const deps = { client, writer, erpFor, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun, stop, inFlight, unlabelled };
+    await runPhase(taskSummary(report, task.name), stop, () => runTask(task, deps, (record) => {
       recordTask(report, record);
       sink(taskPhase(task.name), record);
-    });
-    summary.durationMs = Math.round(performance.now() - started);
+    }));
   }
+}
+
+/**
+ * One phase of the run (the intake, a task), timed. It is `stopped` until it ends: an error, or
+ * the grace period running out, leaves it so; it is `finished` when it ends before any stop.
+ */
+async function runPhase(phase: Phase, stop: AbortSignal, work: () => Promise<void>): Promise<void> {
+  const started = performance.now();
+  phase.state = 'stopped';
+  await work();
+  phase.state = stop.aborted ? 'stopped' : 'finished';
+  phase.durationMs = Math.round(performance.now() - started);
 }

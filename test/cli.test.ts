@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -11,7 +11,7 @@ import { CLI, cli, PROJECT } from './helpers/run-cli.js';
 
 /** The command line as an administrator uses it: real processes, real exit codes. */
 // Each process compiles the TypeScript sources on start (seconds each on a busy machine): tap's 30 s default is too short.
-t.setTimeout(240_000);
+t.setTimeout(360_000);
 
 t.test('validate checks the shipped configuration without a server', async (t) => {
   const ok = await cli(['validate', '--config', join(PROJECT, 'config')]);
@@ -32,16 +32,62 @@ t.test('validate lists every problem and exits 2', async (t) => {
   t.match(result.stderr, /storage\.yaml: adminPath: must be an absolute repository path/);
 });
 
-t.test('usage errors exit 2, help exits 0', async (t) => {
+t.test('usage errors exit 2 with the usage; help and the version exit 0', async (t) => {
   const unknown = await cli(['frobnicate']);
   t.equal(unknown.code, 2);
-  t.match(unknown.stderr, /unknown command: frobnicate\nusage: connect2erp/);
+  t.match(unknown.stderr, /^connect2erp: unknown command frobnicate\n\nusage: connect2erp <command> \[options\]/);
+  const none = await cli([]);
+  t.equal(none.code, 2);
+  t.match(none.stderr, /^connect2erp: no command given\n/);
   const badOption = await cli(['run', '--nope']);
   t.equal(badOption.code, 2);
-  t.match(badOption.stderr, /Unknown option '--nope'/);
+  t.match(badOption.stderr, /^connect2erp run: Unknown option '--nope'[\s\S]*\n\nusage: connect2erp run \[options\]/, 'names the option and shows the command\'s usage');
+  t.match((await cli(['--frob'])).stderr, /^connect2erp: unknown option --frob\n/);
   const help = await cli(['--help']);
   t.equal(help.code, 0);
-  t.match(help.stderr, /^usage: connect2erp/);
+  t.match(help.stdout, /^usage: connect2erp <command> \[options\]\n\ncommands:\n {2}validate {2,}check the configuration/);
+  t.equal((await cli(['help'])).stdout, help.stdout, '`help` is --help');
+  t.match((await cli(['help', 'retry'])).stdout, /^usage: connect2erp retry \[options\]/, '`help COMMAND` is COMMAND --help');
+  const { version } = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')) as { version: string };
+  for (const args of [['--version'], ['run', '--version']]) {
+    const printed = await cli(args);
+    t.same([printed.code, printed.stdout], [0, `${version}\n`], `${args.join(' ')} prints the version`);
+  }
+});
+
+t.test('--help and -h print each command\'s usage and act on nothing: run --help against a live sandbox changes nothing', async (t) => {
+  const env = await sandboxEnv(t);
+  await env.upload('ERP/Workflow', 'approval.pdf'); // what a real run would label and send to SAP at once
+  const before = env.snapshot();
+  const config = ['--config', env.location.configDir];
+  const run = await cli(['run', ...config, '--help']);
+  t.equal(run.code, 0, run.stderr);
+  t.equal(run.stderr, '', 'no log: nothing started');
+  const lines = run.stdout.split('\n');
+  t.equal(lines[0], 'usage: connect2erp run [options]');
+  for (const option of ['--dry-run', '--task NAME', '--report FILE', '--report-html FILE', '--max-duration D', '--grace D', '--config DIR', '--jobs DIR', '-h, --help']) {
+    t.ok(lines.some((line) => new RegExp(`^ {2}(    )?${option.replace(/[-]/g, '\\-')} +\\S`).test(line)), `${option} has a line with what it does`);
+  }
+  t.match(run.stdout, /\nexit codes: 0 success, 1 some documents failed, 2 configuration error, 3 interrupted\n$/);
+  t.equal((await cli(['run', '-h', '--dry-run', ...config])).stdout, run.stdout, '-h is --help, wherever it stands');
+  t.equal(env.snapshot(), before, 'the repository and the ERP tables are as they were');
+  t.equal(env.props((await env.client.search("SELECT * FROM File WHERE dc:title = 'approval.pdf'", { pageSize: 1 })).entries[0].uid)['erpTaskStatus:status'], undefined, 'the document is not labelled');
+
+  const usages: Array<[string[], RegExp]> = [
+    [['validate', '--help', '--crontab', '/nonexistent'], /^usage: connect2erp validate \[options\]\n[\s\S]*\n {2}    --crontab FILE +schedules/],
+    [['schedule', '-h'], /^usage: connect2erp schedule \[options\]/],
+    [['status', '--help', '--config', '/nonexistent'], /^usage: connect2erp status \[options\]\n[\s\S]*\n {2}    --task NAME +only this task\n/],
+    [['retry', '-h'], /^usage: connect2erp retry \[options\]\n[\s\S]*\n {2}    --doc UID +only this document\n/],
+    [['template', '--help'], /^usage: connect2erp template link\|barcode\|workflow RFC\|Rest\n/],
+    [['sandbox', '--help', '--repo-port', '1'], /^usage: connect2erp sandbox \[options\]\n[\s\S]*\n {2}    --repo-port N +repository sandbox port \(default 8080\)\n/],
+    [['demo', '-h'], /^usage: connect2erp demo \[options\]\n[\s\S]*\n {2}    --data DIR +keep the sandbox's state/],
+  ];
+  for (const [args, usage] of usages) {
+    const printed = await cli(args);
+    t.equal(printed.code, 0, `${args.join(' ')}: ${printed.stderr}`);
+    t.match(printed.stdout, usage, `${args.join(' ')} prints its usage and does nothing else`);
+  }
+  t.equal(env.snapshot(), before, 'still nothing changed');
 });
 
 t.test('run --dry-run prints the table and writes the JSON report', async (t) => {
@@ -57,6 +103,26 @@ t.test('run --dry-run prints the table and writes the JSON report', async (t) =>
   t.equal(json.dryRun, true);
   t.equal(json.intake.documents[0].result, 'planned');
   t.match(result.stderr, /"message":"run started"/, 'logs are JSON lines when not on a terminal');
+});
+
+t.test('report paths are checked before any work: a missing folder, a folder for a file or a place that cannot be written stops the run at once, exit 2', async (t) => {
+  const env = await sandboxEnv(t);
+  await env.upload('ERP/Workflow', 'approval.pdf'); // what a run would label and send to SAP at once
+  const before = env.snapshot();
+  const config = ['--config', env.location.configDir];
+  const missing = await cli(['run', ...config, '--report-html', '/nonexistent/dir/r.html', '--report', env.dir]);
+  t.equal(missing.code, 2, missing.stderr);
+  t.match(missing.stderr, /^2 problem\(s\):\n/);
+  t.match(missing.stderr, `command line: --report: ${env.dir} is a folder; give a file name`);
+  t.match(missing.stderr, 'command line: --report-html: /nonexistent/dir is not an existing folder');
+  const readOnly = await cli(['run', ...config, '--report', '/proc/report.json']);
+  t.equal(readOnly.code, 2);
+  t.match(readOnly.stderr, /command line: --report: cannot write in \/proc \(E[A-Z]+\)/, 'a folder the run cannot write in (as a read-only root file system)');
+  t.equal(readOnly.stdout, '', 'no run, no summary');
+  t.equal(env.snapshot(), before, 'nothing was labelled or sent');
+  const ok = await cli(['run', ...config, '--task', 'workflow', '--report', join(env.dir, 'r.json')]);
+  t.equal(ok.code, 0, 'a writable place is fine');
+  t.same(readdirSync(env.dir).filter((name) => name.startsWith('.connect2erp-probe')), [], 'the probe file is gone');
 });
 
 t.test('run reports a missing task as a configuration error', async (t) => {

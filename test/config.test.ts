@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { configLocation, loadConfig } from '../src/config/load.js';
+import { configLocation } from '../src/config/location.js';
+import { loadConfig } from '../src/config/load.js';
 import { ConfigError } from '../src/errors.js';
 
 process.env.NUXEO_PASSWORD = 'secret-nuxeo';

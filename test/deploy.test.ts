@@ -1,7 +1,7 @@
 import t from 'tap';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { Cron } from 'croner';
@@ -9,11 +9,12 @@ import { sandboxEnv } from './helpers/env.js';
 import { PROJECT } from './helpers/run-cli.js';
 import { loadCrontab } from '../src/config/crontab.js';
 import { parseDuration } from '../src/config/duration.js';
-import { configLocation, loadConfig } from '../src/config/load.js';
+import { configLocation } from '../src/config/location.js';
+import { loadConfig } from '../src/config/load.js';
 import { DEFAULT_GRACE_MS } from '../src/run.js';
 
 /** The Dockerfile and the Kubernetes manifests, read and checked against the project; the image's build steps run for real. */
-t.setTimeout(240_000);
+t.setTimeout(480_000);
 
 interface Instruction { keyword: string; args: string }
 interface Stage { image: string; name?: string; instructions: Instruction[] }
@@ -44,7 +45,9 @@ t.test('Dockerfile: two stages, production dependencies only, non-root, entrypoi
   t.equal(stages.length, 2);
   t.equal(build.name, 'build', 'a build stage…');
   t.equal(runtime.name, undefined, '…and the runtime stage last');
-  for (const stage of stages) t.match(stage.image, /^node:20-/, 'Node.js 20, as package.json engines says');
+  // Node.js 26 is the Active LTS line from 2026-10-28 (github.com/nodejs/Release, schedule.json); 20 ended on 2026-04-30.
+  for (const stage of stages) t.match(stage.image, /^node:26-/, 'the Active LTS line of Node.js');
+  t.equal(stages[0].image, stages[1].image, 'built and run on the same Node.js');
   t.ok(all(runtime, 'RUN').some((r) => r.includes('npm ci --omit=dev')), 'the runtime stage installs production dependencies only');
   t.same(all(runtime, 'COPY').filter((c) => c.startsWith('--from')), ['--from=build /app/dist ./dist'], 'only the compiled code comes from the build stage');
   const user = all(runtime, 'USER').at(-1) as string;
@@ -125,6 +128,28 @@ t.test('the image builds: its stages\' commands succeed in a clean folder, and t
   t.equal(dry.code, 0, dry.out);
   t.match(dry.out, /dry run: nothing was written[\s\S]*approval\.pdf\s+workflow\s+planned\s+READY[\s\S]*values that would be written:/, 'the dry-run report');
   t.same(listing(app), before, 'nothing in the image\'s own folder was created or changed: a read-only root file system is fine');
+
+  // The configuration folder as the README's `kubectl create configmap` line builds it, mounted over /app/config.
+  const line = readFileSync(join(PROJECT, 'README.md'), 'utf8').split('\n').find((l) => l.startsWith('kubectl create configmap connect2erp-config ')) ?? '';
+  const files = [...line.matchAll(/--from-file=([^=\s]+)=\S+/g)].map((m) => m[1]);
+  t.same(files.sort(), ['erpHttp.yaml', 'storage.yaml'], 'the README puts two files into the configuration ConfigMap');
+  rmSync(join(app, 'config'), { recursive: true });
+  mkdirSync(join(app, 'config'));
+  for (const file of files) cpSync(join(sandbox.location.configDir, file), join(app, 'config', file));
+  const mounted = ['--config', join(app, 'config'), '--jobs', join(app, 'jobs')];
+  const valid = await node(['validate', ...mounted]);
+  t.equal(valid.code, 0, valid.out);
+  const mountedRun = await node(['run', '--dry-run', ...mounted]);
+  t.equal(mountedRun.code, 0, `a dry run with only the ConfigMap's files: ${mountedRun.out}`);
+  t.match(mountedRun.out, /approval\.pdf\s+workflow\s+planned\s+READY/);
+
+  // What the program ships and a run needs is checked by validate, not found missing by a run.
+  rmSync(join(app, 'nuxeo-package', 'schemas', 'erp_task_status.xsd'));
+  const broken = await node(['validate', ...mounted]);
+  t.equal(broken.code, 2, 'an incomplete installation is a configuration error');
+  t.match(broken.out, /nuxeo-package\/schemas\/erp_task_status\.xsd: cannot read the file; it ships with connect2erp, so the installation is incomplete/);
+  const brokenRun = await node(['run', '--dry-run', ...mounted]);
+  t.equal(brokenRun.code, 2, 'and stops a run the same way, before any request');
 });
 
 const manifests = parseAllDocuments(readFileSync(join(PROJECT, 'deploy', 'kubernetes', 'cronjobs.yaml'), 'utf8')).map((d) => d.toJS() as Record<string, any>);

@@ -8,8 +8,9 @@ import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { CLI } from './helpers/run-cli.js';
 import { runJob } from '../src/run.js';
 
-// Three runs in processes of their own, killed on purpose: about 30 s under coverage on a slow machine.
-t.setTimeout(120_000);
+// Three runs in processes of their own, killed on purpose: 23 s on an idle machine, a time-out of
+// several times that for a busy one.
+t.setTimeout(300_000);
 
 /** Crashes and a failing ERP: whatever happens, SAP gets each link, bar code and work item once. */
 const intake = (env: Env) => runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
@@ -92,5 +93,6 @@ t.test('SAP failing at first (503, time-outs, dropped connections): the backlog 
   t.equal(new Set(env.erp.tables.links.map((l) => l.OBJECT_ID)).size, 12);
   t.equal(env.erp.tables.links.length, 12, 'no link twice');
   t.equal(env.erp.tables.barcodes.length, 12, 'no bar code row twice');
-  t.ok(invoices.every((uid) => Number(env.props(uid)['erpTaskStatus:attempts'] ?? 0) < 20), 'attempts stay counted');
+  const attempts = [...invoices, ...scans].reduce((sum, uid) => sum + Number(env.props(uid)['erpTaskStatus:attempts'] ?? 0), 0);
+  t.equal(attempts, retries, 'each failed try is counted on its document, once');
 });

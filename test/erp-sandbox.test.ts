@@ -120,5 +120,5 @@ t.test('the sandbox command releases the repository port when the ERP port is ta
   const blocker = createServer();
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
   t.teardown(() => blocker.close());
-  await t.rejects(startSandbox({ port: 0, erpPort: (blocker.address() as AddressInfo).port }, () => undefined), /EADDRINUSE/);
+  await t.rejects(startSandbox({ port: 0, erpPort: (blocker.address() as AddressInfo).port }, () => undefined, new Promise(() => undefined)), /EADDRINUSE/);
 });

@@ -3,6 +3,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { quietLog, sandboxEnv } from './helpers/env.js';
 import { runJob } from '../src/run.js';
+import { renderHtml } from '../src/report/html.js';
+import { renderReport } from '../src/report/table.js';
 import { type StoredDoc } from '../src/sandbox/repository/store.js';
 
 /** The ERP half over real HTTP: tasks against the ERP sandbox's SOAP-RFC service. */
@@ -25,6 +27,7 @@ t.test('link: waits for its object id, links once, and a re-run or an existing l
   t.match(env.erp.tables.links[0].AR_DATE, /^\d{8}$/, 'dates go as YYYYMMDD');
 
   env.fill(uid, { 'erpTaskStatus:status': 'READY' });
+  t.match((await env.run(true)).tasks.link.documents, [{ result: 'PLANNED', message: 'already in SAP: would be marked DONE' }], 'a dry run finds the link too');
   t.equal((await env.run()).tasks.link.counts.DONE, 1, 'found by ARCHIV_GET_CONNECTIONS: done without a second insert');
   env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 500, body: '<html/>' });
   env.fill(uid, { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0 });
@@ -107,18 +110,59 @@ t.test('workflow: a bar code alone starts it; an unknown agent fails; dry run ca
   t.equal(env.props(uid)['erpTaskStatus:status'], 'DONE');
 });
 
-t.test('wrong ERP credentials stop the task and release its claims; an unreachable ERP is retried', async (t) => {
+t.test('wrong ERP credentials stop the task and release its claims, and the summary says which tasks never ran; an unreachable ERP is retried', async (t) => {
   const env = await sandboxEnv(t);
   const uid = await env.upload('ERP/Workflow', 'wf.pdf');
+  const invoice = await env.upload('ERP/Invoices', 'invoice.pdf');
+  await runJob({ location: env.location, dryRun: false, task: 'barcode' }, quietLog);
+  env.fill(invoice, { 'erpCreateALDocument:erpObjectId': '4711' });
   process.env.SAP_PASSWORD = 'wrong';
   const refused = await env.run().finally(() => (process.env.SAP_PASSWORD = 'sandbox'));
   t.equal(refused.exitCode, 2);
   t.match(refused.problems[0], /SAP refused the credentials \(HTTP 401\); check rfc.auth in erpHttp.yaml/);
-  t.equal(env.props(uid)['erpTaskStatus:status'], 'READY', 'released, not failed');
+  t.equal(env.props(invoice)['erpTaskStatus:status'], 'READY', 'released, not failed');
+  t.equal(env.props(uid)['erpTaskStatus:status'], 'READY', 'the workflow task, after the link task, never claimed it');
+  t.match(refused.tasks, { barcode: { state: 'finished' }, link: { state: 'stopped', reason: /SAP refused the credentials/ }, workflow: { state: 'not run', reason: /SAP refused the credentials/ } });
+  const text = renderReport(refused);
+  t.match(text, /\ntask barcode: nothing to do\n/);
+  t.match(text, /\ntask link: stopped early \(ARCHIV_GET_CONNECTIONS on S4H: SAP refused the credentials \(HTTP 401\); check rfc\.auth in erpHttp\.yaml\); the rest of its backlog waits for the next run; 1 RELEASED\n/);
+  t.match(text, /\ntask workflow: not run: the run ended before it \(ARCHIV_GET_CONNECTIONS on S4H: SAP refused the credentials/, 'not "nothing to do": it never ran');
+  t.match(renderHtml(refused), /<tr><td>task workflow<\/td><td>not run: the run ended before it \(ARCHIV_GET_CONNECTIONS on S4H: SAP refused the credentials/);
   await env.erp.stop();
   await env.run();
   t.equal(env.props(uid)['erpTaskStatus:status'], 'RETRY');
   t.match(env.props(uid)['erpTaskStatus:message'], /ECONNREFUSED/);
+});
+
+t.test('a dry run shows what each task would do with what its own intake would label, with the call each would get, and writes nothing', async (t) => {
+  const env = await sandboxEnv(t);
+  const { jobsDir, configDir } = env.location;
+  const edit = (file: string, change: (text: string) => string) => writeFileSync(file, change(readFileSync(file, 'utf8')));
+  edit(join(jobsDir, 'workflow.yaml'), (text) => `${text}filter: "dc:title <> 'skip.pdf'"\n`);
+  edit(join(jobsDir, 'link.yaml'), (text) => `${text}systems: [ECC]\n`);
+  edit(join(configDir, 'erpHttp.yaml'), (text) => `${text}  - name: ECC\n    client: "200"\n    rfc: {url: "http://127.0.0.1:1", auth: {username: U, password: p}}\n`);
+  const approval = await env.upload('ERP/Workflow', 'approval.pdf');
+  await env.upload('ERP/Workflow', 'skip.pdf');
+  await env.upload('ERP/Invoices', 'invoice.pdf');
+  await env.upload('ERP/Barcode', 'scan.pdf');
+  const before = env.snapshot();
+  const dry = await env.run(true);
+  t.equal(env.snapshot(), before, 'nothing written to the repository or SAP');
+  t.same(dry.tasks.workflow.counts, { PLANNED: 1 }, 'the new approval would be sent by this same run; skip.pdf is left out by the task\'s filter');
+  t.match(dry.tasks.workflow.documents[0], {
+    uid: approval, result: 'PLANNED',
+    planned: { call: 'ARCHIV_PROCESS_RFCINPUT', values: { 'DOCUMENT_ENTRY.ARC_DOC_ID': approval, 'DOCUMENT_ENTRY.AR_OBJECT': 'ZINVWF', 'DOCUMENT_DATA[1].WERT': 'APPROVER1' } },
+  });
+  t.same(dry.tasks.barcode.counts, { PENDING_INPUT: 1 }, 'the scan would wait for its bar code');
+  t.same(dry.tasks.link.counts, {}, 'the invoice is not for the link task\'s system');
+  const text = renderReport(dry);
+  t.match(text, /\ntask workflow: 1 PLANNED\n.*\n.*\n\S*approval\.pdf\s+PLANNED\s+ARCHIV_PROCESS_RFCINPUT DOCUMENT_ENTRY\.ARCHIV_ID=Z1 DOCUMENT_ENTRY\.ARC_DOC_ID=/);
+  t.match(text, /\nscan\.pdf|\/scan\.pdf\s+PENDING_INPUT\s+waiting for erpBarcode:barcode/);
+  t.match(renderHtml(dry), /<h2>Documents the tasks would process \(1\)<\/h2>[\s\S]*approval\.pdf<\/a><\/td><td>PLANNED<\/td><td>ARCHIV_PROCESS_RFCINPUT DOCUMENT_ENTRY\.ARCHIV_ID=Z1/);
+
+  const real = await env.run();
+  t.same(real.tasks.workflow.counts, { DONE: 1 }, 'the run itself does what the dry run said');
+  t.same(env.erp.tables.inbox.map((item) => item.ARC_DOC_ID), [approval]);
 });
 
 t.test('task selection: systems, filter, a system without RFC, a Rest task, claims taken by another run', async (t) => {

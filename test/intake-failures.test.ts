@@ -2,7 +2,7 @@ import t from 'tap';
 import { MAPPING, sandboxEnv } from './helpers/env.js';
 import { setUpRepository } from '../src/sandbox/demo.js';
 import { parseMapping } from '../src/intake/mapping-file.js';
-import { featureRegistry } from '../src/run.js';
+import { featureRegistry } from '../src/nuxeo/schemas.js';
 import { ConfigError } from '../src/errors.js';
 import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
 

@@ -53,6 +53,8 @@ t.test('a run at debug level over RFC and Rest: every line has the run id, docum
   t.ok(lines.some((l) => l.level === 'debug' && l.message === 'rest call'), 'debug lines are there, so the search covered the requests');
   const processed = lines.filter((l) => l.message === 'document processed');
   t.same(processed.map((l) => [l.task, l.uid]).sort(), [['barcode', scan], ['link', invoice], ['workflow', approval]].sort(), 'document lines name the task and the uid');
-  t.ok(lines.filter((l) => l.message === 'document labelled').every((l) => typeof l.uid === 'string'), 'intake lines name the uid');
+  const labelled = lines.filter((l) => l.message === 'document labelled');
+  t.equal(labelled.length, 3, 'one intake line per new document');
+  t.ok(labelled.every((l) => typeof l.uid === 'string'), 'intake lines name the uid');
   t.equal(new Set(lines.map((l) => l.runId)).size, 2, 'one run id per run');
 });

@@ -41,10 +41,13 @@ t.test('an interrupted run shows why and what is still claimed; long lists are c
   const report = newReport('run-1', false);
   report.repositoryUrl = 'https://nuxeo.example.com/nuxeo';
   const records = Array.from({ length: MAX_ROWS + 5 }, (_, i) => ({ uid: `u${i}`, path: `/d/${i}.pdf`, task: 'link', result: 'RETRY' as const, message: 'HTTP 503' }));
+  report.intake.state = 'finished';
   for (const record of records) recordTask(report, record);
-  taskSummary(report, 'barcode');
+  report.tasks.link.state = 'stopped';
+  taskSummary(report, 'barcode').state = 'finished';
+  taskSummary(report, 'workflow');
   report.interrupted = { reason: 'SIGTERM', graceExpired: true, leftClaimed: [{ uid: 'x1', path: '/d/x1.pdf', task: 'link' }] };
-  const html = renderHtml(finish(report));
+  const html = renderHtml(finish(report, 'SIGTERM; the grace period ran out'));
   t.match(html, '3 (interrupted)');
   t.match(html, 'SIGTERM: the grace period ran out with work in flight');
   t.match(html, `Waiting documents (${MAX_ROWS + 1})`, 'the report keeps the first 1000 records of a phase, plus what is still claimed');
@@ -52,6 +55,9 @@ t.test('an interrupted run shows why and what is still claimed; long lists are c
   t.match(html, 'the lists below come from the first 1000 documents of each phase; 5 more are counted in the totals');
   t.match(html, '<tr><td>task link</td><td>RETRY</td><td>1005</td></tr>');
   t.match(html, '<tr><td>task barcode</td><td>nothing to do</td><td>0</td></tr>');
+  t.match(html, '<tr><td>task link</td><td>stopped early (SIGTERM; the grace period ran out); the rest of its backlog waits for the next run</td><td></td></tr>', 'a task cut short says so and why');
+  t.match(html, '<tr><td>task workflow</td><td>not run: the run ended before it (SIGTERM; the grace period ran out)</td><td></td></tr>', 'a task that never began says so and why');
+  t.notMatch(html, '<tr><td>intake</td><td>not run', 'the intake finished');
   t.notMatch(html, 'x1.pdf', 'the 1001st row and later are left out');
   t.match(renderReport(report), 'interrupted (SIGTERM): the grace period ran out; 1 document(s) still in flight stay claimed until their claims expire');
 });
@@ -77,7 +83,7 @@ t.test('intake rows, notes, and a report without a repository address (the run s
   );
   report.warnings.push('the mapping file can be read by <members>');
   report.problems.push('storage.yaml: url: Invalid URL');
-  const html = renderHtml(finish(report));
+  const html = renderHtml(finish(report, 'a configuration problem'));
   t.match(html, '2 (configuration error)');
   t.match(html, '<li class="bad">configuration problem: storage.yaml: url: Invalid URL</li><li class="warn">warning: the mapping file can be read by &lt;members&gt;</li>');
   t.match(rows(html, 'Failed documents (1)'), '<td>intake</td><td>/d/broken.pdf</td><td>error</td><td>no value for erpHttpContent:docId = $id</td>', 'no link without the repository address');
@@ -98,7 +104,7 @@ t.test('the JSON report file lists every document, however many, one per line, w
   }
   t.equal(report.tasks.link.documents.length, LISTED_MAX);
   t.equal(report.tasks.link.unlisted, 500);
-  file.write(finish(report));
+  file.write(finish(report, undefined));
   const text = readFileSync(path, 'utf8');
   const written = JSON.parse(text);
   t.equal(written.runId, 'run-big');

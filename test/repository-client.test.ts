@@ -13,7 +13,7 @@ import {
 } from '../src/errors.js';
 import { RepositoryClient, PropertiesDroppedError } from '../src/repository/client.js';
 import { drain, eachPage } from '../src/repository/pager.js';
-import { featureRegistry } from '../src/run.js';
+import { featureRegistry } from '../src/nuxeo/schemas.js';
 import { RepositorySandbox } from '../src/sandbox/repository/server.js';
 import { NO_BLOBS } from '../src/sandbox/repository/store.js';
 import { trickleServer } from './helpers/trickle.js';

@@ -5,11 +5,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sandboxEnv } from './helpers/env.js';
 import { cli, PROJECT, startCli } from './helpers/run-cli.js';
 import { loadCrontab } from '../src/config/crontab.js';
-import { configLocation, loadConfig } from '../src/config/load.js';
+import { configLocation } from '../src/config/location.js';
+import { loadConfig } from '../src/config/load.js';
 import { ConfigError } from '../src/errors.js';
 
 // The scheduler starts real runs as child processes on its ticks: more than tap's default 30 s per file on a loaded 2-core machine.
-t.setTimeout(120_000);
+t.setTimeout(300_000);
 
 /** The crontab, its checks against the jobs, and the scheduled container. */
 

@@ -74,7 +74,9 @@ t.test('schema declarations: what a broken contribution says', async (t) => {
   t.equal(registry.property('flag'), undefined, 'a key without prefix is no property');
   writeFileSync(join(dir, 'schemas', 'bad.xsd'), '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="when" type="xs:duration"/></xs:schema>');
   writeFileSync(join(dir, 'OSGI-INF', 'bad.xml'), contribution('<schema name="bad" prefix="bad" src="schemas/bad.xsd"/>'));
-  t.throws(() => new SchemaRegistry().loadContribution(join(dir, 'OSGI-INF', 'bad.xml')), /bad\.xsd: element when has unsupported type xs:duration/);
+  t.throws(() => new SchemaRegistry().loadContribution(join(dir, 'OSGI-INF', 'bad.xml')), { name: 'ConfigError', message: /bad\.xsd: element when: unsupported type xs:duration/ });
+  writeFileSync(join(dir, 'OSGI-INF', 'lost.xml'), contribution('<schema name="lost" prefix="lost" src="schemas/lost.xsd"/>'));
+  t.throws(() => new SchemaRegistry().loadContribution(join(dir, 'OSGI-INF', 'lost.xml')), { name: 'ConfigError', message: /lost\.xsd: cannot read the file; it ships with connect2erp/ }, 'a missing declaration names its file');
 });
 
 t.test('path segments as the real server makes them', async (t) => {
@@ -105,6 +107,7 @@ t.test('logging: readable on a terminal, JSON elsewhere, secrets masked', async 
 
 t.test('the terminal table shows warnings, errors, statuses and folders', async (t) => {
   const report = newReport('r1', false);
+  report.intake.state = 'finished';
   report.warnings.push('the mapping file can be read by members');
   report.intake.documents.push(
     { uid: 'a', path: `/default-domain/workspaces/ERP/Invoices/${'x'.repeat(70)}.pdf`, mapping: '/m', useCase: 'link', result: 'labelled', status: 'READY', facets: [], values: {}, folder: '/default-domain/workspaces/ERP/Invoices/folder', missing: [] },
@@ -118,10 +121,14 @@ t.test('the terminal table shows warnings, errors, statuses and folders', async 
   t.match(renderReport(report), / e{79}…\n?/, 'long messages are cut at 80 characters');
   report.intake.counts.skipped = 2;
   t.match(renderReport(report), /intake: 0 labelled \(0 ready, 0 waiting for input\), 2 left to another run, 0 errors/, 'documents left to another run are counted');
+  report.intake.state = 'stopped';
+  report.intake.reason = 'SIGTERM';
+  t.match(renderReport(report), /intake: stopped early \(SIGTERM\); the rest of its backlog waits for the next run; 0 labelled \(0 ready/, 'an intake cut short says so, with what it did');
+  report.intake.state = 'finished';
   t.notMatch(text, /values that would be written/, 'only a dry run lists values');
-  report.tasks.link = { counts: {}, documents: [], unlisted: 0, durationMs: 0 };
-  report.tasks.workflow = { counts: { CLAIMED_ELSEWHERE: 1 }, documents: [{ uid: 'w', path: '/w.pdf', task: 'workflow', result: 'CLAIMED_ELSEWHERE' }], unlisted: 0, durationMs: 0 };
-  report.tasks.barcode = { counts: { FAILED: 1 }, documents: [{ uid: 'c', path: '/c.pdf', task: 'barcode', result: 'FAILED', message: 'BAPI_BARCODE_SENDLIST: Bar code x is not valid' }], unlisted: 0, durationMs: 0 };
+  report.tasks.link = { state: 'finished', counts: {}, documents: [], unlisted: 0, durationMs: 0 };
+  report.tasks.workflow = { state: 'finished', counts: { CLAIMED_ELSEWHERE: 1 }, documents: [{ uid: 'w', path: '/w.pdf', task: 'workflow', result: 'CLAIMED_ELSEWHERE' }], unlisted: 0, durationMs: 0 };
+  report.tasks.barcode = { state: 'finished', counts: { FAILED: 1 }, documents: [{ uid: 'c', path: '/c.pdf', task: 'barcode', result: 'FAILED', message: 'BAPI_BARCODE_SENDLIST: Bar code x is not valid' }], unlisted: 0, durationMs: 0 };
   report.plannedCalls.push({ system: 'S4H', call: 'ARCHIV_PROCESS_RFCINPUT', params: { DOCUMENT_ENTRY: { ARC_DOC_ID: 'd' } } });
   const withTasks = renderReport(report);
   t.match(withTasks, /\ntask link: nothing to do\n/);

@@ -1,24 +1,65 @@
-import { writeFileSync } from 'node:fs';
-import type { ConfigLocation } from '../config/load.js';
-import type { Logger } from '../log.js';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { DURATION_HINT, parseDuration } from '../config/duration.js';
+import type { ConfigLocation } from '../config/location.js';
+import { ConfigError, type ConfigProblem } from '../errors.js';
+import { createLogger } from '../log.js';
 import { renderHtml } from '../report/html.js';
 import { ReportFile } from '../report/report-file.js';
 import type { RunReport } from '../report/report.js';
 import { renderReport } from '../report/table.js';
 import { runJob } from '../run.js';
+import type { StopSignals } from '../signals.js';
 
 export interface RunCommandOptions {
   location: Required<ConfigLocation>;
   dryRun: boolean;
   task?: string;
-  /** Stop claiming after this long, as on SIGTERM. */
-  maxDurationMs?: number;
-  graceMs?: number;
+  /** Stop claiming after this long (`25m`), as on SIGTERM. */
+  maxDuration?: string;
+  /** How long calls under way may finish once the run stops (`20s`). */
+  grace?: string;
   report?: string;
   reportHtml?: string;
 }
 
-const STOP_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+/** A duration option in milliseconds; a bad one is a configuration problem. */
+function durationOption(option: string, text: string | undefined, problems: ConfigProblem[]): number | undefined {
+  if (text === undefined) return undefined;
+  const value = parseDuration(text);
+  if (value === undefined) problems.push({ file: 'command line', path: `--${option}`, message: `"${text}" is not ${DURATION_HINT}` });
+  return value;
+}
+
+/**
+ * A report path is written at the end of the run; it is checked before any work by writing a
+ * probe file beside it, so that a missing folder or a read-only file system (a Kubernetes pod's
+ * root) stops the run before it labels or links anything.
+ */
+function checkReportPath(option: string, path: string | undefined, problems: ConfigProblem[]): void {
+  if (path === undefined) return;
+  const problem = (message: string): void => void problems.push({ file: 'command line', path: `--${option}`, message });
+  const folder = dirname(resolve(path));
+  if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) return problem(`${folder} is not an existing folder`);
+  if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) return problem(`${path} is a folder; give a file name`);
+  const probe = join(folder, `.connect2erp-probe-${process.pid}`);
+  try {
+    writeFileSync(probe, '');
+    rmSync(probe);
+  } catch (error) {
+    problem(`cannot write in ${folder} (${(error as NodeJS.ErrnoException).code})`);
+  }
+}
+
+/** The command line's durations and report paths, every problem at once, before the run starts. */
+function checkOptions(options: RunCommandOptions): { maxDurationMs?: number; graceMs?: number } {
+  const problems: ConfigProblem[] = [];
+  const checked = { maxDurationMs: durationOption('max-duration', options.maxDuration, problems), graceMs: durationOption('grace', options.grace, problems) };
+  checkReportPath('report', options.report, problems);
+  checkReportPath('report-html', options.reportHtml, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return checked;
+}
 
 function writeReports(report: RunReport, file: ReportFile | undefined, options: RunCommandOptions): void {
   file?.write(report);
@@ -28,21 +69,25 @@ function writeReports(report: RunReport, file: ReportFile | undefined, options: 
 /**
  * `connect2erp run`: SIGTERM (what Kubernetes and `docker stop` send), Ctrl-C or the end of
  * --max-duration stops the run the same way: nothing more is claimed, in-flight calls get
- * the grace period, the report is written and the exit code is 3.
+ * the grace period, the report is written and the exit code is 3. A signal that came while the
+ * program was still starting stops the run before its first request.
  */
-export async function runCommand(options: RunCommandOptions, log: Logger): Promise<number> {
+export async function runCommand(options: RunCommandOptions, signals: StopSignals): Promise<number> {
+  const log = createLogger();
   const stop = new AbortController();
-  // Kept for the whole run: a second signal is not the default "terminate now" while the run winds down.
-  const onSignal = (signal: NodeJS.Signals): void => {
+  // A second signal is not the default "terminate now" while the run winds down.
+  signals.listen((signal) => {
     if (stop.signal.aborted) log.warn('already stopping', { signal });
     else stop.abort(signal);
-  };
-  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
-  const deadline = options.maxDurationMs === undefined ? undefined : setTimeout(() => stop.abort('--max-duration'), options.maxDurationMs);
+  });
+  const { maxDurationMs, graceMs } = checkOptions(options);
+  const deadline = maxDurationMs === undefined ? undefined : setTimeout(() => stop.abort('--max-duration'), maxDurationMs);
   try {
     const file = options.report === undefined ? undefined : new ReportFile(options.report);
     const onDocument = file && ((phase: string, record: object) => file.add(phase, record));
-    const report = await runJob({ location: options.location, dryRun: options.dryRun, task: options.task, stop: stop.signal, graceMs: options.graceMs, onDocument }, log);
+    const report = await runJob({ location: options.location, dryRun: options.dryRun, task: options.task, stop: stop.signal, graceMs, onDocument }, log);
+    // The handlers stay until the process exits: a signal while the report is still being written out ends nothing.
+    signals.listen((signal) => log.warn('run already finished', { signal }));
     writeReports(report, file, options);
     process.stdout.write(`${renderReport(report)}\n`);
     // Calls still in flight after the grace period would keep the process alive: it exits
@@ -51,6 +96,5 @@ export async function runCommand(options: RunCommandOptions, log: Logger): Promi
     return report.exitCode;
   } finally {
     clearTimeout(deadline);
-    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
   }
 }

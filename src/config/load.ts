@@ -1,8 +1,9 @@
 import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
+import type { ConfigLocation } from './location.js';
 import { erpSchema, type ErpConfig } from './erp-schema.js';
 import { resolveReferences } from './secrets.js';
 import { storageSchema, type StorageConfig } from './storage-schema.js';
@@ -12,18 +13,6 @@ export interface Config {
   storage: StorageConfig;
   erp: ErpConfig;
   tasks: TaskConfig[];
-}
-
-export interface ConfigLocation {
-  configDir: string;
-  /** Defaults to the `jobs` folder beside the config folder. */
-  jobsDir?: string;
-}
-
-export function configLocation(options: { config?: string; jobs?: string }): Required<ConfigLocation> {
-  const configDir = resolve(options.config ?? process.env.CONNECT2ERP_CONFIG ?? 'config');
-  const jobsDir = resolve(options.jobs ?? process.env.CONNECT2ERP_JOBS ?? join(dirname(configDir), 'jobs'));
-  return { configDir, jobsDir };
 }
 
 /** A bad record key says only "Invalid key in record"; the reason is in its nested issue. */

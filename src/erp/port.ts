@@ -26,12 +26,17 @@ export interface PlannedCall {
   params: Record<string, unknown>;
 }
 
+/** What a dry run's write answers instead of SAP: a marker that the call was planned, not made. */
+const PLANNED = Symbol('planned');
+
+export const isPlanned = (answer: unknown): boolean => typeof answer === 'object' && answer !== null && PLANNED in answer;
+
 export function dryRunErp<R>(transport: Transport<R>, planned: PlannedCall[]): ErpPort<R> {
   return {
     read: (request) => transport.send(request),
     write: async (request) => {
       planned.push(transport.describe(request));
-      return {};
+      return { [PLANNED]: true };
     },
   };
 }

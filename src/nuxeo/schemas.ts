@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
+import { ConfigError } from '../errors.js';
 
 export type ScalarType = 'string' | 'boolean' | 'long' | 'double' | 'date' | 'blob';
 
@@ -70,13 +71,25 @@ const XSD_TYPES: Record<string, ScalarType> = {
 const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', removeNSPrefix: true });
 
+/**
+ * A declaration file's text. Missing or unreadable, it is a configuration problem naming the file
+ * (exit 2, found by `validate`), never a failure in the middle of a run.
+ */
+function readDeclaration(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    throw new ConfigError([{ file: path, path: '', message: 'cannot read the file; it ships with connect2erp, so the installation is incomplete' }]);
+  }
+}
+
 /** Read the scalar elements of a Nuxeo XSD; anything richer is refused rather than guessed. */
 function parseXsd(path: string, name: string, prefix: string): SchemaDef {
-  const doc = xml.parse(readFileSync(path, 'utf8')) as { schema?: { element?: unknown } };
+  const doc = xml.parse(readDeclaration(path)) as { schema?: { element?: unknown } };
   const elements = asArray(doc.schema?.element as Array<{ name: string; type: string }> | undefined);
   const fields = elements.map((element) => {
     const type = XSD_TYPES[String(element.type).replace(/^.*:/, '')];
-    if (type === undefined) throw new Error(`${path}: element ${element.name} has unsupported type ${element.type}`);
+    if (type === undefined) throw new ConfigError([{ file: path, path: `element ${element.name}`, message: `unsupported type ${element.type}` }]);
     return f(element.name, type);
   });
   return schema(name, prefix, fields);
@@ -112,7 +125,7 @@ export class SchemaRegistry {
 
   /** Load a Nuxeo XML contribution (schema and doctype extension points) and the XSDs it names. */
   loadContribution(path: string): void {
-    const doc = xml.parse(readFileSync(path, 'utf8')) as Contribution;
+    const doc = xml.parse(readDeclaration(path)) as Contribution;
     const extensions = asArray(doc.component?.extension as Extension[] | Extension | undefined);
     for (const extension of extensions) {
       if (extension.point === 'schema') {
@@ -147,5 +160,16 @@ export class SchemaRegistry {
   }
 }
 
-/** The feature's Nuxeo declarations, shared by the sandbox, the job's mapping validation and real Nuxeo deployments. */
-export const FEATURE_CONTRIBUTION = join(import.meta.dirname, '..', '..', 'config', 'nuxeo', 'OSGI-INF', 'connect2erp-types-contrib.xml');
+/**
+ * The feature's Nuxeo declarations, shared by the sandbox, the job's mapping validation and real
+ * Nuxeo deployments. They ship with the program (`nuxeo-package/`), not in the configuration folder
+ * an administrator replaces with a ConfigMap or a mount.
+ */
+export const FEATURE_CONTRIBUTION = join(import.meta.dirname, '..', '..', 'nuxeo-package', 'OSGI-INF', 'connect2erp-types-contrib.xml');
+
+/** The stock types and schemas plus the feature's facets: what the job checks mappings and reads against. */
+export function featureRegistry(): SchemaRegistry {
+  const registry = new SchemaRegistry();
+  registry.loadContribution(FEATURE_CONTRIBUTION);
+  return registry;
+}

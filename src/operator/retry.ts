@@ -31,7 +31,7 @@ export async function retryFailed(options: RetryOptions, client: RepositoryClien
     try {
       await writer.update(doc, RESET);
       reset.push(doc);
-      log.info('document put back', { uid: doc.uid, path: doc.path });
+      log.info(writer.dryRun ? 'document would be put back' : 'document put back', { uid: doc.uid, path: doc.path });
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error;
       log.warn('document changed meanwhile, left alone', { uid: doc.uid, path: doc.path });

@@ -1,4 +1,4 @@
-import { EXIT, EXIT_MEANING, LISTED_MAX, type RunReport } from './report.js';
+import { EXIT, EXIT_MEANING, LISTED_MAX, phaseNote, taskDetail, type RunReport } from './report.js';
 
 /** Rows listed per section; the JSON report has them all. */
 export const MAX_ROWS = 1000;
@@ -37,7 +37,9 @@ function documentSection(report: RunReport, title: string, rows: Row[]): string 
 
 function totals(report: RunReport): string {
   const c = report.intake.counts;
+  const intakeNote = phaseNote(report.intake);
   const rows: string[][] = [
+    ...(intakeNote === undefined ? [] : [['intake', intakeNote, '']]),
     ['intake', report.dryRun ? 'to label' : 'labelled', String(report.dryRun ? c.planned : c.labelled)],
     ['intake', 'ready', String(c.ready)],
     ['intake', 'waiting for input', String(c.pendingInput)],
@@ -46,16 +48,22 @@ function totals(report: RunReport): string {
   ];
   for (const [name, task] of Object.entries(report.tasks)) {
     const counts = Object.entries(task.counts);
-    if (counts.length === 0) rows.push([`task ${name}`, 'nothing to do', '0']);
+    const note = phaseNote(task);
+    if (note !== undefined) rows.push([`task ${name}`, note, '']);
+    else if (counts.length === 0) rows.push([`task ${name}`, 'nothing to do', '0']);
     for (const [result, n] of counts) rows.push([`task ${name}`, result, String(n)]);
   }
   return table(['phase', 'result', 'documents'], rows.map((r) => r.map(esc)));
 }
 
-/** The failed documents, then the waiting ones (for input, for a retry, or left claimed by a cut-short run). */
-function attention(report: RunReport): { failed: Row[]; waiting: Row[] } {
+/**
+ * The failed documents, the waiting ones (for input, for a retry, or left claimed by a cut-short
+ * run), and in a dry run the ones a task would process, with the call each would get.
+ */
+function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldProcess: Row[] } {
   const failed: Row[] = [];
   const waiting: Row[] = [];
+  const wouldProcess: Row[] = [];
   for (const d of report.intake.documents) {
     if (d.result === 'error') failed.push({ phase: 'intake', uid: d.uid, path: d.path, result: 'error', reason: String(d.error) });
     else if (d.status === 'PENDING_INPUT') waiting.push({ phase: 'intake', uid: d.uid, path: d.path, result: 'PENDING_INPUT', reason: `waiting for ${d.missing.join(', ')}` });
@@ -65,12 +73,13 @@ function attention(report: RunReport): { failed: Row[]; waiting: Row[] } {
       const row = { phase: `task ${name}`, uid: d.uid, path: d.path, result: d.result, reason: d.message ?? '' };
       if (d.result === 'FAILED') failed.push(row);
       else if (d.result === 'PENDING_INPUT' || d.result === 'RETRY' || d.result === 'RELEASED') waiting.push(row);
+      else if (d.result === 'PLANNED') wouldProcess.push({ ...row, reason: taskDetail(d) });
     }
   }
   for (const d of report.interrupted?.leftClaimed ?? []) {
     waiting.push({ phase: `task ${d.task}`, uid: d.uid, path: d.path, result: 'IN_PROGRESS', reason: 'still in flight when the run ended; a later run takes it over once its claim expires' });
   }
-  return { failed, waiting };
+  return { failed, waiting, wouldProcess };
 }
 
 const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -100,7 +109,7 @@ export function renderHtml(report: RunReport): string {
     ...report.warnings.map((w) => `<li class="warn">warning: ${esc(w)}</li>`),
     ...(unlisted > 0 ? [`<li>the lists below come from the first ${LISTED_MAX} documents of each phase; ${unlisted} more are counted in the totals and listed in the JSON report (--report) and the log</li>`] : []),
   ];
-  const { failed, waiting } = attention(report);
+  const { failed, waiting, wouldProcess } = attention(report);
   const planned = report.plannedCalls.length > 0
     ? `<h2>ERP calls that would be made (${report.plannedCalls.length})</h2>\n${table(['system', 'call', 'parameters'], report.plannedCalls.slice(0, MAX_ROWS).map((c) => [esc(c.system), esc(c.call), `<code>${esc(JSON.stringify(c.params))}</code>`]))}`
     : '';
@@ -115,6 +124,7 @@ ${notes.length > 0 ? `<ul>${notes.join('')}</ul>` : ''}
 ${totals(report)}
 ${documentSection(report, 'Failed documents', failed)}
 ${documentSection(report, 'Waiting documents', waiting)}
+${documentSection(report, 'Documents the tasks would process', wouldProcess)}
 ${planned}
 </body></html>
 `;

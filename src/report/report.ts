@@ -12,6 +12,32 @@ export const EXIT_MEANING: Record<number, string> = {
   [EXIT.interrupted]: 'interrupted',
 };
 
+/**
+ * How far a phase of the run got: through its whole backlog, cut short, or never begun. For the
+ * last two, `reason` says what ended the run (a signal, --max-duration, or the error).
+ */
+export type PhaseState = 'finished' | 'stopped' | 'not run';
+
+export interface Phase {
+  state: PhaseState;
+  reason?: string;
+  durationMs: number;
+}
+
+/** A phase's state as a person reads it; undefined when it finished. */
+export function phaseNote(phase: Phase): string | undefined {
+  if (phase.state === 'finished') return undefined;
+  if (phase.state === 'not run') return `not run: the run ended before it (${String(phase.reason)})`;
+  return `stopped early (${String(phase.reason)}); the rest of its backlog waits for the next run`;
+}
+
+/** What a task's document row says: the call a dry run would make with its values, SAP's reference, or the message. */
+export function taskDetail(record: TaskRecord): string {
+  const { planned } = record;
+  if (planned !== undefined) return `${planned.call} ${Object.entries(planned.values).map(([target, value]) => `${target}=${value}`).join(' ')}`;
+  return record.reference ?? record.message ?? '';
+}
+
 export interface IntakeRecord {
   uid: string;
   path: string;
@@ -48,12 +74,11 @@ export interface RunReport {
   warnings: string[];
   /** Configuration problems that stopped the run. */
   problems: string[];
-  intake: {
+  intake: Phase & {
     counts: { labelled: number; planned: number; ready: number; pendingInput: number; skipped: number; errors: number };
     /** The first LISTED_MAX documents' records; `unlisted` counts the others (the JSON report file has them all). */
     documents: IntakeRecord[];
     unlisted: number;
-    durationMs: number;
   };
   /** Per task: how many documents ended in each result, records as for the intake, how long it took. */
   tasks: Record<string, TaskSummary>;
@@ -62,11 +87,10 @@ export interface RunReport {
   exitCode: number;
 }
 
-export interface TaskSummary {
+export interface TaskSummary extends Phase {
   counts: Record<string, number>;
   documents: TaskRecord[];
   unlisted: number;
-  durationMs: number;
 }
 
 /**
@@ -78,7 +102,7 @@ export const LISTED_MAX = 1000;
 export function newReport(runId: string, dryRun: boolean): RunReport {
   return {
     runId, dryRun, startedAt: new Date().toISOString(), warnings: [], problems: [],
-    intake: { counts: { labelled: 0, planned: 0, ready: 0, pendingInput: 0, skipped: 0, errors: 0 }, documents: [], unlisted: 0, durationMs: 0 },
+    intake: { state: 'not run', counts: { labelled: 0, planned: 0, ready: 0, pendingInput: 0, skipped: 0, errors: 0 }, documents: [], unlisted: 0, durationMs: 0 },
     tasks: {}, plannedCalls: [], exitCode: EXIT.ok,
   };
 }
@@ -112,9 +136,9 @@ export function recordIntake(report: RunReport, record: IntakeRecord): void {
   }
 }
 
-/** A task's entry, before its first document: a task with nothing to do is reported too. */
+/** A task's entry, made before the task begins: a task that never ran, or had nothing to do, is reported too. */
 export function taskSummary(report: RunReport, task: string): TaskSummary {
-  report.tasks[task] ??= { counts: {}, documents: [], unlisted: 0, durationMs: 0 };
+  report.tasks[task] ??= { state: 'not run', counts: {}, documents: [], unlisted: 0, durationMs: 0 };
   return report.tasks[task];
 }
 
@@ -124,7 +148,11 @@ export function recordTask(report: RunReport, record: TaskRecord): void {
   summary.counts[record.result] = (summary.counts[record.result] ?? 0) + 1;
 }
 
-export function finish(report: RunReport): RunReport {
+/** Every phase that did not finish gets what ended the run as its reason. */
+export function finish(report: RunReport, endedBy: string | undefined): RunReport {
+  for (const phase of [report.intake, ...Object.values(report.tasks)]) {
+    if (phase.state !== 'finished') phase.reason ??= endedBy;
+  }
   report.finishedAt = new Date().toISOString();
   if (report.problems.length > 0) report.exitCode = EXIT.configuration;
   else if (report.interrupted) report.exitCode = EXIT.interrupted;

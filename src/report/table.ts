@@ -1,4 +1,4 @@
-import type { RunReport } from './report.js';
+import { phaseNote, taskDetail, type RunReport } from './report.js';
 
 function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
@@ -13,6 +13,12 @@ function shorten(text: string, max: number): string {
 /** Paths keep their end: the file and folder names tell documents apart, the workspace prefix does not. */
 function shortenPath(path: string, max: number): string {
   return path.length > max ? `…${path.slice(path.length - max + 1)}` : path;
+}
+
+/** A phase's line: its counts, after what stopped it when it did not finish. */
+function phaseLine(note: string | undefined, counts: string): string {
+  if (note === undefined) return counts;
+  return counts === '' ? note : `${note}; ${counts}`;
 }
 
 const unlistedNote = (n: number): string[] => (n > 0 ? [`… and ${n} more documents: see the JSON report (--report) or the log`] : []);
@@ -31,7 +37,8 @@ export function renderReport(report: RunReport): string {
   const docs = report.intake.documents;
   const c = report.intake.counts;
   const skipped = c.skipped > 0 ? `, ${c.skipped} left to another run` : '';
-  out.push('', `intake: ${report.dryRun ? `${c.planned} to label` : `${c.labelled} labelled`} (${c.ready} ready, ${c.pendingInput} waiting for input)${skipped}, ${c.errors} errors`);
+  const counts = `${report.dryRun ? `${c.planned} to label` : `${c.labelled} labelled`} (${c.ready} ready, ${c.pendingInput} waiting for input)${skipped}, ${c.errors} errors`;
+  out.push('', `intake: ${phaseLine(phaseNote(report.intake), report.intake.state === 'not run' ? '' : counts)}`);
   if (docs.length > 0) {
     out.push(table(
       ['document', 'use case', 'result', 'status', 'folder', 'missing / error'],
@@ -48,9 +55,9 @@ export function renderReport(report: RunReport): string {
   }
   for (const [name, task] of Object.entries(report.tasks)) {
     const counts = Object.entries(task.counts).map(([result, n]) => `${n} ${result}`).join(', ');
-    out.push('', `task ${name}: ${counts === '' ? 'nothing to do' : counts}`);
+    out.push('', `task ${name}: ${phaseLine(phaseNote(task), counts) || 'nothing to do'}`);
     if (task.documents.length > 0) {
-      out.push(table(['document', 'result', 'ERP reference / message'], task.documents.map((d) => [shortenPath(d.path, 60), d.result, shorten(d.reference ?? d.message ?? '', 80)])));
+      out.push(table(['document', 'result', 'ERP reference / message'], task.documents.map((d) => [shortenPath(d.path, 60), d.result, shorten(taskDetail(d), 100)])));
     }
     out.push(...unlistedNote(task.unlisted));
   }

@@ -28,6 +28,11 @@ export async function* drain(client: RepositoryClient, query: string, pageSize: 
   }
 }
 
+/** The pages of each source in turn. */
+export async function* concat<T>(...sources: Array<AsyncIterable<T> | Iterable<T>>): AsyncGenerator<T> {
+  for (const source of sources) yield* source;
+}
+
 /**
  * Work on up to `depth` pages at once, with the next page already read: its search runs
  * while earlier pages are worked on, so the repository and the ERP are never idle waiting

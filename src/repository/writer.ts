@@ -6,6 +6,8 @@ import type { RepositoryDocument } from './document.js';
  * so no call site needs its own guard.
  */
 export interface RepositoryWriter {
+  /** True when nothing is really written: what callers log says "would". */
+  readonly dryRun: boolean;
   addFacet(uids: string[], facet: string): Promise<void>;
   update(doc: RepositoryDocument, properties: Record<string, unknown>): Promise<RepositoryDocument>;
   createFolder(parent: { uid: string; path: string }, name: string, properties: Record<string, unknown>): Promise<RepositoryDocument>;
@@ -14,6 +16,7 @@ export interface RepositoryWriter {
 
 export function liveWriter(client: RepositoryClient): RepositoryWriter {
   return {
+    dryRun: false,
     addFacet: (uids, facet) => client.addFacet(uids, facet),
     update: (doc, properties) => client.update(doc, properties),
     createFolder: (parent, name, properties) => client.create(parent.uid, { type: 'Folder', name, properties }),
@@ -24,6 +27,7 @@ export function liveWriter(client: RepositoryClient): RepositoryWriter {
 /** Writes nothing; answers with what the repository would hold afterwards, so the plan can go on. */
 export function dryRunWriter(): RepositoryWriter {
   return {
+    dryRun: true,
     addFacet: async () => undefined,
     update: async (doc, properties) => ({ ...doc, properties: { ...doc.properties, ...properties } }),
     createFolder: async (parent, name, properties) => ({

@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import got, { type Got } from 'got';
-import { configLocation } from '../config/load.js';
+import { configLocation } from '../config/location.js';
 import { createLogger } from '../log.js';
 import { renderReport } from '../report/table.js';
 import { encodePath } from '../repository/client.js';

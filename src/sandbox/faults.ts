@@ -29,6 +29,10 @@ export class Faults {
   /** Sees every request that reaches the fault check, with the function module for the ERP: the benchmark counts and times with it. */
   observe: (req: IncomingMessage, res: ServerResponse, functionName?: string) => void = () => undefined;
   private rules: Array<FaultRule & { left: number }> = [];
+  /** While set, requests wait for it to open: a server that has them and has not answered yet. */
+  private gate?: { opened: Promise<void>; open: () => void };
+  private held = 0;
+  private heldWatchers: Array<{ count: number; reached: () => void }> = [];
   /** How much shorter than `latencyMs` the wait is, so that answers leave `latencyMs` after arrival on average. */
   private trimMs = 0;
 
@@ -36,11 +40,49 @@ export class Faults {
     this.rules.push({ ...rule, left: rule.times ?? 1 });
   }
 
+  /**
+   * Hold every request from now on, after its latency, until `release()`. A test holds the work
+   * that must still be under way at some point (a deadline, a signal) this way, instead of betting
+   * on how fast the machine gets there.
+   */
+  hold(): void {
+    const gate = {} as { opened: Promise<void>; open: () => void };
+    gate.opened = new Promise<void>((resolve) => (gate.open = resolve));
+    this.gate = gate;
+  }
+
+  /** Let the held requests, and every later one, go on. */
+  release(): void {
+    this.gate?.open();
+    this.gate = undefined;
+  }
+
+  /** Resolves once `count` requests are being held at the same time. */
+  whenHeld(count: number): Promise<void> {
+    return new Promise((reached) => {
+      this.heldWatchers.push({ count, reached });
+      this.notifyHeld();
+    });
+  }
+
+  private notifyHeld(): void {
+    const due = this.heldWatchers.filter((watcher) => this.held >= watcher.count);
+    this.heldWatchers = this.heldWatchers.filter((watcher) => this.held < watcher.count);
+    for (const watcher of due) watcher.reached();
+  }
+
   /** Returns true when the request was answered (or dropped) by a fault. */
   async apply(req: IncomingMessage, res: ServerResponse, functionName?: string): Promise<boolean> {
     this.observe(req, res, functionName);
     const arrived = performance.now();
     if (this.latencyMs > 0) await sleep(dithered(this.latencyMs - this.trimMs));
+    const gate = this.gate;
+    if (gate !== undefined) {
+      this.held++;
+      this.notifyHeld();
+      await gate.opened;
+      this.held--;
+    }
     const rule = this.rules.find(
       (r) => r.left > 0 && (r.method === undefined || r.method === req.method) && (r.path === undefined || (req.url as string).includes(r.path)) && (r.functionName === undefined || r.functionName === functionName),
     );

@@ -1,9 +1,8 @@
-import { once } from 'node:events';
 import { ErpSandbox } from './erp/server.js';
 import { RepositorySandbox } from './repository/server.js';
 
-/** Start the sandbox servers in the foreground until SIGINT or SIGTERM. */
-export async function startSandbox(options: { port: number; erpPort: number; dataDir?: string }, print: (line: string) => void): Promise<void> {
+/** Start the sandbox servers in the foreground until `stopped` settles (the command's SIGTERM or Ctrl-C). */
+export async function startSandbox(options: { port: number; erpPort: number; dataDir?: string }, print: (line: string) => void, stopped: Promise<unknown>): Promise<void> {
   const repository = new RepositorySandbox({ port: options.port, dataDir: options.dataDir });
   const url = await repository.start();
   const erp = new ErpSandbox({ port: options.erpPort });
@@ -14,7 +13,7 @@ export async function startSandbox(options: { port: number; erpPort: number; dat
   print(`repository sandbox: ${url} (REST API at ${url}/api/v1, user Administrator/Administrator)`);
   print(`ERP sandbox: ${erpUrl}/sap/bc/soap/rfc (client 100, user CONNECTOR/sandbox; tables at ${erpUrl}/sandbox/tables)`);
   print(options.dataDir ? `state kept in ${options.dataDir}` : 'state kept in memory (use --data DIR to keep it)');
-  await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
+  await stopped;
   await erp.stop();
   await repository.stop();
 }

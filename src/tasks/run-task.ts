@@ -4,11 +4,11 @@ import type { ErpPort } from '../erp/port.js';
 import type { Logger } from '../log.js';
 import type { RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
-import { drain, eachPage } from '../repository/pager.js';
+import { concat, drain, eachPage } from '../repository/pager.js';
 import type { RepositoryWriter } from '../repository/writer.js';
 import { taskQuery, taskReads } from './query.js';
 import { missingValues } from './readiness.js';
-import { execute, type CallAdapter, type CallOutcome } from './calls/execute.js';
+import { execute, type CallAdapter, type CallOutcome, type PlannedFor } from './calls/execute.js';
 import { restCall } from './calls/rest-call.js';
 import { rfcCall } from './calls/rfc-call.js';
 import { callFor } from './templates.js';
@@ -27,6 +27,8 @@ export interface TaskRecord {
   result: TaskResult;
   reference?: string;
   message?: string;
+  /** Dry run: the ERP call this document would get, and its values for it. */
+  planned?: PlannedFor;
 }
 
 export interface TaskDeps {
@@ -41,6 +43,8 @@ export interface TaskDeps {
   stop: AbortSignal;
   /** Documents claimed by this run and not settled yet, by uid: what a run cut short leaves claimed. */
   inFlight: Map<string, ClaimedDocument>;
+  /** Dry run: the documents this run's own intake would have labelled for the task, after what its search finds. */
+  unlabelled?: (task: TaskConfig, reads: string[]) => AsyncIterable<RepositoryDocument[]>;
   now?: () => Date;
 }
 
@@ -64,7 +68,9 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
     return restCall(call as RestCallConfig, erp as ErpPort<RestRequest>, (doc) => deps.client.downloadBlob(doc.uid));
   };
   const now = deps.now ?? (() => new Date());
-  await eachPage(drain(deps.client, taskQuery(task, now()), task.batchSize, deps.stop, taskReads(task, call)), task.concurrency, async (page) => {
+  const reads = taskReads(task, call);
+  const pages = concat(drain(deps.client, taskQuery(task, now()), task.batchSize, deps.stop, reads), deps.unlabelled?.(task, reads) ?? []);
+  await eachPage(pages, task.concurrency, async (page) => {
     const claimed = (await Promise.all(page.map((doc) => prepare(task, call, doc, deps, onRecord, now())))).filter((d) => d !== undefined);
     let refused: AuthenticationError | undefined;
     for (const [system, docs] of bySystem(claimed)) {
@@ -74,6 +80,7 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
         if (outcome.error instanceof AuthenticationError) {
           refused = outcome.error;
           await release(doc, deps);
+          onRecord({ uid: doc.uid, path: doc.path, task: task.name, result: 'RELEASED', message: outcome.error.message });
         } else {
           onRecord(await settle(task, call, doc, outcome, deps, now()));
         }
@@ -151,7 +158,8 @@ async function settle(task: TaskConfig, call: RfcCallConfig | RestCallConfig, do
     return { ...base, result: 'RELEASED', message: outcome.error.message };
   }
   if (outcome.error === undefined) {
-    if (deps.dryRun) return { ...base, result: 'PLANNED', reference: outcome.reference };
+    if (outcome.planned) return { ...base, result: 'PLANNED', reference: outcome.reference, planned: outcome.planned };
+    if (deps.dryRun) return { ...base, result: 'PLANNED', reference: outcome.reference, message: 'already in SAP: would be marked DONE' };
     await deps.writer.update(unclaimed, { ...UNCLAIMED, [S('status')]: 'DONE', [S('message')]: outcome.message ?? null, [S('erpReference')]: outcome.reference, [S('nextAttempt')]: null });
     deps.log.info('document processed', { ...base, reference: outcome.reference });
     return { ...base, result: 'DONE', reference: outcome.reference };

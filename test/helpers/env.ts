@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { configLocation, loadConfig, type Config } from '../../src/config/load.js';
+import { configLocation } from '../../src/config/location.js';
+import { loadConfig, type Config } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { RepositoryClient } from '../../src/repository/client.js';
 import { setUpRepository, uploadFile, writeDemoConfig } from '../../src/sandbox/demo.js';
@@ -30,6 +31,8 @@ export interface Env {
   props: (uid: string) => Record<string, unknown>;
   /** A user filling in values on a document, straight in the repository. */
   fill: (uid: string, values: Record<string, unknown>) => void;
+  /** Every document of the repository and every ERP table, to compare before and after a command. */
+  snapshot: () => string;
 }
 
 /** A sandbox over real HTTP, set up as the demo does, with a config folder pointing at it. */
@@ -61,5 +64,6 @@ export async function sandboxEnv(t: Test, options: { mapping?: string; storage?:
     fill: (uid, values) => {
       sandbox.store.update(sandbox.actor(), sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
     },
+    snapshot: () => JSON.stringify({ documents: [...sandbox.store.all()], erp: erp.tables }),
   };
 }

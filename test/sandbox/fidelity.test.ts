@@ -109,11 +109,15 @@ t.test('deletions persist too, and the journal is compacted at start', async (t)
 
 t.test('the sandbox command keeps state in memory when no folder is given', async (t) => {
   const printed: string[] = [];
-  const running = startSandbox({ port: 0, erpPort: 0 }, (line) => printed.push(line));
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  let stop = (): void => undefined;
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  let started = (): void => undefined;
+  const ready = new Promise<void>((resolve) => (started = resolve));
+  const running = startSandbox({ port: 0, erpPort: 0 }, (line) => printed.push(line) === 3 && started(), stopped);
+  await ready;
   t.match(printed[0], /^repository sandbox: http:\/\/127\.0\.0\.1:\d+\/nuxeo/);
   t.match(printed[1], /^ERP sandbox: http:\/\/127\.0\.0\.1:\d+\/sap\/bc\/soap\/rfc/);
   t.equal(printed[2], 'state kept in memory (use --data DIR to keep it)');
-  process.emit('SIGTERM');
+  stop();
   await running;
 });

@@ -1,10 +1,22 @@
 import { batches, type LookupFound, type RestCallConfig, type RfcCallConfig } from '../../config/call-schema.js';
 import { AuthenticationError, PermanentError, type Connect2ErpError } from '../../errors.js';
+import { isPlanned } from '../../erp/port.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import { dig, fill, mapValues, type MappedValue } from '../mapping.js';
 
-/** What one document's ERP work came to: done with SAP's reference, or the error that stopped it. */
-export type CallOutcome = { reference: string; message?: string; error?: undefined } | { error: Connect2ErpError };
+/**
+ * What one document's ERP work came to: done with SAP's reference, or the error that stopped it.
+ * In a dry run, `planned` is the call it would have got, with its values.
+ */
+export type CallOutcome =
+  | { reference: string; message?: string; planned?: PlannedFor; error?: undefined }
+  | { error: Connect2ErpError };
+
+/** The call a dry run would make for one document, with that document's values for it. */
+export interface PlannedFor {
+  call: string;
+  values: Record<string, string>;
+}
 
 export interface MappedDocument {
   doc: RepositoryDocument;
@@ -37,7 +49,8 @@ async function outcomeOf(work: () => Promise<CallOutcome>): Promise<CallOutcome>
 
 function done(adapter: CallAdapter, values: MappedValue[], answer: unknown): CallOutcome {
   const { erpReference, message } = adapter.config.result;
-  return { reference: fill(erpReference, values, answer), ...(message === undefined ? {} : { message: fill(message, values, answer) }) };
+  const planned = isPlanned(answer) ? { planned: { call: adapter.name, values: Object.fromEntries(values.map((v) => [v.target, v.value])) } } : {};
+  return { reference: fill(erpReference, values, answer), ...(message === undefined ? {} : { message: fill(message, values, answer) }), ...planned };
 }
 
 function checkAnswer(adapter: CallAdapter, answer: Record<string, unknown>): void {

@@ -1,0 +1,30 @@
+/** The signals that ask a command to stop: what Kubernetes and `docker stop` send, and Ctrl-C. */
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+
+export type SignalListener = (signal: NodeJS.Signals) => void;
+
+/**
+ * SIGTERM and SIGINT, caught from the program's first line until it exits. Node's default for
+ * them is to end the process at once; with these handlers installed before anything else loads
+ * and never removed, a signal that comes while the program starts, or after a run has finished
+ * while its output is still being written, reaches the command (or waits for it) instead.
+ */
+export class StopSignals {
+  private readonly pending: NodeJS.Signals[] = [];
+  private listener?: SignalListener;
+
+  constructor() {
+    for (const signal of STOP_SIGNALS) process.on(signal, (received: NodeJS.Signals) => this.receive(received));
+  }
+
+  private receive(signal: NodeJS.Signals): void {
+    if (this.listener === undefined) this.pending.push(signal);
+    else this.listener(signal);
+  }
+
+  /** From now on every signal goes to `listener`; one that came while nobody listened is handed over first. */
+  listen(listener: SignalListener): void {
+    this.listener = listener;
+    for (const signal of this.pending.splice(0)) listener(signal);
+  }
+}
