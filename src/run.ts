@@ -3,8 +3,10 @@ import { loadConfig, selectTasks } from './config/load.js';
 import type { ConfigLocation } from './config/location.js';
 import { ConfigError, AuthenticationError, errorMessage, formatProblem } from './errors.js';
 import { loadMapping } from './intake/mapping-file.js';
-import { labelledByIntake } from './intake/projection.js';
+import type { IntakeOutcome } from './intake/apply.js';
 import { runIntake } from './intake/run-intake.js';
+import type { UseCase } from './config/task-schema.js';
+import type { RepositoryDocument } from './repository/document.js';
 import type { Logger } from './log.js';
 import { featureRegistry } from './nuxeo/schemas.js';
 import { RepositoryClient } from './repository/client.js';
@@ -14,7 +16,11 @@ import type { ErpSystemConfig } from './config/erp-schema.js';
 import { dryRunErp, liveErp, type ErpPort, type PlannedCall, type Transport } from './erp/port.js';
 import { RestClient, type RestRequest } from './erp/rest-client.js';
 import { RfcClient, type RfcRequest } from './erp/rfc-client.js';
-import { runTask, type ClaimedDocument, type TaskDeps, type TaskRecord } from './tasks/run-task.js';
+import type { TaskDeps } from './tasks/context.js';
+import type { ClaimedDocument, TaskRecord } from './tasks/record.js';
+import { taskReads } from './tasks/query.js';
+import { runTask } from './tasks/run-task.js';
+import { callFor } from './tasks/templates.js';
 import { withinGrace } from './stop.js';
 import { INTAKE, taskPhase } from './report/report-file.js';
 
@@ -111,24 +117,55 @@ async function work(options: RunOptions, report: RunReport, log: Logger, stop: A
   }
   const sink = options.onDocument ?? (() => undefined);
   if (stop.aborted) return;
-  const intakeDeps = { client, writer, log, runId: report.runId, claimTimeoutMs: config.storage.intakeClaimTimeoutMs, pageSize: config.storage.pageSize, stop };
+  const alsoReads = (useCase: UseCase): string[] => tasks.filter((task) => task.useCase === useCase).flatMap((task) => taskReads(task, callFor(task)));
+  const intakeDeps = { client, writer, log, runId: report.runId, claimTimeoutMs: config.storage.intakeClaimTimeoutMs, pageSize: config.storage.pageSize, stop, alsoReads };
+  const labelled = new Labelled();
   await runPhase(report.intake, stop, () => runIntake(loaded.mapping, intakeDeps, (outcome) => {
     const record = intakeRecord(outcome, options.dryRun);
     recordIntake(report, record);
     sink(INTAKE, record);
+    labelled.add(outcome);
   }));
   const erpFor = erpPorts(config.erp.systems, options.dryRun, report.plannedCalls, log, stop);
-  // A dry run's intake labelled nothing: each task also goes through what it would have labelled.
-  const unlabelled = options.dryRun ? labelledByIntake(loaded.mapping, client, stop) : undefined;
+  const systems = new Map(config.erp.systems.map((system) => [system.name, system.maxConcurrentCalls]));
+  // A document naming an unknown system is never admitted (it waits for input), so every lookup finds one.
+  const callsAtOnce = (system: string): number => systems.get(system) as number;
   for (const task of tasks) {
     if (stop.aborted) return;
-    const deps = { client, writer, erpFor, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun, stop, inFlight, unlabelled };
+    const deps: TaskDeps = {
+      client, writer, erpFor, callsAtOnce, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun, stop, inFlight,
+      labelled: labelled.for(task.useCase),
+    };
     await runPhase(taskSummary(report, task.name), stop, () => runTask(task, deps, (record) => {
       recordTask(report, record);
       sink(taskPhase(task.name), record);
     }));
   }
 }
+
+/**
+ * Documents this run's intake labelled READY, by use case, for this run's tasks (labelledPages):
+ * at most LABELLED_HELD of them, so that memory stays bounded; the others are found by a later
+ * run's search.
+ */
+class Labelled {
+  private readonly byUseCase = new Map<UseCase, RepositoryDocument[]>();
+  private count = 0;
+
+  add({ labelled, plan }: IntakeOutcome): void {
+    if (labelled === undefined || plan.status['erpTaskStatus:status'] !== 'READY' || this.count >= LABELLED_HELD) return;
+    this.count++;
+    const docs = this.byUseCase.get(plan.useCase) ?? [];
+    docs.push(labelled);
+    this.byUseCase.set(plan.useCase, docs);
+  }
+
+  for(useCase: UseCase): RepositoryDocument[] {
+    return this.byUseCase.get(useCase) ?? [];
+  }
+}
+
+export const LABELLED_HELD = 10_000;
 
 /**
  * One phase of the run (the intake, a task), timed. It is `stopped` until it ends: an error, or

@@ -16,21 +16,27 @@ t.test('link: waits for its object id, links once, and a re-run or an existing l
   t.equal(env.props(uid)['erpTaskStatus:status'], 'PENDING_INPUT');
   t.equal(first.tasks.link.counts.PENDING_INPUT, 1);
   env.fill(uid, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
+  const calls: string[] = [];
+  env.erp.faults.observe = (_req, _res, functionName) => void calls.push(String(functionName));
   const dry = await env.run(true);
-  t.same(dry.plannedCalls.map((c) => c.call), ['ARCHIV_CONNECTION_INSERT'], 'a dry run looks the link up in SAP and plans the insert');
+  t.same(dry.plannedCalls.map((c) => c.call), ['ARCHIV_CONNECTION_INSERT'], 'a dry run plans the insert…');
   t.equal(env.erp.tables.links.length, 0, '…without making it');
   const second = await env.run();
   t.equal(second.tasks.link.counts.DONE, 1, 'the filled-in value moves it on');
+  t.same(calls, ['ARCHIV_CONNECTION_INSERT'], 'a first attempt is one call: nothing can be in SAP yet, so nothing is looked up');
   t.equal(env.props(uid)['erpTaskStatus:status'], 'DONE');
   t.equal(env.props(uid)['erpTaskStatus:erpReference'], 'BKPF 100019000000222023');
   t.same(env.erp.tables.links.map((l) => [l.SAP_OBJECT, l.OBJECT_ID, l.ARCHIV_ID, l.ARC_DOC_ID, l.AR_OBJECT, l.FILENAME]), [['BKPF', '100019000000222023', 'Z1', uid, 'ZFIINVOICE', 'invoice-1.pdf']]);
   t.match(env.erp.tables.links[0].AR_DATE, /^\d{8}$/, 'dates go as YYYYMMDD');
 
-  env.fill(uid, { 'erpTaskStatus:status': 'READY' });
+  // As after an attempt whose answer was lost: SAP may have the link.
+  env.fill(uid, { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 1 });
   t.match((await env.run(true)).tasks.link.documents, [{ result: 'PLANNED', message: 'already in SAP: would be marked DONE' }], 'a dry run finds the link too');
+  calls.length = 0;
   t.equal((await env.run()).tasks.link.counts.DONE, 1, 'found by ARCHIV_GET_CONNECTIONS: done without a second insert');
+  t.same(calls, ['ARCHIV_GET_CONNECTIONS'], 'a repeat is looked up first');
   env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 500, body: '<html/>' });
-  env.fill(uid, { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0 });
+  env.fill(uid, { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 1 });
   const lookupDown = await env.run();
   t.equal(lookupDown.tasks.link.counts.RETRY, 1, 'a lookup that fails with 500 and no SOAP answer is retried later');
   t.match(env.props(uid)['erpTaskStatus:message'], /ARCHIV_GET_CONNECTIONS on S4H failed with HTTP 500/);
@@ -46,6 +52,9 @@ t.test('link: waits for its object id, links once, and a re-run or an existing l
   const race = await env.run();
   t.equal(race.tasks.link.counts.DONE, 1, 'not found first, then OA403 on insert: still done');
   t.equal(env.erp.tables.links.length, 1, 'one link in SAP, whatever happened');
+  env.fill(uid, { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0 });
+  t.equal((await env.run()).tasks.link.counts.DONE, 1, 'sent again without a lookup (as a first attempt), SAP answers OA403: done');
+  t.equal(env.erp.tables.links.length, 1, 'still one link');
 });
 
 t.test('link: SAP refusing an object type, and a value too long for its field, fail with the reason', async (t) => {
@@ -125,9 +134,9 @@ t.test('wrong ERP credentials stop the task and release its claims, and the summ
   t.match(refused.tasks, { barcode: { state: 'finished' }, link: { state: 'stopped', reason: /SAP refused the credentials/ }, workflow: { state: 'not run', reason: /SAP refused the credentials/ } });
   const text = renderReport(refused);
   t.match(text, /\ntask barcode: nothing to do\n/);
-  t.match(text, /\ntask link: stopped early \(ARCHIV_GET_CONNECTIONS on S4H: SAP refused the credentials \(HTTP 401\); check rfc\.auth in erpHttp\.yaml\); the rest of its backlog waits for the next run; 1 RELEASED\n/);
-  t.match(text, /\ntask workflow: not run: the run ended before it \(ARCHIV_GET_CONNECTIONS on S4H: SAP refused the credentials/, 'not "nothing to do": it never ran');
-  t.match(renderHtml(refused), /<tr><td>task workflow<\/td><td>not run: the run ended before it \(ARCHIV_GET_CONNECTIONS on S4H: SAP refused the credentials/);
+  t.match(text, /\ntask link: stopped early \(ARCHIV_CONNECTION_INSERT on S4H: SAP refused the credentials \(HTTP 401\); check rfc\.auth in erpHttp\.yaml\); the rest of its backlog waits for the next run; 1 RELEASED\n/);
+  t.match(text, /\ntask workflow: not run: the run ended before it \(ARCHIV_CONNECTION_INSERT on S4H: SAP refused the credentials/, 'not "nothing to do": it never ran');
+  t.match(renderHtml(refused), /<tr><td>task workflow<\/td><td>not run: the run ended before it \(ARCHIV_CONNECTION_INSERT on S4H: SAP refused the credentials/);
   await env.erp.stop();
   await env.run();
   t.equal(env.props(uid)['erpTaskStatus:status'], 'RETRY');
@@ -153,11 +162,11 @@ t.test('a dry run shows what each task would do with what its own intake would l
     uid: approval, result: 'PLANNED',
     planned: { call: 'ARCHIV_PROCESS_RFCINPUT', values: { 'DOCUMENT_ENTRY.ARC_DOC_ID': approval, 'DOCUMENT_ENTRY.AR_OBJECT': 'ZINVWF', 'DOCUMENT_DATA[1].WERT': 'APPROVER1' } },
   });
-  t.same(dry.tasks.barcode.counts, { PENDING_INPUT: 1 }, 'the scan would wait for its bar code');
+  t.same(dry.tasks.barcode.counts, {}, 'the scan would wait for its bar code: the intake says so, the task has nothing to send');
   t.same(dry.tasks.link.counts, {}, 'the invoice is not for the link task\'s system');
   const text = renderReport(dry);
   t.match(text, /\ntask workflow: 1 PLANNED\n.*\n.*\n\S*approval\.pdf\s+PLANNED\s+ARCHIV_PROCESS_RFCINPUT DOCUMENT_ENTRY\.ARCHIV_ID=Z1 DOCUMENT_ENTRY\.ARC_DOC_ID=/);
-  t.match(text, /\nscan\.pdf|\/scan\.pdf\s+PENDING_INPUT\s+waiting for erpBarcode:barcode/);
+  t.match(text, /\/scan\.pdf\s+barcode\s+planned\s+PENDING_INPUT\s+erpBarcode:barcode\n/);
   t.match(renderHtml(dry), /<h2>Documents the tasks would process \(1\)<\/h2>[\s\S]*approval\.pdf<\/a><\/td><td>PLANNED<\/td><td>ARCHIV_PROCESS_RFCINPUT DOCUMENT_ENTRY\.ARCHIV_ID=Z1/);
 
   const real = await env.run();
@@ -200,7 +209,13 @@ t.test('task selection: systems, filter, a system without RFC, a Rest task, clai
 
   const other = await env.upload('ERP/Workflow', 'other.pdf');
   await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+  const sibling = await env.upload('ERP/Workflow', 'sibling.pdf');
+  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
   env.sandbox.faults.add({ method: 'PUT', path: `/id/${other}`, status: 400 });
-  const stopped = await env.run();
-  t.match(stopped.warnings.join('\n'), /run stopped: update .* failed with HTTP 400/, 'a claim refused for another reason stops the run');
+  const refused = await env.run();
+  t.same(refused.warnings, [], 'a claim refused for another reason does not stop the run…');
+  t.match(refused.tasks.workflow.documents.find((d) => d.uid === other), { result: 'ERROR', message: /failed with HTTP 400; not claimed, not sent: the next run looks at it again/ }, '…it is that document\'s outcome');
+  t.equal(env.props(sibling)['erpTaskStatus:status'], 'DONE', 'its neighbour goes on');
+  t.equal(env.props(other)['erpTaskStatus:status'], 'READY', 'nothing changed on it');
+  t.equal(refused.exitCode, 1, 'exit 1: a document failed');
 });

@@ -9,6 +9,8 @@ import { claim, CLAIM_EXPIRES, CLAIMED_BY } from '../tasks/claim.js';
 
 export interface IntakeOutcome {
   plan: DocumentPlan;
+  /** The document as labelled (its facets, values, status and changeToken), for this run's tasks. */
+  labelled?: RepositoryDocument;
   /** Path of the archive-link folder, when one is used. */
   folderPath?: string;
   error?: string;
@@ -80,8 +82,10 @@ async function addFacets<T>(items: T[], facets: readonly string[], uid: (item: T
 /** Write the values and the initial status; a property that did not stick is undone so the next run retries. */
 async function writeValues(plan: DocumentPlan, doc: RepositoryDocument, deps: IntakeDeps, folderPath?: string): Promise<IntakeOutcome> {
   try {
-    await deps.writer.update(doc, { ...plan.values, ...plan.status });
-    return { plan, folderPath };
+    const written = { ...plan.values, ...plan.status };
+    const { changeToken } = await deps.writer.update(doc, written);
+    const labelled = { ...doc, changeToken, facets: [...new Set([...doc.facets, ...plan.facets])], properties: { ...doc.properties, ...written } };
+    return { plan, folderPath, labelled };
   } catch (error) {
     if (error instanceof ConflictError) return { plan, folderPath, skipped: CHANGED_FIRST };
     if (error instanceof PropertiesDroppedError) await undo(plan, error, deps);

@@ -35,6 +35,18 @@ export function intakeQuery(entry: MappingEntry, allPaths: string[]): string {
     + ` AND (ecm:mixinType <> ${nxqlString(HTTP_CONTENT_FACET)} OR erpHttpContent:docId IS NULL)`;
 }
 
+/**
+ * The condition of `intakeQuery`, asked of a document as it is now: a search answered from an
+ * index that lags writes may return a file another run has labelled since (the document comes
+ * back current). Labelling it again would put a finished document back to READY.
+ */
+export function stillNew(entry: MappingEntry, allPaths: string[], doc: RepositoryDocument): boolean {
+  const under = (path: string): boolean => doc.path.startsWith(`${path}/`);
+  if (!under(entry.path) || allPaths.some((p) => p.startsWith(`${entry.path}/`) && under(p))) return false;
+  const docId = doc.properties['erpHttpContent:docId'];
+  return !doc.facets.includes(HTTP_CONTENT_FACET) || docId === undefined || docId === null || docId === '';
+}
+
 /** The properties the intake reads from a new file for `entry`: readiness, the entry's `$` references and the file's claim. */
 export function intakeReads(entry: MappingEntry): string[] {
   const references = Object.values(entry.properties).map(referenceOf).filter((reference) => reference !== undefined);

@@ -1,25 +1,29 @@
 import { drain, eachPage } from '../repository/pager.js';
 import { applyPlans, type IntakeDeps, type IntakeOutcome } from './apply.js';
-import type { MappingFile } from './mapping-schema.js';
-import { intakeQuery, intakeReads, planDocument } from './plan.js';
+import type { UseCase } from '../config/task-schema.js';
+import { useCaseOf, type MappingFile } from './mapping-schema.js';
+import { intakeQuery, intakeReads, planDocument, stillNew } from './plan.js';
 
 /** Pages labelled at once: the next page is read and labelled while the one before finishes. */
 const PAGES_IN_FLIGHT = 2;
 
 /**
  * The `Document created` replacement: label every new File under each mapped path; no new
- * page once the run is stopping. Each outcome goes to `onOutcome` as soon as it is known,
+ * page once the run is stopping. `alsoReads`: what the tasks of a use case read from a document. Each outcome goes to `onOutcome` as soon as it is known,
  * so nothing piles up however large the backlog.
  */
 export async function runIntake(
   mapping: MappingFile,
-  deps: IntakeDeps & { pageSize: number; stop: AbortSignal },
+  deps: IntakeDeps & { pageSize: number; stop: AbortSignal; alsoReads: (useCase: UseCase) => string[] },
   onOutcome: (outcome: IntakeOutcome) => void,
 ): Promise<void> {
   const paths = mapping.mapping.map((e) => e.path);
   for (const entry of mapping.mapping) {
-    await eachPage(drain(deps.client, intakeQuery(entry, paths), deps.pageSize, deps.stop, intakeReads(entry)), PAGES_IN_FLIGHT, async (page) => {
-      for (const outcome of await applyPlans(page.map((doc) => planDocument(entry, doc)), deps)) {
+    // What the tasks read too: they send the documents labelled here in the same run.
+    const reads = [...intakeReads(entry), ...deps.alsoReads(useCaseOf(entry))];
+    await eachPage(drain(deps.client, intakeQuery(entry, paths), deps.pageSize, deps.stop, reads), PAGES_IN_FLIGHT, async (page) => {
+      const plans = page.filter((doc) => stillNew(entry, paths, doc)).map((doc) => planDocument(entry, doc));
+      for (const outcome of await applyPlans(plans, deps)) {
         const fields = { uid: outcome.plan.doc.uid, path: outcome.plan.doc.path, mapping: entry.path };
         if (outcome.skipped !== undefined) deps.log.info('document left to another run', { ...fields, reason: outcome.skipped });
         else if (outcome.error === undefined) deps.log.info('document labelled', { ...fields, status: outcome.plan.status['erpTaskStatus:status'] });

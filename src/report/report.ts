@@ -1,6 +1,6 @@
 import type { IntakeOutcome } from '../intake/apply.js';
 import type { PlannedCall } from '../erp/port.js';
-import type { ClaimedDocument, TaskRecord } from '../tasks/run-task.js';
+import type { ClaimedDocument, TaskRecord } from '../tasks/record.js';
 
 export const EXIT = { ok: 0, documentsFailed: 1, configuration: 2, interrupted: 3 } as const;
 
@@ -156,6 +156,6 @@ export function finish(report: RunReport, endedBy: string | undefined): RunRepor
   report.finishedAt = new Date().toISOString();
   if (report.problems.length > 0) report.exitCode = EXIT.configuration;
   else if (report.interrupted) report.exitCode = EXIT.interrupted;
-  else if (report.intake.counts.errors > 0 || Object.values(report.tasks).some((t) => t.counts.FAILED > 0)) report.exitCode = EXIT.documentsFailed;
+  else if (report.intake.counts.errors > 0 || Object.values(report.tasks).some((t) => t.counts.FAILED > 0 || t.counts.ERROR > 0)) report.exitCode = EXIT.documentsFailed;
   return report;
 }

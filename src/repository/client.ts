@@ -38,11 +38,11 @@ export class RepositoryClient {
    * come back. A page of every schema of every document is several times larger, and the job
    * parses it and keeps it while the page is worked on.
    */
-  async search(query: string, page: { pageSize?: number; reads?: string[] } = {}): Promise<SearchPage> {
+  async search(query: string, page: { pageSize?: number; offset?: number; reads?: string[] } = {}): Promise<SearchPage> {
     const headers = page.reads === undefined ? ALL_PROPERTIES : { properties: this.schemasOf(page.reads) };
-    return this.http.json({
-      what: 'search', method: 'GET', path: 'search/execute', query: { query, pageSize: page.pageSize ?? this.config.pageSize }, headers, pageWide: true,
-    });
+    const params: Record<string, string | number> = { query, pageSize: page.pageSize ?? this.config.pageSize };
+    if (page.offset) params.offset = page.offset;
+    return this.http.json({ what: 'search', method: 'GET', path: 'search/execute', query: params, headers, pageWide: true });
   }
 
   async getById(uid: string): Promise<RepositoryDocument> {

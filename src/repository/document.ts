@@ -14,6 +14,8 @@ export interface SearchPage {
   entries: RepositoryDocument[];
   resultsCount: number;
   isNextPageAvailable: boolean;
+  /** The most the server returns per page (`nuxeo.pageprovider.default-max-page-size`). */
+  maxPageSize?: number;
 }
 
 export interface AceEntity {

@@ -12,19 +12,31 @@ import { NEVER } from '../stop.js';
  * start (an offset would make the server skip everything before it, and Elasticsearch-backed
  * searches refuse offsets past 10,000). Once `stop` fires, no further page is read. `reads`: the
  * properties the caller reads from the documents (RepositoryClient.search); all when not given.
+ *
+ * The end is where the server says there is no next page, not a short page: an index that lags
+ * drops the hits of documents deleted since it saw them, so a page can come back short, or
+ * empty, with more after it (the next one then skips the dropped hits by offset). A server whose
+ * `maxPageSize` is below `pageSize` gives fewer documents than asked and works its next-page flag
+ * out for the size asked: its own size is used from then on.
  */
 export async function* drain(client: RepositoryClient, query: string, pageSize: number, stop = NEVER, reads?: string[]): AsyncGenerator<RepositoryDocument[]> {
   let after: string | undefined;
+  let size = pageSize;
+  let offset = 0;
   while (!stop.aborted) {
     const keyset = after === undefined ? '' : ` AND ecm:uuid > ${nxqlString(after)}`;
-    const page = await client.search(`${query}${keyset} ORDER BY ecm:uuid`, { pageSize, reads });
+    const page = await client.search(`${query}${keyset} ORDER BY ecm:uuid`, { pageSize: size, offset, reads });
     // Stopped while the page was on its way: nothing of it is claimed.
     if (stop.aborted) return;
-    if (page.entries.length > 0) {
-      yield page.entries;
-      after = page.entries[page.entries.length - 1].uid;
+    const { entries } = page;
+    if (entries.length > 0) {
+      yield entries;
+      after = entries[entries.length - 1].uid;
     }
-    if (page.entries.length < pageSize) return;
+    const clamped = page.maxPageSize !== undefined && page.maxPageSize > 0 && page.maxPageSize < size;
+    if (clamped) size = page.maxPageSize as number;
+    if (!page.isNextPageAvailable && !(clamped && entries.length > 0)) return;
+    offset = entries.length === 0 ? offset + size : 0;
   }
 }
 

@@ -16,6 +16,10 @@ export interface FaultRule {
   delayMs?: number;
   /** Close the connection without answering. */
   drop?: boolean;
+  /** Do the work, then close the connection instead of answering: the write happened, its answer was lost. */
+  loseAnswer?: boolean;
+  /** Let this many matching requests through before the rule applies (a document's second write, say). */
+  skip?: number;
   /**
    * After `delayMs`, handle the request even when the client has given up meanwhile: the server
    * did the work but the answer was lost. By default a request whose client is gone is dropped.
@@ -28,7 +32,7 @@ export class Faults {
   latencyMs = 0;
   /** Sees every request that reaches the fault check, with the function module for the ERP: the benchmark counts and times with it. */
   observe: (req: IncomingMessage, res: ServerResponse, functionName?: string) => void = () => undefined;
-  private rules: Array<FaultRule & { left: number }> = [];
+  private rules: Array<FaultRule & { left: number; skipped: number }> = [];
   /** While set, requests wait for it to open: a server that has them and has not answered yet. */
   private gate?: { opened: Promise<void>; open: () => void };
   private held = 0;
@@ -37,7 +41,7 @@ export class Faults {
   private trimMs = 0;
 
   add(rule: FaultRule): void {
-    this.rules.push({ ...rule, left: rule.times ?? 1 });
+    this.rules.push({ ...rule, left: rule.times ?? 1, skipped: 0 });
   }
 
   /**
@@ -86,16 +90,28 @@ export class Faults {
     const rule = this.rules.find(
       (r) => r.left > 0 && (r.method === undefined || r.method === req.method) && (r.path === undefined || (req.url as string).includes(r.path)) && (r.functionName === undefined || r.functionName === functionName),
     );
-    if (rule === undefined) {
-      if (this.latencyMs > 0) res.once('finish', () => this.learn(performance.now() - arrived));
-      return false;
-    }
+    if (rule !== undefined && rule.skipped < (rule.skip ?? 0)) rule.skipped++;
+    else if (rule !== undefined) return this.inject(rule, req, res);
+    if (this.latencyMs > 0) res.once('finish', () => this.learn(performance.now() - arrived));
+    return false;
+  }
+
+  private async inject(rule: FaultRule & { left: number }, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     rule.left--;
     if (rule.delayMs !== undefined) await sleep(rule.delayMs);
     // A client that gave up (or died) while we waited never delivered its request.
     if (rule.drop || (req.socket.destroyed && !rule.handleAfterDisconnect)) {
       req.socket.destroy();
       return true;
+    }
+    if (rule.loseAnswer) {
+      // The handler does the work and answers into a connection that is closed instead.
+      res.writeHead = (() => res) as unknown as ServerResponse['writeHead'];
+      res.end = (() => {
+        req.socket.destroy();
+        return res;
+      }) as ServerResponse['end'];
+      return false;
     }
     if (rule.status === undefined) return false;
     res.writeHead(rule.status, rule.headers ?? { 'Content-Type': 'text/plain' });

@@ -1,7 +1,7 @@
 import type { RestCallConfig, RfcCallConfig } from '../config/call-schema.js';
 import type { TaskConfig } from '../config/task-schema.js';
 import { nxqlList, nxqlString } from '../nxql/literal.js';
-import { CLAIMED_BY } from './claim.js';
+import { CLAIM_EXPIRES, CLAIMED_BY } from './claim.js';
 import { READINESS_KEYS, USE_CASE_FACETS } from './readiness.js';
 
 /** `TIMESTAMP 'yyyy-MM-dd HH:mm:ss.SSS'` without a zone: read as UTC by the server. */
@@ -17,6 +17,27 @@ function timestamp(at: Date): string {
 export function taskQuery(task: TaskConfig, now: Date): string {
   const at = timestamp(now);
   return scoped(task, `(erpTaskStatus:status IN ('READY', 'PENDING_INPUT') OR (erpTaskStatus:status = 'RETRY' AND erpTaskStatus:nextAttempt <= ${at}) OR (erpTaskStatus:status = 'IN_PROGRESS' AND erpTaskStatus:claimExpires <= ${at}))`);
+}
+
+const due = (at: unknown, now: Date): boolean => typeof at === 'string' && Date.parse(at) <= now.getTime();
+
+/**
+ * The status condition of `taskQuery`, asked of a document as it is now. A search answered from
+ * an index that lags writes may return a document that matched a moment ago: it is only worked
+ * on when it still matches.
+ */
+export function stillDue(properties: Record<string, unknown>, now: Date): boolean {
+  switch (properties['erpTaskStatus:status']) {
+    case 'READY':
+    case 'PENDING_INPUT':
+      return true;
+    case 'RETRY':
+      return due(properties['erpTaskStatus:nextAttempt'], now);
+    case 'IN_PROGRESS':
+      return due(properties[CLAIM_EXPIRES], now);
+    default:
+      return false;
+  }
 }
 
 /**

@@ -29,15 +29,15 @@ export interface Env {
   run: (dryRun?: boolean) => ReturnType<typeof runJob>;
   /** A document's properties as the repository holds them. */
   props: (uid: string) => Record<string, unknown>;
-  /** A user filling in values on a document, straight in the repository. */
+  /** A user filling in values on a document, straight in the repository (and its search index). */
   fill: (uid: string, values: Record<string, unknown>) => void;
   /** Every document of the repository and every ERP table, to compare before and after a command. */
   snapshot: () => string;
 }
 
 /** A sandbox over real HTTP, set up as the demo does, with a config folder pointing at it. */
-export async function sandboxEnv(t: Test, options: { mapping?: string; storage?: Record<string, string>; users?: RepositorySandboxOptions['users'] } = {}): Promise<Env> {
-  const sandbox = new RepositorySandbox({ users: options.users });
+export async function sandboxEnv(t: Test, options: { mapping?: string; storage?: Record<string, string> } & Pick<RepositorySandboxOptions, 'users' | 'searchLagMs' | 'maxPageSize'> = {}): Promise<Env> {
+  const sandbox = new RepositorySandbox({ users: options.users, searchLagMs: options.searchLagMs, maxPageSize: options.maxPageSize });
   const baseUrl = await sandbox.start();
   t.teardown(() => sandbox.stop());
   const erp = new ErpSandbox();
@@ -62,7 +62,8 @@ export async function sandboxEnv(t: Test, options: { mapping?: string; storage?:
     run: (dryRun = false) => runJob({ location, dryRun }, quietLog),
     props: (uid) => (sandbox.store.get(uid) as StoredDoc).properties,
     fill: (uid, values) => {
-      sandbox.store.update(sandbox.actor(), sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
+      // As a user would in the Web UI; searchable at once, so that a test's own edits never wait for the index.
+      sandbox.index.sync(() => sandbox.store.update(sandbox.actor(), sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {}));
     },
     snapshot: () => JSON.stringify({ documents: [...sandbox.store.all()], erp: erp.tables }),
   };

@@ -224,7 +224,9 @@ function walkInUuidOrder(store: Store, query: Query, accept: (doc: StoredDoc) =>
     if (skipped < page.offset) skipped++;
     else entries.push(doc);
   }
-  return { total: i < uids.length ? -1 : skipped + entries.length, entries };
+  // One match past the page is enough to know another page follows.
+  for (; i < uids.length; i++) if (accept(store.get(uids[i]) as StoredDoc)) return { total: -1, more: true, entries };
+  return { total: skipped + entries.length, entries };
 }
 
 /** Ids from the indexes: their number (at most) now, the ids themselves only when asked. */
@@ -297,6 +299,8 @@ function compareDocs(store: Store, a: StoredDoc, b: StoredDoc, keys: SortKey[]):
 
 export interface QueryResult {
   total: number;
+  /** With an unknown total (-1): a match follows the page. */
+  more?: boolean;
   entries: StoredDoc[];
 }
 

@@ -58,22 +58,30 @@ export function renderDocument(store: Store, doc: StoredDoc, selection: SchemaSe
 
 export interface PageInfo {
   total: number;
+  /** When the total is unknown (-1): whether a document matches after this page. */
+  more?: boolean;
   pageSize: number;
+  maxPageSize?: number;
   pageIndex: number;
   offset: number;
   paginated: boolean;
+  /** An Elasticsearch-backed search pages no further than this (ElasticSearchNxqlPageProvider). */
+  maxResultWindow?: number;
 }
 
 /**
  * The `documents` entity with the pagination fields of DefaultListJsonWriter. A total of -1
- * is unknown (PageProvider.UNKNOWN_SIZE): a next page may follow when this one is full.
+ * is unknown (PageProvider.UNKNOWN_SIZE). isNextPageAvailable is AbstractPageProvider's, from the
+ * total, not from how many documents this page holds (an index may have dropped some), and for
+ * Elasticsearch only while `offset + 2 × pageSize` stays within the result window.
  */
 export function renderPage(entries: Array<Record<string, unknown>>, page: PageInfo): Record<string, unknown> {
   const known = page.total >= 0;
   const pages = !page.paginated ? 1 : known ? Math.max(1, Math.ceil(page.total / page.pageSize)) : -1;
-  const next = page.paginated && (known ? page.total > page.pageSize + page.offset : entries.length === page.pageSize);
+  const inWindow = page.maxResultWindow === undefined || page.offset + 2 * page.pageSize <= page.maxResultWindow;
+  const next = page.paginated && inWindow && (known ? page.total > page.pageSize + page.offset : page.more === true);
   return {
-    'entity-type': 'documents', isPaginable: true, resultsCount: page.total, pageSize: page.pageSize, maxPageSize: 1000,
+    'entity-type': 'documents', isPaginable: true, resultsCount: page.total, pageSize: page.pageSize, maxPageSize: page.maxPageSize ?? 1000,
     resultsCountLimit: 0, currentPageSize: entries.length, currentPageIndex: page.pageIndex, currentPageOffset: page.offset,
     numberOfPages: pages, isPreviousPageAvailable: page.pageIndex > 0, isNextPageAvailable: next,
     isLastPageAvailable: next, isSortable: true, hasError: false, errorMessage: null, totalSize: page.total,

@@ -4,7 +4,8 @@ import { Faults } from '../faults.js';
 import { basicCredentials, close, listen, readBody, sendEmpty, sendJson } from '../http.js';
 import { EVERYONE } from './acl.js';
 import { OPERATIONS, type OperationResult } from './automation.js';
-import { runQuery, type SortKey } from './query.js';
+import { type SortKey } from './query.js';
+import { SearchIndex } from './search-index.js';
 import { renderAcls, renderDocument, renderException, renderPage, type SchemaSelection } from './render.js';
 import { FEATURE_CONTRIBUTION, SchemaRegistry } from '../../nuxeo/schemas.js';
 import { RepositoryError, Store, type Actor, type StoredBlob, type StoredDoc, type User } from './store.js';
@@ -17,16 +18,23 @@ export interface RepositorySandboxOptions {
   dataDir?: string;
   /** Users besides `Administrator`/`Administrator`. */
   users?: Record<string, User>;
+  /** How long a write takes to reach the search index (see SearchIndex); 0: at once. */
+  searchLagMs?: number;
+  /** `nuxeo.pageprovider.default-max-page-size`: 1000 on a stock server (core-query-properties.xml). */
+  maxPageSize?: number;
 }
 
 const DEFAULT_USERS: Record<string, User> = {
   Administrator: { password: 'Administrator', groups: ['administrators'] },
 };
 const GROUPS = new Set(['administrators', 'members']);
+/** `org.nuxeo.elasticsearch.provider.maxResultWindow`: Elasticsearch's 10,000 (ElasticSearchNxqlPageProvider). */
+const MAX_RESULT_WINDOW = 10_000;
 
 /** A Nuxeo-compatible repository server (REST API v1 subset) for the demo and the tests. */
 export class RepositorySandbox {
   readonly store: Store;
+  readonly index: SearchIndex;
   readonly faults = new Faults();
   private readonly users: Record<string, User>;
   private readonly tokens = new Map<string, { user: string; key: string }>();
@@ -38,6 +46,7 @@ export class RepositorySandbox {
     const registry = new SchemaRegistry();
     registry.loadContribution(FEATURE_CONTRIBUTION);
     this.store = new Store(registry, options.dataDir);
+    this.index = new SearchIndex(this.store, options.searchLagMs);
     this.users = { ...DEFAULT_USERS, ...options.users };
   }
 
@@ -68,7 +77,9 @@ export class RepositorySandbox {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       if (await this.faults.apply(req, res)) return;
-      await this.route(req, res);
+      // ElasticSearchFilter: either header, `true` in any case, indexes the request's writes before it answers.
+      const sync = [req.headers['nx-es-sync'], req.headers.nx_es_sync].some((value) => String(value).toLowerCase() === 'true');
+      await (sync ? this.index.sync(() => this.route(req, res)) : this.route(req, res));
     } catch (error) {
       const status = error instanceof RepositoryError ? error.status : 500;
       // Every handler answers in one write at its end, so an error never comes after the headers.
@@ -270,20 +281,23 @@ export class RepositorySandbox {
     }
     const params = url.searchParams;
     const requested = Number(params.get('pageSize') ?? '0');
-    // Absent or 0 means "no pagination", still capped at the maximum page size.
+    // Absent or 0 means "no pagination", still capped at the maximum page size. A larger page
+    // size is clamped only in what is fetched (AbstractPageProvider.getMinMaxPageSize): the
+    // answer, the offset of a page index and isNextPageAvailable keep the size asked for.
     const paginated = requested > 0;
-    const limit = paginated ? Math.min(requested, 1000) : 1000;
+    const maxPageSize = this.options.maxPageSize ?? 1000;
+    const limit = paginated ? Math.min(requested, maxPageSize) : maxPageSize;
     const pageIndex = Number(params.get('currentPageIndex') ?? '0');
-    const offset = params.get('offset') !== null ? Number(params.get('offset')) : paginated ? pageIndex * limit : 0;
+    const offset = params.get('offset') !== null ? Number(params.get('offset')) : paginated ? pageIndex * requested : 0;
     const orders = (params.get('sortOrder') ?? '').split(',');
     const sort: SortKey[] | undefined = params.get('sortBy')?.split(',').map((property, i) => ({
       property: property.trim(),
       // Only "asc" sorts ascending; anything else, or nothing, sorts descending.
       descending: orders[i]?.trim().toLowerCase() !== 'asc',
     }));
-    const result = runQuery(this.store, actor, params.get('query') ?? 'SELECT * FROM Document', { offset, limit, sort });
+    const result = this.index.search(actor, params.get('query') ?? 'SELECT * FROM Document', { offset, limit, sort });
     const entries = result.entries.map((doc) => this.render(req, url, doc));
-    return sendJson(res, 200, renderPage(entries, { total: result.total, pageSize: paginated ? limit : 0, pageIndex, offset, paginated }));
+    return sendJson(res, 200, renderPage(entries, { total: result.total, more: result.more, pageSize: paginated ? requested : 0, maxPageSize, pageIndex, offset, paginated, maxResultWindow: MAX_RESULT_WINDOW }));
   }
 
   private async automation(req: IncomingMessage, res: ServerResponse, actor: Actor, operationId: string, adapted: StoredDoc | undefined): Promise<void> {
@@ -312,7 +326,7 @@ export class RepositorySandbox {
     if (Array.isArray(result)) return { 'entity-type': 'documents', entries: result.map((doc) => this.render(req, url, doc)) };
     if ('page' in result) {
       const { page, pageSize, pageIndex, paginated } = result;
-      return renderPage(page.entries.map((doc) => this.render(req, url, doc)), { total: page.total, pageSize, pageIndex, offset: paginated ? pageIndex * pageSize : 0, paginated });
+      return renderPage(page.entries.map((doc) => this.render(req, url, doc)), { total: page.total, more: page.more, pageSize, pageIndex, offset: paginated ? pageIndex * pageSize : 0, paginated });
     }
     return this.render(req, url, result);
   }

@@ -73,14 +73,17 @@ export class Store {
   private ordered?: string[];
   private readonly journal?: string;
   readonly rootId: string;
+  /** Sees every committed change, in order: what the search index is fed from. */
+  onCommit: (uid: string, after: StoredDoc | undefined) => void = () => undefined;
 
-  constructor(readonly registry: SchemaRegistry, private readonly dataDir?: string) {
+  /** `mirrorOf`: an empty copy to be filled with `mirror`, standing for a search index of that store. */
+  constructor(readonly registry: SchemaRegistry, private readonly dataDir?: string, mirrorOf?: Store) {
     if (dataDir !== undefined) {
       mkdirSync(join(dataDir, 'blobs'), { recursive: true });
       this.journal = join(dataDir, 'journal.jsonl');
       if (existsSync(this.journal)) this.replay(this.journal);
     }
-    const root = this.byPath.get('/');
+    const root = mirrorOf?.rootId ?? this.byPath.get('/');
     this.rootId = root ?? this.initialTree();
   }
 
@@ -338,6 +341,11 @@ export class Store {
     this.commit(doc, undefined);
   }
 
+  /** A mirror takes a document's state, or its removal, as the store it mirrors committed it. */
+  mirror(uid: string, after: StoredDoc | undefined): void {
+    this.commit(this.docs.get(uid), after);
+  }
+
   setAcls(actor: Actor, doc: StoredDoc, acls: Acl[]): StoredDoc {
     this.require(actor, doc, 'WriteSecurity');
     return this.save(doc, { ...doc, acls }, false);
@@ -433,6 +441,7 @@ export class Store {
     if (this.journal !== undefined) {
       appendFileSync(this.journal, `${JSON.stringify(after ? { put: after } : { del: (before as StoredDoc).uid })}\n`);
     }
+    this.onCommit((after ?? before as StoredDoc).uid, after);
   }
 
   private index(doc: StoredDoc): void {

@@ -69,9 +69,10 @@ export function foundIn(answer: unknown, found: LookupFound, values: MappedValue
   return list.find((row) => Object.entries(found.match ?? {}).every(([field, template]) => String(row[field]) === fill(template, values)));
 }
 
-async function single(adapter: CallAdapter, item: MappedDocument): Promise<CallOutcome> {
+async function single(adapter: CallAdapter, item: MappedDocument & { repeat: boolean }): Promise<CallOutcome> {
   return outcomeOf(async () => {
-    const found = await adapter.lookup?.(item.values);
+    // Looked up only when an earlier attempt may have reached SAP: a first attempt is one call.
+    const found = item.repeat ? await adapter.lookup?.(item.values) : undefined;
     if (found !== undefined) return done(adapter, item.values, found);
     let answer: Record<string, unknown> = {};
     try {
@@ -103,20 +104,19 @@ async function batch(adapter: CallAdapter, items: MappedDocument[]): Promise<Cal
 const spread = (all: Promise<CallOutcome[]>, n: number): Array<Promise<CallOutcome>> => Array.from({ length: n }, (_, i) => all.then((outcomes) => outcomes[i]));
 
 /**
- * A task's call over its claimed documents of one ERP system: one outcome per document, in
- * order, each settling as soon as its own call does (so a stopping run releases documents
- * whose calls were refused without waiting for the calls under way). Values are mapped and
- * checked first: a value that does not fit never reaches SAP.
+ * A task's call for its claimed documents of one ERP system: one outcome per document, in
+ * order. Values are mapped and checked first: a value that does not fit never reaches SAP. A
+ * document whose earlier attempt may have reached SAP (`repeat`) is looked up before it is sent.
  */
-export function execute(adapter: CallAdapter, docs: RepositoryDocument[]): Array<Promise<CallOutcome>> {
-  const mapped = docs.map((doc) => {
+export function execute(adapter: CallAdapter, items: Array<{ doc: RepositoryDocument; repeat: boolean }>): Array<Promise<CallOutcome>> {
+  const mapped = items.map(({ doc, repeat }) => {
     try {
-      return { doc, values: mapValues(adapter.config.parameters, doc) };
+      return { doc, repeat, values: mapValues(adapter.config.parameters, doc) };
     } catch (error) {
       return { doc, error: error as Connect2ErpError };
     }
   });
-  const valid = mapped.filter((m): m is MappedDocument & { error?: undefined } => m.error === undefined);
+  const valid = mapped.filter((m): m is MappedDocument & { repeat: boolean; error?: undefined } => m.error === undefined);
   const pending = batches(adapter.config.parameters) && valid.length > 0 ? spread(batch(adapter, valid), valid.length) : valid.map((item) => single(adapter, item));
   const byDoc = new Map(valid.map((item, i) => [item.doc, pending[i]]));
   return mapped.map((m) => (m.error === undefined ? (byDoc.get(m.doc) as Promise<CallOutcome>) : Promise.resolve({ error: m.error })));

@@ -1,0 +1,65 @@
+import type { RepositoryDocument } from '../repository/document.js';
+import { CLAIMED_BY, UNCLAIMED } from './claim.js';
+import { base, operatorHint, S, safeToRepeat, type TaskContext } from './context.js';
+import { stillDue } from './query.js';
+import { missingValues } from './readiness.js';
+import { leftAlone } from './record.js';
+
+/** A document to send, and whether an earlier attempt of it may have reached SAP. */
+export interface Admitted {
+  doc: RepositoryDocument;
+  /** It has failed attempts, or its claim was taken over from a run that stopped: look before sending again. */
+  repeat: boolean;
+}
+
+/**
+ * What a task does with one search hit before any claim: skip it if it is no longer due (the
+ * search index may lag; the document it returned is current), wait for missing values, leave an
+ * interrupted workflow start to an operator, or admit it for sending. A repository error on its
+ * write is its own outcome.
+ */
+export async function admit(ctx: TaskContext, doc: RepositoryDocument): Promise<Admitted | undefined> {
+  const at = ctx.now();
+  const { properties } = doc;
+  if (!stillDue(properties, at)) return notDue(ctx, doc);
+  try {
+    const missing = missingValues(ctx.task.useCase, properties);
+    const system = String(properties['erpHttpContent:source']);
+    if (missing.length === 0 && ctx.deps.erpFor(system, ctx.task.function) === undefined) missing.push(`erpHttpContent:source (no ERP system "${system}" with a ${ctx.task.function} connection)`);
+    if (missing.length > 0) return await waitForInput(ctx, doc, `waiting for ${missing.join(', ')}`);
+    const takenOver = properties[S('status')] === 'IN_PROGRESS';
+    if (takenOver && !safeToRepeat(ctx.call)) return await abandon(ctx, doc);
+    return { doc, repeat: takenOver || Number(properties[S('attempts')] ?? 0) > 0 };
+  } catch (error) {
+    ctx.onRecord(leftAlone(base(ctx, doc), error, 'left as it was'));
+    return undefined;
+  }
+}
+
+/** A hit the search index still had for this task: another run holds it, or it is already done with. */
+function notDue(ctx: TaskContext, doc: RepositoryDocument): undefined {
+  const status = doc.properties[S('status')];
+  if (status === 'IN_PROGRESS') ctx.onRecord({ ...base(ctx, doc), result: 'CLAIMED_ELSEWHERE' });
+  else ctx.deps.log.debug('search hit no longer due', { uid: doc.uid, status });
+  return undefined;
+}
+
+async function waitForInput(ctx: TaskContext, doc: RepositoryDocument, message: string): Promise<undefined> {
+  if (doc.properties[S('status')] !== 'PENDING_INPUT' || doc.properties[S('message')] !== message) {
+    await ctx.deps.writer.update(doc, { [S('status')]: 'PENDING_INPUT', [S('message')]: message });
+  }
+  ctx.onRecord({ ...base(ctx, doc), result: 'PENDING_INPUT', message });
+  return undefined;
+}
+
+/**
+ * An expired claim on a call that can neither be looked up nor safely repeated (a workflow
+ * start): the interrupted run may have reached SAP, so an operator decides instead of a retry.
+ */
+async function abandon(ctx: TaskContext, doc: RepositoryDocument): Promise<undefined> {
+  const message = `run ${String(doc.properties[CLAIMED_BY])} was interrupted while sending this document and SAP may have it already: ${operatorHint(doc.uid)}`;
+  await ctx.deps.writer.update(doc, { ...UNCLAIMED, [S('status')]: 'FAILED', [S('message')]: message });
+  ctx.deps.log.warn('document left for an operator', base(ctx, doc));
+  ctx.onRecord({ ...base(ctx, doc), result: 'FAILED', message });
+  return undefined;
+}

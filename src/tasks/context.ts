@@ -1,0 +1,47 @@
+import type { RestCallConfig, RfcCallConfig } from '../config/call-schema.js';
+import type { TaskConfig } from '../config/task-schema.js';
+import type { ErpPort } from '../erp/port.js';
+import type { RestRequest } from '../erp/rest-client.js';
+import type { RfcRequest } from '../erp/rfc-client.js';
+import type { Logger } from '../log.js';
+import type { RepositoryClient } from '../repository/client.js';
+import type { RepositoryDocument } from '../repository/document.js';
+import type { RepositoryWriter } from '../repository/writer.js';
+import type { ClaimedDocument, TaskRecord } from './record.js';
+
+export interface TaskDeps {
+  client: RepositoryClient;
+  writer: RepositoryWriter;
+  /** The ERP port for a system and transport, or undefined when erpHttp.yaml has no such connection. */
+  erpFor: (system: string, transport: TaskConfig['function']) => ErpPort<RfcRequest> | ErpPort<RestRequest> | undefined;
+  /** How many calls a system takes at once (`maxConcurrentCalls` in erpHttp.yaml). */
+  callsAtOnce: (system: string) => number;
+  log: Logger;
+  runId: string;
+  dryRun: boolean;
+  /** Fires when the run must stop: nothing more is claimed, calls under way get the grace period. */
+  stop: AbortSignal;
+  /** Documents claimed by this run and not settled yet, by uid: what a run cut short leaves claimed. */
+  inFlight: Map<string, ClaimedDocument>;
+  /** The documents this run's intake labelled READY for the task's use case (see labelledPages). */
+  labelled: readonly RepositoryDocument[];
+  now?: () => Date;
+}
+
+/** What each step of a task works with. */
+export interface TaskContext {
+  task: TaskConfig;
+  call: RfcCallConfig | RestCallConfig;
+  deps: TaskDeps;
+  onRecord: (record: TaskRecord) => void;
+  now: () => Date;
+}
+
+export const S = (field: string): string => `erpTaskStatus:${field}`;
+
+export const base = (ctx: TaskContext, doc: RepositoryDocument): ClaimedDocument => ({ uid: doc.uid, path: doc.path, task: ctx.task.name });
+
+/** A lookup finds work already done, or SAP ignores a repeat: sending again creates nothing twice. */
+export const safeToRepeat = (call: RfcCallConfig | RestCallConfig): boolean => call.repeatable || call.lookup !== undefined;
+
+export const operatorHint = (uid: string): string => `check in SAP, then \`connect2erp retry --doc ${uid}\` to send it again`;
