@@ -120,3 +120,34 @@ t.test('the repository refusing the credentials in the middle of a task stops th
   t.equal(atSettle.exitCode, 2);
   t.equal(status(env, second), 'IN_PROGRESS', 'left claimed, so that a later run takes it over as after a crash');
 });
+
+t.test('four runs started together on one backlog, on a search index that lags: each document done once, one folder each, every run exits 0', async (t) => {
+  const env = await sandboxEnv(t, { searchLagMs: 200 });
+  // Invoices and scans labelled earlier and completed by users: READY for the link and bar-code tasks.
+  const invoices = await uploadMany(env, 'ERP/Invoices', 'invoice', 16);
+  const scans = await uploadMany(env, 'ERP/Barcode', 'scan', 16);
+  await intake(env);
+  invoices.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
+  scans.forEach((uid, i) => env.fill(uid, { 'erpBarcode:barcode': `BC-${i}` }));
+  env.sandbox.index.catchUp();
+  // New ones: approvals for the workflow task, invoices that get folders and wait for their number, scans that wait for their bar code.
+  const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 40);
+  const newInvoices = await uploadMany(env, 'ERP/Invoices', 'new-invoice', 8);
+  const newScans = await uploadMany(env, 'ERP/Barcode', 'new-scan', 8);
+  env.sandbox.faults.latencyMs = 2;
+  env.erp.faults.latencyMs = 20;
+  const runs = Array.from({ length: 4 }, (_, i) => startCli(['run', '--config', env.location.configDir, '--report', join(env.dir, `run-${i}.json`)]));
+  const results = await Promise.all(runs.map((r) => r.exited));
+  t.same(results.map((r) => r.code), [0, 0, 0, 0], results.map((r) => r.stderr.split('\n').filter((l) => /"level":"(warn|error)"/.test(l)).slice(0, 3).join('\n')).join('\n'));
+
+  const once = (values: string[]) => new Set(values).size === values.length;
+  t.same([env.erp.tables.links.length, env.erp.tables.barcodes.length, env.erp.tables.inbox.length], [16, 16, 40], 'every link, bar code and work item made');
+  t.ok(once(env.erp.tables.links.map((l) => l.ARC_DOC_ID)) && once(env.erp.tables.barcodes.map((b) => b.DOCID)) && once(env.erp.tables.inbox.map((w) => w.ARC_DOC_ID)), 'none of them twice');
+  t.same([...invoices, ...scans, ...approvals].filter((uid) => status(env, uid) !== 'DONE'), [], 'all DONE');
+  t.same([...newInvoices, ...newScans].map((uid) => status(env, uid)).filter((s) => s !== 'PENDING_INPUT'), [], 'the new invoices and scans wait for their values');
+  for (const uid of [...invoices, ...newInvoices]) {
+    const folders = [...env.sandbox.store.all()].filter((d) => d.type === 'Folder' && d.properties['dc:source'] === uid);
+    if (folders.length !== 1) t.fail(`invoice ${uid} has ${folders.length} archive-link folders`);
+  }
+  t.equal([...env.sandbox.store.all()].filter((d) => d.properties['erpTaskStatus:status'] === 'IN_PROGRESS').length, 0, 'nothing left claimed');
+});

@@ -6,7 +6,14 @@ import type { SchemaRegistry } from '../nuxeo/schemas.js';
 import { mappingSchema, type MappingFile } from './mapping-schema.js';
 
 export const CONFIG_FACET = 'fct_erp_config_file_connect2erp';
-const READ_PERMISSIONS = ['Read', 'ReadWrite', 'Everything', 'Browse', 'ReadProperties'];
+/**
+ * What a check for Read accepts: Read, every permission that contains it, and Everything
+ * (SecurityService.getPermissionsToCheck; the groups of permissions-contrib.xml in nuxeo-core,
+ * collection-security-contrib.xml and document-routing-security-contrib.xml). Browse or
+ * ReadProperties alone do not let a user read the file.
+ */
+const READ_PERMISSIONS = new Set(['Read', 'ReadWrite', 'ReadRemove', 'ReadCanCollect', 'DataVisualization', 'Everything']);
+const EVERYONE = 'Everyone';
 
 export interface LoadedMapping {
   document: RepositoryDocument;
@@ -56,19 +63,15 @@ export function parseMapping(text: string, file: string, registry: SchemaRegistr
 }
 
 /**
- * Who may read the document besides the administrators: ACEs are read in order (local,
- * then inherited) and the blocking "deny Everyone Everything" ends the walk.
+ * Who may read the document besides the administrators, as Nuxeo decides (ACPImpl.getAccess): the
+ * ACEs in order (the document's ACLs, then `inherited`), only those in effect; the first whose user
+ * is the principal or Everyone and whose permission is one a Read check accepts decides, grant or
+ * deny; none means no. A deny of another permission decides nothing for Read. Group membership
+ * is not known here, so each principal is judged alone: a user who may read only through a
+ * group is reported as that group.
  */
 export function readers(acl: AclEntity, administrators: string[]): string[] {
-  const found = new Set<string>();
-  const denied = new Set<string>();
-  for (const list of acl.acl) {
-    for (const ace of list.ace) {
-      if (ace.status !== undefined && ace.status !== 'effective') continue;
-      if (!ace.granted && ace.username === 'Everyone') return [...found];
-      if (!ace.granted) denied.add(ace.username);
-      else if (READ_PERMISSIONS.includes(ace.permission) && !administrators.includes(ace.username) && !denied.has(ace.username)) found.add(ace.username);
-    }
-  }
-  return [...found];
+  const aces = acl.acl.flatMap((list) => list.ace).filter((ace) => (ace.status === undefined || ace.status === 'effective') && READ_PERMISSIONS.has(ace.permission));
+  const principals = [...new Set(aces.map((ace) => ace.username))].filter((name) => !administrators.includes(name));
+  return principals.filter((name) => aces.find((ace) => ace.username === name || ace.username === EVERYONE)?.granted === true);
 }

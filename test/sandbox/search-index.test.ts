@@ -78,3 +78,13 @@ t.test('Elasticsearch pages no further than its result window', async (t) => {
   t.equal((await search(query, { pageSize: 1, offset: 9_998 })).isNextPageAvailable, false, 'offset + 2 × pageSize beyond 10,000: no next page');
   t.equal((await search(query, { pageSize: 1 })).isNextPageAvailable, true);
 });
+
+t.test('a request line and headers over 8 KB are refused with Tomcat\'s 400 page, not a Nuxeo error', async (t) => {
+  const { api } = await sandbox(t);
+  const long = `SELECT * FROM File WHERE dc:title IN (${Array.from({ length: 800 }, (_, i) => `'title-${i}'`).join(', ')})`;
+  const refused = await api.get('search/execute', { searchParams: { query: long }, responseType: 'text' });
+  t.equal(refused.statusCode, 400);
+  t.match(refused.body, '<h1>HTTP Status 400 – Bad Request</h1>');
+  const fits = await api.get('search/execute', { searchParams: { query: long.slice(0, 4000).replace(/, '[^']*$/, ')') } });
+  t.equal(fits.statusCode, 200, 'a query of half that is answered');
+});

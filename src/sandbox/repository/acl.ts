@@ -16,11 +16,17 @@ export interface Acl {
 const READ = ['Browse', 'ReadVersion', 'ReadProperties', 'ReadChildren', 'ReadLifeCycle', 'ReadSecurity', 'ReviewParticipant'];
 const WRITE = ['AddChildren', 'WriteProperties', 'Remove', 'ManageWorkflows', 'WriteLifeCycle', 'WriteVersion'];
 
-/** What each named permission includes (permissions-contrib.xml). */
+/**
+ * What each named permission includes: permissions-contrib.xml (nuxeo-core), collection-security-contrib.xml
+ * (nuxeo-collections) and document-routing-security-contrib.xml (nuxeo-routing-core), 2021 and 2023.
+ */
 const GROUPS: Record<string, string[]> = {
   Read: READ,
   Write: WRITE,
   ReadWrite: [...READ, ...WRITE],
+  ReadRemove: [...READ, 'Remove'],
+  ReadCanCollect: [...READ, 'WriteProperties'],
+  DataVisualization: READ,
   Everything: [...READ, ...WRITE, 'WriteSecurity', 'RemoveChildren'],
 };
 

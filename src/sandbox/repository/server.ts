@@ -28,6 +28,25 @@ const DEFAULT_USERS: Record<string, User> = {
   Administrator: { password: 'Administrator', groups: ['administrators'] },
 };
 const GROUPS = new Set(['administrators', 'members']);
+/**
+ * `nuxeo.server.http.maxHttpHeaderSize=8192` (common-base/nuxeo.defaults), Tomcat's buffer for the
+ * request line and the headers together (Http11InputBuffer): a GET whose query string fills it is
+ * refused with a 400 and Tomcat's own HTML page (Http11Processor, ErrorReportValve with
+ * showReport=false), not a Nuxeo JSON error.
+ */
+const MAX_HTTP_HEADER_SIZE = 8192;
+
+function headerSize(req: IncomingMessage): number {
+  let size = Buffer.byteLength(`${String(req.method)} ${String(req.url)} HTTP/1.1\r\n`) + 2;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) size += Buffer.byteLength(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`);
+  return size;
+}
+
+function tooLarge(res: ServerResponse): void {
+  res.writeHead(400, { 'Content-Type': 'text/html;charset=utf-8', Connection: 'close' });
+  res.end('<!doctype html><html lang="en"><head><title>HTTP Status 400 – Bad Request</title></head><body><h1>HTTP Status 400 – Bad Request</h1></body></html>');
+}
+
 /** `org.nuxeo.elasticsearch.provider.maxResultWindow`: Elasticsearch's 10,000 (ElasticSearchNxqlPageProvider). */
 const MAX_RESULT_WINDOW = 10_000;
 
@@ -52,7 +71,8 @@ export class RepositorySandbox {
 
   /** Returns the base URL, e.g. `http://127.0.0.1:8080/nuxeo`. */
   async start(): Promise<string> {
-    const server = createServer((req, res) => void this.handle(req, res));
+    // Node's own limit (16 KB, then 431) above Tomcat's, so that the check in `handle` answers as Tomcat does.
+    const server = createServer({ maxHeaderSize: 64 * 1024 }, (req, res) => void this.handle(req, res));
     this.server = server;
     const address = await listen(server, this.options.port ?? 0, this.options.host ?? '127.0.0.1');
     this.base = `http://${address.address}:${address.port}/nuxeo`;
@@ -75,6 +95,7 @@ export class RepositorySandbox {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (headerSize(req) > MAX_HTTP_HEADER_SIZE) return tooLarge(res);
     try {
       if (await this.faults.apply(req, res)) return;
       // ElasticSearchFilter: either header, `true` in any case, indexes the request's writes before it answers.
