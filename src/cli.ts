@@ -110,8 +110,8 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   template: {
-    args: 'link|barcode|workflow RFC|Rest',
-    summary: 'print the built-in call of a use case as YAML, to adapt in a task file',
+    args: 'link|barcode|workflow|workflow-to-agent RFC|Rest',
+    summary: 'print a built-in call as YAML, to adapt in a task file',
     options: {},
     async run({ positionals }) {
       const { templateCommand } = await import('./commands/template.js');

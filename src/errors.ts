@@ -52,6 +52,14 @@ export class ForbiddenError extends PermanentError {}
 export class AuthenticationError extends PermanentError {}
 
 /**
+ * SAP refused the call for a reason of its own, not the document's: the user may not call the
+ * function module (S_RFC), the service is inactive in SICF, the function module does not exist,
+ * or the system failed (SYSTEM_FAILURE). It stops the task as refused credentials do: the
+ * documents go back to READY instead of failing one by one.
+ */
+export class SystemRefusalError extends AuthenticationError {}
+
+/**
  * The server's TLS certificate was not trusted (an unknown CA, expired, another host name): a
  * configuration problem, so it stops the run as refused credentials do and is never retried.
  */

@@ -127,13 +127,13 @@ async function work(options: RunOptions, report: RunReport, log: Logger, stop: A
     labelled.add(outcome);
   }));
   const erpFor = erpPorts(config.erp.systems, options.dryRun, report.plannedCalls, log, stop);
-  const systems = new Map(config.erp.systems.map((system) => [system.name, system.maxConcurrentCalls]));
+  const systems = new Map(config.erp.systems.map((system) => [system.name, system]));
   // A document naming an unknown system is never admitted (it waits for input), so every lookup finds one.
-  const callsAtOnce = (system: string): number => systems.get(system) as number;
+  const system = (name: string): ErpSystemConfig => systems.get(name) as ErpSystemConfig;
   for (const task of tasks) {
     if (stop.aborted) return;
     const deps: TaskDeps = {
-      client, writer, erpFor, callsAtOnce, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun, stop, inFlight,
+      client, writer, erpFor, system, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun, stop, inFlight,
       labelled: labelled.for(task.useCase),
     };
     await runPhase(taskSummary(report, task.name), stop, () => runTask(task, deps, (record) => {

@@ -78,7 +78,7 @@ t.test('--help and -h print each command\'s usage and act on nothing: run --help
     [['schedule', '-h'], /^usage: connect2erp schedule \[options\]/],
     [['status', '--help', '--config', '/nonexistent'], /^usage: connect2erp status \[options\]\n[\s\S]*\n {2}    --task NAME +only this task\n/],
     [['retry', '-h'], /^usage: connect2erp retry \[options\]\n[\s\S]*\n {2}    --doc UID +only this document\n/],
-    [['template', '--help'], /^usage: connect2erp template link\|barcode\|workflow RFC\|Rest\n/],
+    [['template', '--help'], /^usage: connect2erp template link\|barcode\|workflow\|workflow-to-agent RFC\|Rest\n/],
     [['sandbox', '--help', '--repo-port', '1'], /^usage: connect2erp sandbox \[options\]\n[\s\S]*\n {2}    --repo-port N +repository sandbox port \(default 8080\)\n/],
     [['demo', '-h'], /^usage: connect2erp demo \[options\]\n[\s\S]*\n {2}    --data DIR +keep the sandbox's state/],
   ];

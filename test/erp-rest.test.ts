@@ -1,18 +1,16 @@
 import t, { type Test } from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
-import { runJob } from '../src/run.js';
+import { sandboxEnv, type Env } from './helpers/env.js';
+import { templateYaml } from '../src/tasks/templates.js';
 import { type StoredDoc } from '../src/sandbox/repository/store.js';
 
-/** The Rest transport over real HTTP: the attachment service and the function-module gateway, with CSRF. */
+/** The Rest transport over real HTTP: the S/4HANA attachment service, with CSRF. */
 
 async function restEnv(t: Test): Promise<Env> {
   const env = await sandboxEnv(t);
-  for (const task of ['link', 'barcode', 'workflow']) {
-    const file = join(env.location.jobsDir, `${task}.yaml`);
-    writeFileSync(file, readFileSync(file, 'utf8').replace('function: RFC', 'function: Rest'));
-  }
+  const file = join(env.location.jobsDir, 'link.yaml');
+  writeFileSync(file, readFileSync(file, 'utf8').replace('function: RFC', 'function: Rest'));
   return env;
 }
 
@@ -24,7 +22,7 @@ t.test('link over Rest: the file is uploaded to the attachment service once, aft
   await env.run();
   env.fill(uid, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
   const dry = await env.run(true);
-  t.same(dry.plannedCalls.map((c) => c.call), ['POST /sap/opu/odata/sap/API_CV_ATTACHMENT_SRV/AttachmentContentSet'], 'the dry run looks first, then plans the upload');
+  t.same(dry.plannedCalls.map((c) => c.call), ['POST /sap/opu/odata/sap/API_CV_ATTACHMENT_SRV/AttachmentContentSet'], 'the dry run plans the upload');
   t.match(dry.plannedCalls[0].params, { Slug: 'invoice-1.pdf', BusinessObjectTypeName: 'BKPF', LinkedSAPObjectKey: '100019000000222023', 'Content-Type': 'application/pdf' });
   t.equal(env.erp.tables.attachments.length, 0);
 
@@ -36,10 +34,12 @@ t.test('link over Rest: the file is uploaded to the attachment service once, aft
   t.match(env.erp.tables.attachments, [{ BusinessObjectTypeName: 'BKPF', LinkedSAPObjectKey: '100019000000222023', FileName: 'invoice-1.pdf', MimeType: 'application/pdf', FileSize: String(blob.length) }]);
   t.equal(env.props(uid)['erpTaskStatus:erpReference'], 'BKPF 100019000000222023 0000000001', 'the reference carries the document info record number');
 
-  // The status write was lost: GetAllOriginals finds the upload, so there is no second attachment.
+  // The status write was lost. GetAllOriginals cannot tell this document's upload from another's with
+  // the same name and size: no second upload by itself, an operator decides.
   env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
   const again = await env.run();
-  t.same(again.tasks.link.counts, { DONE: 1 });
+  t.same(again.tasks.link.counts, { FAILED: 1 });
+  t.match(env.props(uid)['erpTaskStatus:message'], /SAP may have it already: check in SAP, then `connect2erp retry --doc /);
   t.equal(env.erp.tables.attachments.length, 1, 'no second attachment');
 });
 
@@ -61,7 +61,9 @@ t.test('link over Rest: SAP refusing the object, a token refused twice, and wron
   t.match(env.props(csrf)['erpTaskStatus:message'], 'SAP refused the CSRF token twice (HTTP 403)');
 
   const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
-  writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace(/password: \$\{env:SAP_PASSWORD\}(\s+csrf)/, 'password: wrong$1'));
+  const text = readFileSync(erpYaml, 'utf8');
+  const rest = text.lastIndexOf('password: ${env:SAP_PASSWORD}');
+  writeFileSync(erpYaml, `${text.slice(0, rest)}password: wrong${text.slice(rest + 'password: ${env:SAP_PASSWORD}'.length)}`);
   const locked = await env.upload('ERP/Invoices', 'locked.pdf');
   await env.run();
   env.fill(locked, { 'erpCreateALDocument:erpObjectId': '4713' });
@@ -71,38 +73,16 @@ t.test('link over Rest: SAP refusing the object, a token refused twice, and wron
   t.equal(env.erp.tables.attachments.length, 0);
 });
 
-t.test('barcode over Rest: one gateway call for the batch; a bad bar code fails alone', async (t) => {
+t.test('a Rest link call declared with a lookup: a repeat finds the upload by what the lookup matches', async (t) => {
   const env = await restEnv(t);
-  const uids = [await env.upload('ERP/Barcode', 'scan-1.pdf'), await env.upload('ERP/Barcode', 'scan-2.pdf'), await env.upload('ERP/Barcode', 'scan-3.pdf')];
+  const file = join(env.location.jobsDir, 'link.yaml');
+  const declared = (templateYaml('link', 'Rest') as string).replace('  method: POST', '  lookup:\n    path: /GetAllOriginals?BusinessObjectTypeName={q:BusinessObjectTypeName}&LinkedSAPObjectKey={q:LinkedSAPObjectKey}\n    found: { list: results, match: { FileName: "{FileName}" } }\n  method: POST');
+  writeFileSync(file, `${readFileSync(file, 'utf8')}${declared}`);
+  const uid = await env.upload('ERP/Invoices', 'invoice-1.pdf');
   await env.run();
-  ['BC-1', 'bad code', 'BC-3'].forEach((code, i) => env.fill(uids[i], { 'erpBarcode:barcode': code }));
-  const report = await env.run();
-  t.same(report.tasks.barcode.counts, { DONE: 2, FAILED: 1 });
-  t.same(env.erp.tables.barcodes.map((b) => b.BARCODE).sort(), ['BC-1', 'BC-3']);
-  t.equal(env.props(uids[1])['erpTaskStatus:message'], 'POST /sap/bc/fmcall/BAPI_BARCODE_SENDLIST: Bar code bad code is not valid');
-  t.equal(env.props(uids[0])['erpTaskStatus:erpReference'], 'BC-1');
-});
-
-t.test('workflow over Rest: the gateway starts it; an unknown agent fails with SAP\'s message; a bare 500 is not repeated', async (t) => {
-  const env = await restEnv(t);
-  const intake = () => runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
-  const uid = await env.upload('ERP/Workflow', 'approve.pdf');
-  const report = await env.run();
-  t.same(report.tasks.workflow.counts, { DONE: 1 });
-  t.match(env.erp.tables.inbox, [{ OTYPE: 'US', OBJID: 'APPROVER1', ARC_DOC_ID: uid, AR_OBJECT: 'ZINVWF' }]);
-
-  const agent = await env.upload('ERP/Workflow', 'agent.pdf');
-  await intake();
-  env.fill(agent, { 'erpStartWorkflow:erpObjId': 'NOBODY' });
-  await env.run();
-  t.equal(env.props(agent)['erpTaskStatus:message'], 'POST /sap/bc/fmcall/ARCHIV_PROCESS_RFCINPUT on S4H: NO_WORKITEM_CREATED Agent US NOBODY does not exist');
-
-  const dumped = await env.upload('ERP/Workflow', 'dumped.pdf');
-  await intake();
-  // The call dies with a bare 500: SAP may have created the work item, so no automatic second one.
-  env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 500, body: '' });
-  const dump = await env.run();
-  t.same(dump.tasks.workflow.counts, { FAILED: 1 });
-  t.match(env.props(dumped)['erpTaskStatus:message'], /failed with HTTP 500; SAP may have received it, so it is not sent again by itself: check in SAP, then `connect2erp retry --doc [0-9a-f-]+` to send it again/);
-  t.equal(env.erp.tables.inbox.length, 1);
+  env.fill(uid, { 'erpCreateALDocument:erpObjectId': '4711' });
+  t.same((await env.run()).tasks.link.counts, { DONE: 1 });
+  env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
+  t.same((await env.run()).tasks.link.counts, { DONE: 1 }, 'taken over: looked up, found, done');
+  t.equal(env.erp.tables.attachments.length, 1, 'one attachment');
 });

@@ -5,6 +5,7 @@ import { quietLog, sandboxEnv } from './helpers/env.js';
 import { runJob } from '../src/run.js';
 import { renderHtml } from '../src/report/html.js';
 import { renderReport } from '../src/report/table.js';
+import { templateYaml } from '../src/tasks/templates.js';
 import { type StoredDoc } from '../src/sandbox/repository/store.js';
 
 /** The ERP half over real HTTP: tasks against the ERP sandbox's SOAP-RFC service. */
@@ -27,7 +28,7 @@ t.test('link: waits for its object id, links once, and a re-run or an existing l
   t.equal(env.props(uid)['erpTaskStatus:status'], 'DONE');
   t.equal(env.props(uid)['erpTaskStatus:erpReference'], 'BKPF 100019000000222023');
   t.same(env.erp.tables.links.map((l) => [l.SAP_OBJECT, l.OBJECT_ID, l.ARCHIV_ID, l.ARC_DOC_ID, l.AR_OBJECT, l.FILENAME]), [['BKPF', '100019000000222023', 'Z1', uid, 'ZFIINVOICE', 'invoice-1.pdf']]);
-  t.match(env.erp.tables.links[0].AR_DATE, /^\d{8}$/, 'dates go as YYYYMMDD');
+  t.match(env.erp.tables.links[0].AR_DATE, /^\d{8}$/, 'the date went out as YYYY-MM-DD, SAP keeps it as YYYYMMDD');
 
   // As after an attempt whose answer was lost: SAP may have the link.
   env.fill(uid, { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 1 });
@@ -67,9 +68,18 @@ t.test('link: SAP refusing an object type, and a value too long for its field, f
   const report = await env.run();
   t.equal(report.tasks.link.counts.FAILED, 2);
   t.equal(report.exitCode, 1);
-  t.match(env.props(wrongType)['erpTaskStatus:message'], 'ARCHIV_CONNECTION_INSERT raised ERROR_CONNECTIONTABLE (OA012): Object type VBRK is not defined');
+  t.match(env.props(wrongType)['erpTaskStatus:message'], 'ARCHIV_CONNECTION_INSERT raised ERROR_CONNECTIONTABLE (OA806): Combination of object type VBRK and document type ZFIINVOICE not maintained (->Cust)');
   t.match(env.props(tooLong)['erpTaskStatus:message'], /erpCreateALDocument:erpObjectId = "x+" is longer than the 50 characters of SAP field OBJECT_ID/);
   t.equal(env.props(tooLong)['erpTaskStatus:attempts'], 1);
+
+  // A system set to send dates as YYYYMMDD, against a SOAP runtime that reads YYYY-MM-DD.
+  const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+  writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('dateFormat: YYYY-MM-DD', 'dateFormat: YYYYMMDD'));
+  const compact = await env.upload('ERP/Invoices', 'c.pdf');
+  await env.run();
+  env.fill(compact, { 'erpCreateALDocument:erpObjectId': '2' });
+  await env.run();
+  t.match(env.props(compact)['erpTaskStatus:message'], /ARCHIV_CONNECTION_INSERT raised Error during deserialization: value "\d{8}" of AR_DATE is not a date \(YYYY-MM-DD\)/, 'refused by the runtime, named in the message');
 });
 
 t.test('barcode: one call for the batch; a bad bar code fails alone', async (t) => {
@@ -83,8 +93,8 @@ t.test('barcode: one call for the batch; a bad bar code fails alone', async (t) 
   env.fill(other, { 'erpBarcode:barcode': 'BC-0003' });
   const report = await env.run();
   t.same(report.tasks.barcode.counts, { DONE: 2, FAILED: 1 });
-  t.match(env.props(bad)['erpTaskStatus:message'], 'BAPI_BARCODE_SENDLIST: Bar code bad code! is not valid');
-  t.same(env.erp.tables.barcodes.map((b) => [b.BARCODE, b.CONTREP, b.DOCTYPE]).sort(), [['BC-0001', 'Z1', 'ZBARCODE'], ['BC-0003', 'Z1', 'ZBARCODE']]);
+  t.match(env.props(bad)['erpTaskStatus:message'], 'BAPI_BARCODE_SENDLIST: Enter a permitted bar code (bar code check): bad code!');
+  t.same(env.erp.tables.barcodes.map((b) => [b.BARCODE, b.CONTREP, b.DOCTYPE]).sort(), [['BC-0001', 'Z1', 'PDF'], ['BC-0003', 'Z1', 'PDF']], 'DOCTYPE: the document class of the file\'s MIME type');
   const dup = await env.upload('ERP/Barcode', 'scan-4.pdf');
   await env.run();
   env.fill(dup, { 'erpBarcode:barcode': 'BC-0001' });
@@ -98,25 +108,47 @@ t.test('barcode: one call for the batch; a bad bar code fails alone', async (t) 
   t.match(env.props(long)['erpTaskStatus:message'], /longer than the 40 characters of SAP field BARCODE/);
 });
 
-t.test('workflow: a bar code alone starts it; an unknown agent fails; dry run calls nothing', async (t) => {
+t.test('workflow: SAP\'s presetting names the agent; by bar code with its document type; dry run calls nothing; the document\'s own agent through SAP_WAPI_START_WORKFLOW', async (t) => {
   const env = await sandboxEnv(t);
   const uid = await env.upload('ERP/Workflow', 'wf.pdf');
   const agent = await env.upload('ERP/Workflow', 'wf2.pdf');
   const byBarcode = await env.upload('ERP/Workflow', 'wf3.pdf');
+  const noType = await env.upload('ERP/Workflow', 'wf4.pdf');
   await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
   t.equal(env.props(uid)['erpTaskStatus:status'], 'READY', '--task link: the workflow documents are only labelled');
   env.fill(agent, { 'erpStartWorkflow:erpObjId': 'NOBODY' });
-  env.fill(byBarcode, { 'erpStartWorkflow:erpBarcode': 'WF-1', 'erpStartWorkflow:erpLateArchiving': true, 'erpStartWorkflow:erpArchiveObject': null });
+  env.fill(byBarcode, { 'erpStartWorkflow:erpBarcode': 'WF-1', 'erpStartWorkflow:erpLateArchiving': true });
+  env.fill(noType, { 'erpStartWorkflow:erpBarcode': 'WF-2', 'erpStartWorkflow:erpArchiveObject': null });
   const dry = await env.run(true);
-  t.equal(dry.tasks.workflow.counts.PLANNED, 3);
-  t.same(dry.plannedCalls.map((c) => c.call), Array(3).fill('ARCHIV_PROCESS_RFCINPUT'), 'the dry run lists the ERP calls');
+  t.equal(dry.tasks.workflow.counts.PLANNED, 4);
+  t.same(dry.plannedCalls.map((c) => c.call), Array(4).fill('ARCHIV_PROCESS_RFCINPUT'), 'the dry run lists the ERP calls');
+  t.notOk(dry.plannedCalls.some((c) => 'DOCUMENT_DATA' in c.params), 'no agent rows: the function module takes no agent');
   t.equal(env.erp.tables.inbox.length, 0, 'and makes none');
   t.equal(env.props(uid)['erpTaskStatus:status'], 'READY', 'nor writes a status');
   await env.run();
-  t.match(env.props(agent)['erpTaskStatus:message'], 'ARCHIV_PROCESS_RFCINPUT raised NO_WORKITEM_CREATED: Agent US NOBODY does not exist');
-  t.same(env.erp.tables.inbox.map((w) => [w.BARCODE, w.LATE]).sort(), [['', false], ['WF-1', true]]);
+  t.equal(env.props(agent)['erpTaskStatus:status'], 'DONE', 'erpObjId is not sent…');
+  t.same(env.erp.tables.inbox.map((w) => w.agents[0].OBJID), ['APPROVER1', 'APPROVER1', 'APPROVER1'], '…every work item goes to the agent of the document type\'s presetting');
+  t.same(env.erp.tables.inbox.map((w) => [w.BARCODE, w.LATE]).sort(), [['', false], ['', false], ['WF-1', true]]);
   t.equal(env.props(byBarcode)['erpTaskStatus:erpReference'], 'WF-1');
-  t.equal(env.props(uid)['erpTaskStatus:status'], 'DONE');
+  t.match(env.props(noType)['erpTaskStatus:message'], 'ARCHIV_PROCESS_RFCINPUT raised ERROR_PARAMETER: Document type  is not defined', 'without a document type SAP has no presetting to route by');
+  const dumped = await env.upload('ERP/Workflow', 'dumped.pdf');
+  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+  // The call dies with a bare 500: SAP may have created the work item, so no automatic second one.
+  env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 500, body: '' });
+  t.same((await env.run()).tasks.workflow.counts, { FAILED: 1 });
+  t.match(env.props(dumped)['erpTaskStatus:message'], /failed with HTTP 500; SAP may have received it, so it is not sent again by itself: check in SAP, then `connect2erp retry --doc [0-9a-f-]+` to send it again/);
+
+  // The document's own agent: the workflow-to-agent call, with the customer's workflow template.
+  writeFileSync(join(env.location.jobsDir, 'workflow.yaml'), `${readFileSync(join(env.location.jobsDir, 'workflow.yaml'), 'utf8')}${templateYaml('workflow-to-agent', 'RFC') as string}`);
+  const jdoe = await env.upload('ERP/Workflow', 'jdoe.pdf');
+  const nobody = await env.upload('ERP/Workflow', 'nobody.pdf');
+  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+  env.fill(jdoe, { 'erpStartWorkflow:erpObjId': 'JDOE' });
+  env.fill(nobody, { 'erpStartWorkflow:erpObjId': 'NOBODY' });
+  await env.run();
+  t.match(env.erp.tables.inbox.at(-1), { startedBy: 'SAP_WAPI_START_WORKFLOW', task: 'WS90000001', ARC_DOC_ID: jdoe, agents: [{ OTYPE: 'US', OBJID: 'JDOE' }] });
+  t.equal(env.props(jdoe)['erpTaskStatus:erpReference'], env.erp.tables.inbox.at(-1)?.id, 'the work item\'s id is the reference');
+  t.match(env.props(nobody)['erpTaskStatus:message'], 'SAP_WAPI_START_WORKFLOW: Agent US NOBODY does not exist');
 });
 
 t.test('wrong ERP credentials stop the task and release its claims, and the summary says which tasks never ran; an unreachable ERP is retried', async (t) => {
@@ -160,7 +192,7 @@ t.test('a dry run shows what each task would do with what its own intake would l
   t.same(dry.tasks.workflow.counts, { PLANNED: 1 }, 'the new approval would be sent by this same run; skip.pdf is left out by the task\'s filter');
   t.match(dry.tasks.workflow.documents[0], {
     uid: approval, result: 'PLANNED',
-    planned: { call: 'ARCHIV_PROCESS_RFCINPUT', values: { 'DOCUMENT_ENTRY.ARC_DOC_ID': approval, 'DOCUMENT_ENTRY.AR_OBJECT': 'ZINVWF', 'DOCUMENT_DATA[1].WERT': 'APPROVER1' } },
+    planned: { call: 'ARCHIV_PROCESS_RFCINPUT', values: { 'DOCUMENT_ENTRY.ARC_DOC_ID': approval, 'DOCUMENT_ENTRY.AR_OBJECT': 'ZINVWF' } },
   });
   t.same(dry.tasks.barcode.counts, {}, 'the scan would wait for its bar code: the intake says so, the task has nothing to send');
   t.same(dry.tasks.link.counts, {}, 'the invoice is not for the link task\'s system');
@@ -181,7 +213,8 @@ t.test('task selection: systems, filter, a system without RFC, a Rest task, clai
   const erpYaml = readFileSync(join(configDir, 'erpHttp.yaml'), 'utf8');
   edit(join(jobsDir, 'workflow.yaml'), (text) => `${text}systems: [S4H]\nfilter: "dc:title <> 'skip.pdf'"\n`);
   edit(join(jobsDir, 'link.yaml'), (text) => `${text}systems: [S4H]\n`);
-  edit(join(jobsDir, 'barcode.yaml'), (text) => `${text.replace('function: RFC', 'function: Rest')}systems: [ECC]\n`);
+  const barcodeService = 'rest:\n  service: /sap/opu/odata/sap/ZBARCODE_SRV\n  method: POST\n  path: /Barcodes\n  body: parameters\n  parameters:\n    BARCODETABLE[].BARCODE: { property: "erpBarcode:barcode" }\n  result: { erpReference: "{BARCODETABLE[].BARCODE}" }\n';
+  edit(join(jobsDir, 'barcode.yaml'), (text) => `${text.replace('function: RFC', 'function: Rest')}systems: [ECC]\n${barcodeService}`);
   edit(join(configDir, 'erpHttp.yaml'), (text) => `${text}  - name: ECC\n    client: "200"\n    rest: {url: "http://127.0.0.1:1", auth: {username: U, password: p}}\n`);
   const skipped = await env.upload('ERP/Workflow', 'skip.pdf');
   const taken = await env.upload('ERP/Workflow', 'taken.pdf');
@@ -197,7 +230,7 @@ t.test('task selection: systems, filter, a system without RFC, a Rest task, clai
 
   writeFileSync(join(configDir, 'erpHttp.yaml'), erpYaml);
   edit(join(jobsDir, 'workflow.yaml'), (text) => text.replace('systems: [S4H]\n', ''));
-  edit(join(jobsDir, 'barcode.yaml'), (text) => text.replace('systems: [ECC]\n', ''));
+  edit(join(jobsDir, 'barcode.yaml'), (text) => text.replace('systems: [ECC]\n', '').replace(barcodeService, '').replace('function: Rest', 'function: RFC'));
   const unknown = await env.upload('ERP/Workflow', 'unknown.pdf');
   await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
   env.fill(unknown, { 'erpHttpContent:source': 'NOPE' });

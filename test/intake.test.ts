@@ -35,7 +35,7 @@ t.test('a run labels new files per mapping entry, with folders and status', asyn
 
   t.equal(env.sandbox.store.get(scan)?.properties['erpTaskStatus:status'], 'PENDING_INPUT');
   t.equal(env.sandbox.store.get(flow)?.properties['erpTaskStatus:status'], 'DONE', 'the ready one goes on to its task in the same run');
-  t.same(env.erp.tables.inbox.map((w) => [w.ARC_DOC_ID, w.AR_OBJECT, w.OTYPE, w.OBJID]), [[flow, 'ZINVWF', 'US', 'APPROVER1']], 'a work item for the approver');
+  t.same(env.erp.tables.inbox.map((w) => [w.ARC_DOC_ID, w.AR_OBJECT, w.agents]), [[flow, 'ZINVWF', [{ OTYPE: 'US', OBJID: 'APPROVER1' }]]], 'a work item for the agent SAP\'s presetting names for the document type');
 
   const again = await env.run();
   t.same(again.intake.counts, { labelled: 0, planned: 0, ready: 0, pendingInput: 0, skipped: 0, errors: 0 }, 'a second run finds nothing new');
@@ -161,12 +161,14 @@ t.test('load on the repository: labelling costs one write per document, plus a s
   t.equal(report.intake.counts.labelled, 250);
   t.equal(report.tasks.workflow.counts.DONE, 250);
   t.same([...schemasAsked].sort(), [
-    // The intake, per mapping entry: its use case's, the status, and those of its $ references.
-    'dublincore,erp_barcode,erp_http_content,erp_task_status',
+    // The intake, per mapping entry: its use case's, the status, those of its $ references, and those
+    // its tasks read (they send what it labels in the same run): the bar-code call's document class
+    // comes from the file's MIME type.
+    'dublincore,erp_barcode,erp_http_content,erp_task_status,file',
     'dublincore,erp_create_al_document,erp_http_content,erp_task_status,file',
     'dublincore,erp_http_content,erp_start_workflow,erp_task_status',
     // Each task: its use case's, the status, and those its call's values come from.
-    'erp_barcode,erp_http_content,erp_task_status',
+    'erp_barcode,erp_http_content,erp_task_status,file',
     'erp_create_al_document,erp_http_content,erp_task_status',
     'erp_http_content,erp_start_workflow,erp_task_status',
   ], 'pages carry only the schemas their documents are read for, never every schema');

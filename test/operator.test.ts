@@ -35,7 +35,7 @@ t.test('status counts documents per status per task and lists the failures with 
   t.match(status.find((s) => s.task === 'link'), { counts: { FAILED: 2, PENDING_INPUT: 1, DONE: 0, READY: 0, RETRY: 0, IN_PROGRESS: 0 } });
   t.match(status.find((s) => s.task === 'workflow'), { counts: { DONE: 1, FAILED: 0 }, failures: [] });
   const link = status.find((s) => s.task === 'link')!;
-  t.match(link.failures.find((f) => f.uid === wrong), { message: /Object type VBRK is not defined/ });
+  t.match(link.failures.find((f) => f.uid === wrong), { message: /Combination of object type VBRK and document type ZFIINVOICE not maintained/ });
   const text = renderStatus(status);
   t.match(text, /^task\s+PENDING_INPUT\s+READY\s+IN_PROGRESS\s+RETRY\s+DONE\s+FAILED\n/);
   t.match(text, /\nlink\s+1\s+0\s+0\s+0\s+0\s+2\n/);
@@ -94,5 +94,8 @@ t.test('template prints a built-in call as YAML', async (t) => {
   t.match(printed.stdout, /^rest:\n  service: \/sap\/opu\/odata\/sap\/API_CV_ATTACHMENT_SRV\n/);
   const wrong = await run(['template', 'link', 'SOAP']);
   t.equal(wrong.code, 2);
-  t.match(wrong.stderr, 'usage: connect2erp template link|barcode|workflow RFC|Rest');
+  t.match(wrong.stderr, 'usage: connect2erp template link|barcode|workflow|workflow-to-agent RFC|Rest');
+  const none = await run(['template', 'barcode', 'Rest']);
+  t.equal(none.code, 2);
+  t.match(none.stderr, 'no Rest template for barcode: SAP offers no standard REST service for it');
 });

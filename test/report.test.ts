@@ -28,7 +28,7 @@ t.test('totals per phase, task and status; failed and waiting documents with rea
   t.match(html, '<tr><td>intake</td><td>errors</td><td>0</td></tr>', 'totals of the intake');
   const failed = rows(html, 'Failed documents (1)');
   t.match(failed, `<a href="${env.baseUrl}/ui/#!/doc/${bad}">`, 'the failed document links to it in the repository');
-  t.match(failed, 'BAPI_BARCODE_SENDLIST: Bar code bad code! is not valid', 'with the reason');
+  t.match(failed, 'BAPI_BARCODE_SENDLIST: Enter a permitted bar code (bar code check): bad code!', 'with the reason');
   t.match(failed, '/ERP/Barcode/&lt;script&gt;alert(1)&lt;-script</a>', 'its name (as the repository cut it) is shown, escaped');
   const waitingRows = rows(html, 'Waiting documents');
   t.match(waitingRows, `/ui/#!/doc/${waiting}`);

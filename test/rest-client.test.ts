@@ -11,7 +11,7 @@ import { RestClient, RestFault, type RestRequest } from '../src/erp/rest-client.
 import { RfcClient } from '../src/erp/rfc-client.js';
 import { ErpSandbox } from '../src/sandbox/erp/server.js';
 import { restCall } from '../src/tasks/calls/rest-call.js';
-import { TEMPLATES } from '../src/tasks/templates.js';
+import { restCallSchema } from '../src/config/call-schema.js';
 import { quietLog } from './helpers/env.js';
 import { trickleServer } from './helpers/trickle.js';
 
@@ -25,9 +25,9 @@ async function setUp(t: Test, url?: string) {
   const config = erpSchema.parse({ systems: [{ name: 'S4H', client: '100', language: 'EN', rest: { url: url ?? base, auth: { username: 'CONNECTOR', password: 'sandbox' } } }] }).systems[0];
   const rest = new RestClient({ ...config, rest: config.rest! }, quietLog);
   const upload = (headers: Record<string, string>, content = 'PDF'): RestRequest => ({
-    method: 'POST', service: SERVICE, path: '/AttachmentContentSet', headers: { BusinessObjectTypeName: 'BKPF', LinkedSAPObjectKey: '1', ...headers }, body: { content: async () => Buffer.from(content) },
+    method: 'POST', service: SERVICE, path: '/AttachmentContentSet', headers: { BusinessObjectTypeName: 'BKPF', LinkedSAPObjectKey: '1', ...headers }, body: { content: async () => Buffer.from(content) }, csrf: true,
   });
-  const look = (path = "/GetAllOriginals?BusinessObjectTypeName='BKPF'&LinkedSAPObjectKey='1'"): RestRequest => ({ method: 'GET', service: SERVICE, path, headers: {} });
+  const look = (path = "/GetAllOriginals?BusinessObjectTypeName='BKPF'&LinkedSAPObjectKey='1'"): RestRequest => ({ method: 'GET', service: SERVICE, path, headers: {}, csrf: true });
   return { erp, base, rest, upload, look };
 }
 
@@ -51,6 +51,8 @@ t.test('each failure is typed where it is raised', async (t) => {
   t.match(await failure(upload({ Slug: 'a' })), { constructor: PermanentError, message: /SAP sent no X-CSRF-Token \(HTTP 200\)/ });
   erp.faults.add({ functionName: 'GetAllOriginals', status: 200, body: 'hello' });
   t.match(await failure(look()), { message: /the answer is not JSON/ });
+  erp.faults.add({ functionName: 'GetAllOriginals', status: 200, body: '{"results":[]}' });
+  t.same(await rest.send(look()), { results: [] }, 'JSON without OData\'s `d` is taken as it is');
   erp.faults.add({ functionName: 'GetAllOriginals', status: 400, body: '{"error":{"message":"plain"}}' });
   t.match(await failure(look()), { constructor: RestFault, message: /on S4H: plain$/ });
   erp.faults.add({ functionName: 'GetAllOriginals', status: 400, body: '{"error":{"code":"C1","message":{}}}' });
@@ -68,7 +70,7 @@ t.test('each failure is typed where it is raised', async (t) => {
 
 t.test('a server that is not there: the request was never sent', async (t) => {
   const { rest } = await setUp(t, 'http://127.0.0.1:1');
-  const error = await rest.send({ method: 'GET', service: SERVICE, path: '/x', headers: {} }).catch((e: unknown) => e);
+  const error = await rest.send({ method: 'GET', service: SERVICE, path: '/x', headers: {}, csrf: true }).catch((e: unknown) => e);
   t.type(error, TransientError);
   t.notOk(error instanceof UncertainError);
 });
@@ -81,8 +83,8 @@ t.test('an answer that pauses longer than the time-out may have reached SAP; one
     name: 'S4H', client: '100', timeouts: { connectMs: 1000, requestMs: 300 }, rest: { url, auth: { username: 'CONNECTOR', password: 'sandbox' } },
   }] }).systems[0];
   const rest = new RestClient({ ...config, rest: config.rest! }, quietLog);
-  t.same(await rest.send({ method: 'GET', service: SERVICE, path: '/slow', headers: {} }), { results: [] }, 'a long answer on a slow link arrives whole');
-  const stalled = await rest.send({ method: 'GET', service: SERVICE, path: '/stalled', headers: {} }).catch((e: unknown) => e);
+  t.same(await rest.send({ method: 'GET', service: SERVICE, path: '/slow', headers: {}, csrf: true }), { results: [] }, 'a long answer on a slow link arrives whole');
+  const stalled = await rest.send({ method: 'GET', service: SERVICE, path: '/stalled', headers: {}, csrf: true }).catch((e: unknown) => e);
   t.type(stalled, UncertainError, 'the request went out: SAP may have done the work');
   t.match((stalled as Error).message, /^GET \/sap\/opu\/odata\/sap\/API_CV_ATTACHMENT_SRV\/stalled on S4H failed \(ETIMEDOUT\)/);
 });
@@ -102,26 +104,28 @@ t.test('the sandbox refuses what Gateway refuses', async (t) => {
   t.equal((await write(`${SERVICE.slice(1)}/AttachmentContentSet`, { BusinessObjectTypeName: 'BKPF', LinkedSAPObjectKey: '1' })).statusCode, 400, 'no Slug');
   t.equal((await http.get(`${SERVICE.slice(1)}/Nothing`)).statusCode, 404);
   t.same(JSON.parse((await http.get(`${SERVICE.slice(1)}/GetAllOriginals`)).body), { d: { results: [] } });
-  const gateway = await http.get('sap/bc/fmcall/RFC_PING', { headers: { 'X-CSRF-Token': 'Fetch' } });
-  t.equal(gateway.statusCode, 200);
-  t.ok(gateway.headers['x-csrf-token'], 'the gateway hands out tokens too');
-  t.equal((await http.post('sap/bc/fmcall/RFC_PING', { body: '{}' })).statusCode, 403, 'and wants them');
-  t.equal((await write('sap/bc/fmcall/NO_SUCH_FM', {}, '{}')).statusCode, 404);
-  t.equal((await write('sap/bc/fmcall/RFC_PING', {}, 'not json')).statusCode, 400);
-  t.same(JSON.parse((await write('sap/bc/fmcall/RFC_PING', {}, '{}')).body), {});
+  t.equal((await http.get('sap/bc/fmcall/RFC_PING')).statusCode, 404, 'no function-module gateway: a standard SAP has none');
 });
 
-t.test('a dry run plans the gateway call with its JSON body, and a call declared without a body sends none', async (t) => {
-  const { rest } = await setUp(t);
+t.test('a declared call: a dry run plans it with its JSON body; one without a body sends its headers; one without CSRF makes no handshake', async (t) => {
+  const { rest, erp } = await setUp(t);
   const planned: PlannedCall[] = [];
   const port = dryRunErp(rest, planned);
   const doc = { uid: 'u', path: '/p', type: 'File', title: 't', parentRef: 'r', changeToken: '1', facets: [], properties: { 'erpBarcode:barcode': 'B1', 'erpHttpContent:archiveId': 'Z1' } };
-  const barcode = restCall(TEMPLATES.barcode.Rest, port, async () => Buffer.alloc(0));
+  const declared = restCallSchema.parse({
+    service: '/sap/opu/odata/sap/ZBARCODE_SRV', method: 'POST', path: '/Barcodes', body: 'parameters',
+    parameters: { 'BARCODETABLE[].BARCODE': { property: 'erpBarcode:barcode' } }, result: { erpReference: '{BARCODETABLE[].BARCODE}' },
+  });
+  const barcode = restCall(declared, port, async () => Buffer.alloc(0));
   await barcode.send([{ doc, values: [{ target: 'BARCODETABLE[].BARCODE', value: 'B1', fromDocument: true }] }]);
-  t.same(planned[0], { system: 'S4H', call: 'POST /sap/bc/fmcall/BAPI_BARCODE_SENDLIST', params: { BARCODETABLE: [{ BARCODE: 'B1' }] } });
-  const none = restCall({ ...TEMPLATES.barcode.Rest, body: 'none', headers: { 'X-Code': '{BARCODETABLE[].BARCODE}', 'X-Blank': '{NOTHING}' } }, port, async () => Buffer.alloc(0));
+  t.same(planned[0], { system: 'S4H', call: 'POST /sap/opu/odata/sap/ZBARCODE_SRV/Barcodes', params: { BARCODETABLE: [{ BARCODE: 'B1' }] } });
+  const none = restCall({ ...declared, body: 'none', headers: { 'X-Code': '{BARCODETABLE[].BARCODE}', 'X-Blank': '{NOTHING}' } }, port, async () => Buffer.alloc(0));
   await none.send([{ doc, values: [{ target: 'BARCODETABLE[].BARCODE', value: 'B1', fromDocument: true }] }]);
   t.same(planned[1].params, { 'X-Code': 'B1' }, 'no body: the headers are the plan, blank headers left out');
+  const sessions = erp.csrf.sessions.size;
+  const plain = await rest.send({ method: 'POST', service: SERVICE, path: '/AttachmentContentSet', headers: {}, body: { json: {} }, csrf: false }).catch((e: unknown) => e as Error);
+  t.match(plain, { status: 403 }, 'sent without a token: the service wants one');
+  t.equal(erp.csrf.sessions.size, sessions, 'no handshake was made');
 });
 
 t.test('an SAP server whose TLS certificate is not trusted stops the run, over RFC and Rest, naming the setting', async (t) => {
@@ -136,8 +140,8 @@ t.test('an SAP server whose TLS certificate is not trusted stops the run, over R
   const rest = new RestClient({ ...config, rest: config.rest! }, quietLog);
   const failures = [
     await rfc.send({ functionName: 'RFC_PING', params: {} }).catch((e: unknown) => e),
-    await rest.send({ method: 'GET', service: SERVICE, path: '/x', headers: {} }).catch((e: unknown) => e),
-    await rest.send({ method: 'POST', service: SERVICE, path: '/x', headers: {}, body: { json: {} } }).catch((e: unknown) => e),
+    await rest.send({ method: 'GET', service: SERVICE, path: '/x', headers: {}, csrf: true }).catch((e: unknown) => e),
+    await rest.send({ method: 'POST', service: SERVICE, path: '/x', headers: {}, body: { json: {} }, csrf: true }).catch((e: unknown) => e),
   ];
   for (const [i, failure] of failures.entries()) {
     t.type(failure, UntrustedServerError, `call ${i}: typed as a configuration problem, not a document's`);

@@ -11,7 +11,7 @@ import { runJob } from '../src/run.js';
 import { type StoredDoc } from '../src/sandbox/repository/store.js';
 import { buildParameters, fill, mapValues } from '../src/tasks/mapping.js';
 import { foundIn } from '../src/tasks/calls/execute.js';
-import { TEMPLATES, templateYaml } from '../src/tasks/templates.js';
+import { callFor, TEMPLATE_NAMES, templateYaml } from '../src/tasks/templates.js';
 import { quietLog, sandboxEnv } from './helpers/env.js';
 
 /** Declarative parameter mapping: transforms, targets, templates, and the checks made when a task is loaded. */
@@ -36,8 +36,12 @@ t.test('transforms turn repository values into ABAP values', async (t) => {
     doc({ 'dc:created': '2024-01-15T10:00:00Z', 'x:flag': true, 'x:name': ' invoice ', 'x:number': 4711, 'file:content': { name: 'a.pdf' } }),
   );
   t.same(Object.fromEntries(values.map((v) => [v.target, v.value])), {
-    D: '20240115', F: 'X', N: 'true', U: 'INVOICE', P: '0000004711', R: '4711__', E: '', S: 'voi', T: 'oice ', C: '42', B: 'a.pdf', Z: '',
-  });
+    D: '2024-01-15', F: 'X', N: 'true', U: 'INVOICE', P: '0000004711', R: '4711__', E: '', S: 'voi', T: 'oice ', C: '42', B: 'a.pdf', Z: '',
+  }, 'a date as SAP\'s SOAP runtime reads it (asXML): YYYY-MM-DD');
+  t.same(mapValues({ D: { property: 'dc:created', transform: ['date'] } }, doc({ 'dc:created': '2024-01-15T10:00:00Z' }), 'YYYYMMDD')[0].value, '20240115', 'or YYYYMMDD, where a system is set so');
+  const classes = { M: { property: 'file:content.mime-type', transform: [{ map: { 'application/pdf': 'PDF' } }] } };
+  t.same(mapValues(classes, doc({ 'file:content': { 'mime-type': 'application/pdf' } }))[0].value, 'PDF', 'a value mapped');
+  t.throws(() => mapValues(classes, doc({ 'file:content': { 'mime-type': 'text/plain' } })), { message: 'file:content.mime-type = "text/plain" has no entry in the map of SAP field M' });
   t.same(mapValues({ F: { property: 'x:flag', transform: ['flag'] } }, doc({ 'x:flag': false }))[0].value, '', 'false is blank');
   t.throws(() => mapValues({ AR_DATE: { property: 'dc:created', transform: ['date'] } }, doc({ 'dc:created': 'soon' })), {
     message: 'dc:created = "soon" is not a date (YYYY-MM-DD) for SAP field AR_DATE', target: '/ws/a.pdf',
@@ -89,14 +93,23 @@ t.test('templates substitute and encode, never evaluate', async (t) => {
   t.equal(fill('{constructor} ${TYPE}', values), ' $' + "O'Brien & Co", 'placeholders are names, nothing else');
 });
 
-t.test('the built-in templates parse, and print as YAML a task can use', async (t) => {
-  t.equal(TEMPLATES.link.RFC.function, 'ARCHIV_CONNECTION_INSERT');
-  t.equal(TEMPLATES.link.Rest.service, '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV');
-  for (const useCase of ['link', 'barcode', 'workflow'] as const) {
+t.test('the built-in templates parse, and print as YAML a task can use; bar codes and workflows have none over Rest', async (t) => {
+  const base = { name: 't', function: 'RFC', schedule: '* * * * *' } as const;
+  t.equal((callFor(taskSchema.parse({ ...base, useCase: 'link' })) as { function: string }).function, 'ARCHIV_CONNECTION_INSERT');
+  t.equal((callFor(taskSchema.parse({ ...base, useCase: 'link', function: 'Rest' })) as { service: string }).service, '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV');
+  const { parse: parseYaml } = await import('yaml');
+  for (const name of TEMPLATE_NAMES) {
     for (const transport of ['RFC', 'Rest'] as const) {
-      const yaml = templateYaml(useCase, transport);
-      const task = taskSchema.safeParse({ name: 't', useCase, function: transport, schedule: '* * * * *', ...(await import('yaml')).parse(yaml) });
-      t.ok(task.success, `${useCase} ${transport}: ${task.success ? '' : JSON.stringify(task.error.issues)}`);
+      const yaml = templateYaml(name, transport);
+      const useCase = name === 'workflow-to-agent' ? 'workflow' : name;
+      if (yaml === undefined) {
+        t.ok(transport === 'Rest' && useCase !== 'link', `${name} ${transport}: no template`);
+        const bare = taskSchema.safeParse({ ...base, useCase, function: transport });
+        t.match(bare.error?.issues[0].message, /SAP offers no standard REST service for (bar codes|workflow starts): declare the call under rest/, 'and a task without its own call is refused');
+        continue;
+      }
+      const task = taskSchema.safeParse({ ...base, useCase, function: transport, ...parseYaml(yaml) });
+      t.ok(task.success, `${name} ${transport}: ${task.success ? '' : JSON.stringify(task.error.issues)}`);
     }
   }
 });
@@ -124,7 +137,7 @@ t.test('a broken call declaration is reported with every key path at load', asyn
   task('barcode', {
     useCase: 'barcode', function: 'Rest',
     rest: {
-      service: '/sap/bc/fmcall', method: 'POST', path: '/{MISSING}', body: 'content', headers: { 'X-A': '{u:ALSO_MISSING}' },
+      service: '/sap/opu/odata/sap/ZBARCODE_SRV', method: 'POST', path: '/{MISSING}', body: 'content', headers: { 'X-A': '{u:ALSO_MISSING}' },
       parameters: { 'T[].A': { property: 'a:b' }, SINGLE: { property: 'a:c' }, CONST: { constant: 'k' } },
       lookup: { path: '/look?{MISSING}', found: { list: 'results', match: { A: '{GONE}' } } },
       result: { erpReference: '{T[].A}' },
@@ -134,8 +147,8 @@ t.test('a broken call declaration is reported with every key path at load', asyn
     useCase: 'workflow', function: 'RFC',
     rfc: { function: 'F', parameters: {}, result: { erpReference: '{NOPE}' }, lookup: { function: 'G', parameters: { P: '{Q}' }, found: { list: 'L' } } },
   });
-  task('link-three', { useCase: 'link', function: 'RFC', ...parse(templateYaml('link', 'Rest')) });
-  task('link-two', { useCase: 'link', function: 'RFC', rfc: { function: 'F', parameters: { A: { constant: 'a' } }, result: { erpReference: '{A}' } } });
+  task('link-three', { useCase: 'link', function: 'RFC', ...parse(templateYaml('link', 'Rest') as string) });
+  task('link-two', { useCase: 'link', function: 'RFC', rfc: { function: 'F', parameters: { A: { constant: 'a' } }, result: { erpReference: '{A}' }, repeatable: true } });
   let thrown: unknown;
   t.throws(() => {
     try {
@@ -164,7 +177,7 @@ t.test('a broken call declaration is reported with every key path at load', asyn
       /\/jobs\/workflow\.yaml: rfc\.parameters: map at least one parameter/,
       /\/jobs\/workflow\.yaml: rfc\.result\.erpReference: \{NOPE\} is not one of the parameters/,
       /\/jobs\/link-three\.yaml: rest: function is RFC: declare the call under rfc/,
-      /\/jobs\/link-two\.yaml: rfc\.lookup: a link task needs a lookup, or a retry could link the document twice/,
+      /\/jobs\/link-two\.yaml: rfc\.repeatable: a link call sent again without a lookup links the document twice/,
     ];
     for (const pattern of expected) t.ok(lines.some((l) => pattern.test(l)), `${pattern}`);
     t.notOk(lines.some((l) => l.includes('{response.X}')), 'response fields are allowed in the result');
@@ -173,7 +186,7 @@ t.test('a broken call declaration is reported with every key path at load', asyn
 
 t.test('a task with its own mapping: transforms reach SAP, the result template is written back', async (t) => {
   const env = await sandboxEnv(t);
-  const yaml = templateYaml('link', 'RFC')
+  const yaml = (templateYaml('link', 'RFC') as string)
     .replace(/OBJECT_ID:\n(\s+)property: erpCreateALDocument:erpObjectId\n\s+length: 50/, 'OBJECT_ID:\n$1property: erpCreateALDocument:erpObjectId\n$1length: 50\n$1transform: [trim, upper, { pad: { length: 18 } }]')
     .replace("erpReference: \"{SAP_OBJECT} {OBJECT_ID}\"", "erpReference: \"{SAP_OBJECT}/{OBJECT_ID}\"\n    message: \"linked as {AR_OBJECT}\"");
   t.match(yaml, 'pad: { length: 18 }', 'the template was adapted');

@@ -1,15 +1,19 @@
-import { USE_CASES, type UseCase } from '../config/task-schema.js';
 import { EXIT } from '../report/report.js';
-import { templateYaml } from '../tasks/templates.js';
+import { TEMPLATE_NAMES, templateYaml, type TemplateName } from '../tasks/templates.js';
 
-const isUseCase = (text: string | undefined): text is UseCase => USE_CASES.includes(text as UseCase);
+const isTemplate = (text: string | undefined): text is TemplateName => TEMPLATE_NAMES.includes(text as TemplateName);
 
-/** `connect2erp template USE_CASE RFC|Rest`: the built-in call as YAML, to adapt in a task file. */
-export function templateCommand(useCase: string | undefined, transport: string | undefined): number {
-  if (!isUseCase(useCase) || (transport !== 'RFC' && transport !== 'Rest')) {
-    process.stderr.write(`usage: connect2erp template ${USE_CASES.join('|')} RFC|Rest\n`);
+/** `connect2erp template NAME RFC|Rest`: a built-in call as YAML, to adapt in a task file. */
+export function templateCommand(name: string | undefined, transport: string | undefined): number {
+  if (!isTemplate(name) || (transport !== 'RFC' && transport !== 'Rest')) {
+    process.stderr.write(`usage: connect2erp template ${TEMPLATE_NAMES.join('|')} RFC|Rest\n`);
     return EXIT.configuration;
   }
-  process.stdout.write(templateYaml(useCase, transport));
+  const yaml = templateYaml(name, transport);
+  if (yaml === undefined) {
+    process.stderr.write(`connect2erp template: no ${transport} template for ${name}: SAP offers no standard REST service for it; declare the call under rest: in the task file, or use RFC\n`);
+    return EXIT.configuration;
+  }
+  process.stdout.write(yaml);
   return EXIT.ok;
 }

@@ -20,6 +20,8 @@ const transform = z.union([
   z.strictObject({
     substring: z.strictObject({ start: z.number().int().min(0), length: z.number().int().positive().optional() }),
   }),
+  /** A value looked up in a table (a MIME type to SAP's document class, say); a value the table lacks is refused. */
+  z.strictObject({ map: z.record(z.string(), z.string()).refine((table) => Object.keys(table).length > 0, { message: 'map at least one value' }) }),
 ]);
 export type Transform = z.infer<typeof transform>;
 
@@ -124,6 +126,8 @@ export const restCallSchema = z.strictObject({
   headers: z.record(z.string().regex(/^[A-Za-z][\w-]*$/, 'an HTTP header name'), template).default({}),
   /** `content`: the document's file; `parameters`: the parameters as JSON; `none`: no body. */
   body: z.enum(['content', 'parameters', 'none']).default('none'),
+  /** The service is an SAP Gateway (OData) one: writes take its CSRF handshake. */
+  csrf: z.boolean().default(true),
 });
 export type RestCallConfig = z.infer<typeof restCallSchema>;
 

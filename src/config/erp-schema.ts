@@ -7,10 +7,13 @@ const system = z
     name: z.string().min(1),
     client: z.string().regex(/^\d{3}$/, 'must be a three-digit SAP client, e.g. "100"'),
     language: z.string().length(2).optional(),
-    /** SOAP-RFC service, e.g. `https://sap.example.com:44300/sap/bc/soap/rfc`. */
-    rfc: z.strictObject({ url: httpUrl, auth: basicAuth }).optional(),
+    /**
+     * SOAP-RFC service, e.g. `https://sap.example.com:44300/sap/bc/soap/rfc`. `dateFormat`: how a
+     * date (ABAP type D) goes out; SAP's SOAP runtime reads them as asXML writes them, YYYY-MM-DD.
+     */
+    rfc: z.strictObject({ url: httpUrl, auth: basicAuth, dateFormat: z.enum(['YYYY-MM-DD', 'YYYYMMDD']).default('YYYY-MM-DD') }).optional(),
     /** Gateway/OData host, e.g. `https://sap.example.com:44300`. */
-    rest: z.strictObject({ url: httpUrl, auth: basicAuth, csrf: z.boolean().default(true) }).optional(),
+    rest: z.strictObject({ url: httpUrl, auth: basicAuth }).optional(),
     tls: tlsSchema,
     timeouts: timeoutsSchema,
     maxConcurrentCalls: z.number().int().min(1).max(64).default(4),

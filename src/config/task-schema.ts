@@ -57,10 +57,16 @@ export const taskSchema = z
     const other = own === 'rfc' ? 'rest' : 'rfc';
     if (task[other] !== undefined) ctx.addIssue({ code: 'custom', path: [other], message: `function is ${task.function}: declare the call under ${own}` });
     const call = task[own];
-    if (call === undefined) return;
+    if (call === undefined) {
+      // Of the Rest calls, only the link's has a built-in template (tasks/templates.ts).
+      if (task.function === 'Rest' && task.useCase !== 'link') {
+        ctx.addIssue({ code: 'custom', path: [own], message: `SAP offers no standard REST service for ${task.useCase === 'barcode' ? 'bar codes' : 'workflow starts'}: declare the call under ${own}, or use function: RFC` });
+      }
+      return;
+    }
     for (const problem of callProblems(call)) ctx.addIssue({ code: 'custom', path: [own, ...problem.path], message: problem.message });
-    if (task.useCase === 'link' && call.lookup === undefined) {
-      ctx.addIssue({ code: 'custom', path: [own, 'lookup'], message: 'a link task needs a lookup, or a retry could link the document twice' });
+    if (task.useCase === 'link' && call.lookup === undefined && call.repeatable) {
+      ctx.addIssue({ code: 'custom', path: [own, 'repeatable'], message: 'a link call sent again without a lookup links the document twice: give it a lookup, or leave it not repeatable' });
     }
   });
 

@@ -15,6 +15,8 @@ export interface RestRequest {
   path: string;
   headers: Record<string, string>;
   body?: { json: unknown } | { content: () => Promise<Buffer> };
+  /** The service takes SAP Gateway's CSRF handshake on writes. */
+  csrf: boolean;
 }
 
 /** SAP answered with an error of its own (OData `error.message`): the business said no. */
@@ -93,7 +95,7 @@ export class RestClient implements Transport<RestRequest> {
 
   private async exchange(request: RestRequest, body: { body?: Buffer; json?: unknown }, where: string): Promise<Response<string>> {
     const writes = request.method !== 'GET';
-    const csrf = writes && this.system.rest.csrf ? { 'X-CSRF-Token': await this.token(request.service, where) } : {};
+    const csrf = writes && request.csrf ? { 'X-CSRF-Token': await this.token(request.service, where) } : {};
     const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, headerValue(v)]));
     try {
       const [path, query = ''] = `${request.service}${request.path}`.split('?');

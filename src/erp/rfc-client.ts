@@ -1,6 +1,6 @@
 import got, { type Got } from 'got';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import { AuthenticationError, PermanentError } from '../errors.js';
+import { AuthenticationError, PermanentError, SystemRefusalError } from '../errors.js';
 import { networkFailure, statusFailure } from './failure.js';
 import { NEVER, StoppableLimit } from '../stop.js';
 import { basicAuthorization, connectionOptions } from '../http-options.js';
@@ -19,6 +19,13 @@ export class RfcFault extends PermanentError {
     this.messageKey = key;
   }
 }
+
+/**
+ * Faults that are the system's, not the document's: SYSTEM_FAILURE (a runtime error, a missing S_RFC
+ * authorisation: RFC_NO_AUTHORITY, message 00 341), COMMUNICATION_FAILURE, and a function module
+ * that does not exist (FU_NOT_FOUND).
+ */
+const SYSTEM_FAULTS = new Set(['SYSTEM_FAILURE', 'COMMUNICATION_FAILURE', 'RFC_NO_AUTHORITY', 'FU_NOT_FOUND']);
 
 /**
  * Calls remote-enabled function modules through SAP's SOAP-RFC service
@@ -69,10 +76,17 @@ export class RfcClient implements Transport<RfcRequest> {
 
   private answer(functionName: string, status: number, body: string): Record<string, unknown> {
     const where = `${functionName} on ${this.system.name}`;
-    if (status === 401) throw new AuthenticationError(`${where}: SAP refused the credentials (HTTP 401); check rfc.auth in erpHttp.yaml`, { status, target: functionName });
+    const details = { status, target: functionName };
+    if (status === 401) throw new AuthenticationError(`${where}: SAP refused the credentials (HTTP 401); check rfc.auth in erpHttp.yaml`, details);
     const answer = parseAnswer(functionName, body);
     if (answer.kind === 'response') return answer.values;
-    if (answer.kind === 'fault') throw new RfcFault(functionName, answer.fault);
+    if (answer.kind === 'fault') {
+      const fault = new RfcFault(functionName, answer.fault);
+      if (SYSTEM_FAULTS.has(answer.fault.exception)) throw new SystemRefusalError(`${fault.message} (not the document's fault: this task stops, its documents wait for the next run)`, details);
+      throw fault;
+    }
+    // The ICF's own page: the service is inactive in SICF, or the user may not use it.
+    if (status === 403) throw new SystemRefusalError(`${where}: HTTP 403, not a SOAP answer: is the service /sap/bc/soap/rfc active in SICF, and may the user call it?`, details);
     throw statusFailure(status, where, ': not a SOAP-RFC answer (is the SICF service /sap/bc/soap/rfc active?)');
   }
 }

@@ -92,35 +92,6 @@ export function parseAnswer(functionName: string, xml: string): SoapAnswer {
   };
 }
 
-/** The sandbox's side of the codec: what a request asks for… */
-export function parseRequest(xml: string): { functionName: string; params: Record<string, unknown> } | undefined {
-  const body = ((parser.parse(xml) as Tree).Envelope as Tree | undefined)?.Body as Tree | undefined;
-  const [name, params] = Object.entries(body ?? {})[0] ?? [];
-  if (name === undefined) return undefined;
-  return { functionName: abapName(name), params: normalise(params) as Record<string, unknown> };
-}
-
-/** …and how SAP answers it. */
-export function responseEnvelope(functionName: string, values: RfcParams): string {
-  return envelope(`${xmlName(functionName)}.Response`, values);
-}
-
-export function faultEnvelope(functionName: string, fault: RfcFaultDetail): string {
-  const message = fault.messageId === undefined ? {} : { Message: { ID: fault.messageId, Number: fault.messageNumber } };
-  return `<?xml version="1.0" encoding="utf-8"?>${builder.build({
-    'soap-env:Envelope': {
-      '@_xmlns:soap-env': SOAP_ENV,
-      'soap-env:Body': {
-        'soap-env:Fault': {
-          faultcode: 'soap-env:Client',
-          faultstring: fault.exception,
-          detail: { [`n0:${xmlName(functionName)}.Exception`]: { '@_xmlns:n0': RFC_NAMESPACE, Name: fault.exception, Text: fault.text, ...message } },
-        },
-      },
-    },
-  })}`;
-}
-
 /** A table in an answer: its rows, or none when SAP left it out or sent it empty. */
 export function tableRows(value: unknown): RfcStructure[] {
   return Array.isArray(value) ? (value as RfcStructure[]) : [];

@@ -1,4 +1,5 @@
 import type { RestCallConfig, RfcCallConfig } from '../config/call-schema.js';
+import type { ErpSystemConfig } from '../config/erp-schema.js';
 import type { TaskConfig } from '../config/task-schema.js';
 import type { ErpPort } from '../erp/port.js';
 import type { RestRequest } from '../erp/rest-client.js';
@@ -14,8 +15,8 @@ export interface TaskDeps {
   writer: RepositoryWriter;
   /** The ERP port for a system and transport, or undefined when erpHttp.yaml has no such connection. */
   erpFor: (system: string, transport: TaskConfig['function']) => ErpPort<RfcRequest> | ErpPort<RestRequest> | undefined;
-  /** How many calls a system takes at once (`maxConcurrentCalls` in erpHttp.yaml). */
-  callsAtOnce: (system: string) => number;
+  /** A system of erpHttp.yaml by name; asked only for systems documents were admitted for, which exist. */
+  system: (name: string) => ErpSystemConfig;
   log: Logger;
   runId: string;
   dryRun: boolean;

@@ -26,7 +26,10 @@ class ValueRefused extends DocumentError {
   }
 }
 
-function applyTransform(value: unknown, transform: Transform, refuse: (problem: string) => never): unknown {
+/** How a date goes to SAP: SAP's SOAP runtime reads asXML's `YYYY-MM-DD`; other gateways may want `YYYYMMDD`. */
+export type DateFormat = 'YYYY-MM-DD' | 'YYYYMMDD';
+
+function applyTransform(value: unknown, transform: Transform, refuse: (problem: string) => never, dates: DateFormat): unknown {
   if (transform === 'flag') return value === true || value === 'true' || value === 'X' ? 'X' : '';
   const s = text(value);
   if (transform === 'upper') return s.toUpperCase();
@@ -34,26 +37,28 @@ function applyTransform(value: unknown, transform: Transform, refuse: (problem: 
   if (transform === 'date') {
     if (s === '') return '';
     const match = /^(\d{4})-(\d{2})-(\d{2})/.exec(s);
-    return match === null ? refuse('is not a date (YYYY-MM-DD) for') : `${match[1]}${match[2]}${match[3]}`;
+    if (match === null) return refuse('is not a date (YYYY-MM-DD) for');
+    return dates === 'YYYYMMDD' ? `${match[1]}${match[2]}${match[3]}` : `${match[1]}-${match[2]}-${match[3]}`;
   }
   if ('pad' in transform) {
     const { length, with: fill, side } = transform.pad;
     if (s === '') return '';
     return side === 'left' ? s.padStart(length, fill) : s.padEnd(length, fill);
   }
+  if ('map' in transform) return Object.hasOwn(transform.map, s) ? transform.map[s] : refuse(`has no entry in the map of`);
   const { start, length } = transform.substring;
   return s.substring(start, length === undefined ? undefined : start + length);
 }
 
 /** The document's values for every mapped parameter, refused before any call when one does not fit. */
-export function mapValues(parameters: Record<string, ValueSpec>, doc: RepositoryDocument): MappedValue[] {
+export function mapValues(parameters: Record<string, ValueSpec>, doc: RepositoryDocument, dates: DateFormat = 'YYYY-MM-DD'): MappedValue[] {
   return Object.entries(parameters).map(([target, spec]) => {
     const source = spec.property ?? `constant ${target}`;
     const raw = spec.property === undefined ? spec.constant : propertyValue(doc.properties, spec.property);
     const refuse = (problem: string): never => {
       throw new ValueRefused(doc, source, text(raw), `${problem} SAP field ${target}`);
     };
-    const value = text(spec.transform.reduce((v, t) => applyTransform(v, t, refuse), raw));
+    const value = text(spec.transform.reduce((v, t) => applyTransform(v, t, refuse, dates), raw));
     if (spec.length !== undefined && value.length > spec.length) refuse(`is longer than the ${spec.length} characters of`);
     return { target, value, fromDocument: spec.property !== undefined };
   });

@@ -12,6 +12,7 @@ import { admit, type Admitted } from './admit.js';
 import { execute, type CallAdapter, type CallOutcome } from './calls/execute.js';
 import { restCall } from './calls/rest-call.js';
 import { rfcCall } from './calls/rfc-call.js';
+import type { DateFormat } from './mapping.js';
 import { base, type TaskContext, type TaskDeps } from './context.js';
 import { labelledPages } from './labelled.js';
 import { taskQuery, taskReads } from './query.js';
@@ -48,7 +49,8 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
   const ctx: TaskContext = { task, call, deps, onRecord, now: deps.now ?? (() => new Date()) };
   const adapter = (system: string): CallAdapter => {
     const erp = deps.erpFor(system, task.function);
-    if (task.function === 'RFC') return rfcCall(call as RfcCallConfig, erp as ErpPort<RfcRequest>);
+    // A document is admitted only for a system with the task's transport: an RFC task's system has `rfc`.
+    if (task.function === 'RFC') return rfcCall(call as RfcCallConfig, erp as ErpPort<RfcRequest>, (deps.system(system).rfc as { dateFormat: DateFormat }).dateFormat);
     return restCall(call as RestCallConfig, erp as ErpPort<RestRequest>, (doc) => deps.client.downloadBlob(doc.uid));
   };
   const refusal = new AbortController();
@@ -75,7 +77,7 @@ function callSlots(deps: TaskDeps, stop: AbortSignal): (system: string) => Stopp
   return (system) => {
     let limit = slots.get(system);
     if (limit === undefined) {
-      limit = new StoppableLimit(deps.callsAtOnce(system), stop);
+      limit = new StoppableLimit(deps.system(system).maxConcurrentCalls, stop);
       slots.set(system, limit);
     }
     return limit;

@@ -3,12 +3,13 @@ import { restCallSchema, rfcCallSchema, type RestCallConfig, type RfcCallConfig 
 import type { TaskConfig, UseCase } from '../config/task-schema.js';
 
 /**
- * The built-in call for each use case and transport. A task without its own `rfc:` or `rest:`
- * section uses these; `connect2erp template <use case> <RFC|Rest>` prints one to start from.
- * Lengths are the ABAP field lengths (sap-interfaces.md §1).
+ * The built-in calls. A task without its own `rfc:` or `rest:` section uses the one for its use
+ * case and transport; `connect2erp template <name> <RFC|Rest>` prints one to start from. Lengths
+ * are the ABAP field lengths (sap-interfaces.md §1). SAP offers no standard REST service for bar
+ * codes or workflow starts: a task of those over Rest declares its own call.
  */
 
-const p = (property: string, length?: number) => ({ property, ...(length === undefined ? {} : { length }) });
+const p = (property: string, length: number) => ({ property, length });
 const date = (property: string) => ({ property, transform: ['date'] });
 
 const LINK_RFC = {
@@ -26,7 +27,8 @@ const LINK_RFC = {
     DESCR: p('erpCreateALDocument:erpDescription', 60),
     CREATOR: p('erpCreateALDocument:erpCreator', 12),
   },
-  // Looked up first, and OA403 ("already linked") counts as done: a retry never links twice.
+  // A repeat (an earlier attempt may have reached SAP) is looked up first, and OA403 ("double
+  // entry in link table not permitted") counts as done: a retry never links twice.
   lookup: {
     function: 'ARCHIV_GET_CONNECTIONS',
     parameters: { OBJECTTYPE: '{SAP_OBJECT}', OBJECT_ID: '{OBJECT_ID}', ARCHIV_ID: '{ARCHIV_ID}', ARC_DOC_ID: '{ARC_DOC_ID}' },
@@ -37,58 +39,79 @@ const LINK_RFC = {
   result: { erpReference: '{SAP_OBJECT} {OBJECT_ID}' },
 };
 
-const BARCODE_ROW = {
-  'BARCODETABLE[].BARCODE': p('erpBarcode:barcode', 40),
-  'BARCODETABLE[].CONTREP': p('erpHttpContent:archiveId', 2),
-  'BARCODETABLE[].DOCID': p('erpHttpContent:docId', 40),
-  'BARCODETABLE[].ARDATE': date('erpHttpContent:created'),
-  'BARCODETABLE[].DOCTYPE': p('erpBarcode:docTyp', 20),
-};
-const BAPI_RETURN = { field: 'RETURN.TYPE', in: ['E', 'A'], message: 'RETURN.MESSAGE' };
+/** SAP's technical document classes (TOADD) for the MIME types a scan usually comes as. */
+const DOCUMENT_CLASSES = { 'application/pdf': 'PDF', 'image/tiff': 'TIF', 'image/jpeg': 'JPG', 'image/png': 'PNG' };
 
-const BARCODE = {
-  parameters: BARCODE_ROW,
-  failWhen: BAPI_RETURN,
-  // The external bar-code table is keyed by bar code and document: sending a row again adds none.
-  repeatable: true,
+const BARCODE_RFC = {
+  function: 'BAPI_BARCODE_SENDLIST',
+  parameters: {
+    'BARCODETABLE[].BARCODE': p('erpBarcode:barcode', 40),
+    'BARCODETABLE[].CONTREP': p('erpHttpContent:archiveId', 2),
+    'BARCODETABLE[].DOCID': p('erpHttpContent:docId', 40),
+    'BARCODETABLE[].ARDATE': date('erpHttpContent:created'),
+    // DOCTYPE is the technical document class (BDS_BAR_EX keeps it as DOCUCLASS), not the ArchiveLink document type.
+    'BARCODETABLE[].DOCTYPE': { property: 'file:content.mime-type', transform: [{ map: DOCUMENT_CLASSES }], length: 20 },
+  },
+  failWhen: { field: 'RETURN.TYPE', in: ['E', 'A'], message: 'RETURN.MESSAGE' },
+  // No source says what SAP does with a row it has already: after an interrupted call an operator decides.
+  repeatable: false,
   result: { erpReference: '{BARCODETABLE[].BARCODE}' },
 };
 
-const WORKFLOW_PARAMETERS = {
-  'DOCUMENT_ENTRY.ARCHIV_ID': p('erpHttpContent:archiveId', 2),
-  'DOCUMENT_ENTRY.ARC_DOC_ID': p('erpHttpContent:docId', 40),
-  'DOCUMENT_ENTRY.AR_OBJECT': p('erpStartWorkflow:erpArchiveObject', 10),
-  'DOCUMENT_ENTRY.DOC_TYPE': p('erpStartWorkflow:erpDocumentTyp', 20),
-  'DOCUMENT_ENTRY.BARCODE': p('erpStartWorkflow:erpBarcode', 40),
-  'DOCUMENT_ENTRY.LATE': { property: 'erpStartWorkflow:erpLateArchiving', transform: ['flag'] },
-  // Where the agent goes differs between SAP releases; these rows are the common choice.
-  'DOCUMENT_DATA[0].NAME': { constant: 'OTYPE' },
-  'DOCUMENT_DATA[0].WERT': p('erpStartWorkflow:erpOTyp', 2),
-  'DOCUMENT_DATA[1].NAME': { constant: 'OBJID' },
-  'DOCUMENT_DATA[1].WERT': p('erpStartWorkflow:erpObjId', 45),
-};
-
-const WORKFLOW = {
-  parameters: WORKFLOW_PARAMETERS,
+/**
+ * Storing for subsequent entry. ARCHIV_PROCESS_RFCINPUT takes no agent: SAP gives the work item to
+ * the agents its presetting names for the document type (OAWS); erpOTyp and erpObjId are not sent.
+ */
+const WORKFLOW_RFC = {
+  function: 'ARCHIV_PROCESS_RFCINPUT',
+  parameters: {
+    'DOCUMENT_ENTRY.ARCHIV_ID': p('erpHttpContent:archiveId', 2),
+    'DOCUMENT_ENTRY.ARC_DOC_ID': p('erpHttpContent:docId', 40),
+    'DOCUMENT_ENTRY.AR_OBJECT': p('erpStartWorkflow:erpArchiveObject', 10),
+    'DOCUMENT_ENTRY.DOC_TYPE': p('erpStartWorkflow:erpDocumentTyp', 20),
+    'DOCUMENT_ENTRY.BARCODE': p('erpStartWorkflow:erpBarcode', 40),
+    'DOCUMENT_ENTRY.LATE': { property: 'erpStartWorkflow:erpLateArchiving', transform: ['flag'] },
+  },
   // A work item cannot be looked up: after an interrupted call the document waits for an operator.
   repeatable: false,
   result: { erpReference: '{DOCUMENT_ENTRY.BARCODE|DOCUMENT_ENTRY.ARC_DOC_ID}' },
 };
 
-/** S/4HANA attachment service: the file itself is uploaded, after GetAllOriginals found no copy. */
+/**
+ * A work item for the document's own agent (erpOTyp, erpObjId): SAP_WAPI_START_WORKFLOW, which is
+ * remote-enabled and takes the agents, starts a workflow template of the customer's (TASK: adapt
+ * it) with the document in its container. RETURN_CODE 0 means started.
+ */
+const WORKFLOW_TO_AGENT_RFC = {
+  function: 'SAP_WAPI_START_WORKFLOW',
+  parameters: {
+    TASK: { constant: 'WS90000001' },
+    'AGENTS[0].OTYPE': p('erpStartWorkflow:erpOTyp', 2),
+    'AGENTS[0].OBJID': p('erpStartWorkflow:erpObjId', 12),
+    'INPUT_CONTAINER[0].ELEMENT': { constant: 'ARCHIV_ID' },
+    'INPUT_CONTAINER[0].VALUE': p('erpHttpContent:archiveId', 2),
+    'INPUT_CONTAINER[1].ELEMENT': { constant: 'ARC_DOC_ID' },
+    'INPUT_CONTAINER[1].VALUE': p('erpHttpContent:docId', 40),
+    'INPUT_CONTAINER[2].ELEMENT': { constant: 'AR_OBJECT' },
+    'INPUT_CONTAINER[2].VALUE': p('erpStartWorkflow:erpArchiveObject', 10),
+  },
+  failWhen: { field: 'RETURN_CODE', in: ['1', '2', '3', '4', '5', '6', '999'], message: 'MESSAGE_LINES.0.LINE' },
+  repeatable: false,
+  result: { erpReference: '{response.WORKITEM_ID}' },
+};
+
+/**
+ * S/4HANA attachment service: the file itself is uploaded. The service has no update and
+ * GetAllOriginals cannot tell this document's upload from another with the same name and size,
+ * so there is no lookup: after an upload whose answer was lost an operator decides.
+ */
 const LINK_REST = {
   service: '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV',
   parameters: {
     BusinessObjectTypeName: p('erpCreateALDocument:erpObject', 10),
     LinkedSAPObjectKey: p('erpCreateALDocument:erpObjectId', 90),
     FileName: p('file:content.name', 255),
-    FileSize: p('file:content.length'),
     MimeType: p('file:content.mime-type', 128),
-  },
-  // The service has no update: a second upload is a second attachment, so look first.
-  lookup: {
-    path: '/GetAllOriginals?BusinessObjectTypeName={q:BusinessObjectTypeName}&LinkedSAPObjectKey={q:LinkedSAPObjectKey}',
-    found: { list: 'results', match: { FileName: '{FileName}', FileSize: '{FileSize}' } },
   },
   method: 'POST',
   path: '/AttachmentContentSet',
@@ -99,34 +122,36 @@ const LINK_REST = {
     LinkedSAPObjectKey: '{LinkedSAPObjectKey}',
   },
   body: 'content',
+  csrf: true,
+  repeatable: false,
   result: { erpReference: '{BusinessObjectTypeName} {LinkedSAPObjectKey} {response.DocumentInfoRecordDocNumber|response.ArchiveDocumentID}' },
 };
 
-/**
- * No released OData API covers bar codes or workflow starts (sap-interfaces.md §2.2): these
- * two call the function modules through a JSON function-module gateway installed on the ABAP
- * side (such as an ICF handler in the style of cesar-sap/abap_fm_json). Adapt `service`.
- */
-const FM_GATEWAY = '/sap/bc/fmcall';
-
-const viaGateway = (functionName: string) => ({ service: FM_GATEWAY, method: 'POST', path: `/${functionName}`, body: 'parameters' });
-
+/** Every template by name, for `connect2erp template`: the use cases, and the other workflow start. */
 const RAW = {
   link: { RFC: LINK_RFC, Rest: LINK_REST },
-  barcode: { RFC: { function: 'BAPI_BARCODE_SENDLIST', ...BARCODE }, Rest: { ...viaGateway('BAPI_BARCODE_SENDLIST'), ...BARCODE } },
-  workflow: { RFC: { function: 'ARCHIV_PROCESS_RFCINPUT', ...WORKFLOW }, Rest: { ...viaGateway('ARCHIV_PROCESS_RFCINPUT'), ...WORKFLOW } },
+  barcode: { RFC: BARCODE_RFC },
+  workflow: { RFC: WORKFLOW_RFC },
+  'workflow-to-agent': { RFC: WORKFLOW_TO_AGENT_RFC },
 };
 
-export const TEMPLATES: Record<UseCase, { RFC: RfcCallConfig; Rest: RestCallConfig }> = Object.fromEntries(
-  Object.entries(RAW).map(([useCase, t]) => [useCase, { RFC: rfcCallSchema.parse(t.RFC), Rest: restCallSchema.parse(t.Rest) }]),
-) as Record<UseCase, { RFC: RfcCallConfig; Rest: RestCallConfig }>;
+export type TemplateName = keyof typeof RAW;
+export const TEMPLATE_NAMES = Object.keys(RAW) as TemplateName[];
 
-/** A template as YAML, ready to paste under `rfc:` or `rest:` in a task file. */
-export function templateYaml(useCase: UseCase, transport: 'RFC' | 'Rest'): string {
-  return stringify({ [transport === 'RFC' ? 'rfc' : 'rest']: RAW[useCase][transport] });
+const RFC_TEMPLATES: Record<UseCase, RfcCallConfig> = {
+  link: rfcCallSchema.parse(LINK_RFC),
+  barcode: rfcCallSchema.parse(BARCODE_RFC),
+  workflow: rfcCallSchema.parse(WORKFLOW_RFC),
+};
+const LINK_REST_TEMPLATE: RestCallConfig = restCallSchema.parse(LINK_REST);
+
+/** A template as YAML, ready to paste under `rfc:` or `rest:` in a task file; undefined when there is none. */
+export function templateYaml(name: TemplateName, transport: 'RFC' | 'Rest'): string | undefined {
+  const raw = (RAW[name] as Partial<Record<'RFC' | 'Rest', unknown>>)[transport];
+  return raw === undefined ? undefined : stringify({ [transport === 'RFC' ? 'rfc' : 'rest']: raw });
 }
 
-/** The call a task makes: its own declaration, or the template for its use case and transport. */
+/** The call a task makes: its own declaration, or the template for its use case and transport (validation makes sure one exists). */
 export function callFor(task: TaskConfig): RfcCallConfig | RestCallConfig {
-  return task.function === 'RFC' ? (task.rfc ?? TEMPLATES[task.useCase].RFC) : (task.rest ?? TEMPLATES[task.useCase].Rest);
+  return task.function === 'RFC' ? (task.rfc ?? RFC_TEMPLATES[task.useCase]) : (task.rest ?? LINK_REST_TEMPLATE);
 }

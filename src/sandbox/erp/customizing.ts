@@ -4,15 +4,28 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 
 const name = z.string().min(1);
+const agent = z.strictObject({ otype: z.enum(['US', 'C', 'O', 'P', 'S', 'A']), objid: name });
 
-/** The ERP sandbox's customizing file: what SAP would hold in OAC0, OAC2, OAC3, OAC5 and its user store. */
+/** The ERP sandbox's customizing file: what SAP would hold in OAC0, OAC2, OAC3, OAC5, the ArchiveLink workflow presettings, its user store and authorisations. */
 export const customizingSchema = z.strictObject({
   clients: z.array(z.string().regex(/^\d{3}$/)).min(1),
-  users: z.record(name, z.strictObject({ password: name })),
+  /** Logon users, and the function modules each may call (S_RFC); `*` for any. */
+  users: z.record(name, z.strictObject({ password: name, rfc: z.union([z.literal('*'), z.array(name)]).default('*') })),
+  /** OAC0. */
   contentRepositories: z.array(name),
+  /** TOADD: technical document classes (PDF, TIF, FAX…), what BAPI_BARCODE_SENDLIST's DOCTYPE names. */
+  documentClasses: z.array(name),
+  /** OAC2: ArchiveLink document type -> its document class. */
   documentTypes: z.record(name, name),
-  links: z.record(name, z.array(name)),
-  barcode: z.strictObject({ duplicates: z.boolean() }),
+  /** OAC3 (TOAOM): which document type may be linked to which object type, stored in which content repository. */
+  links: z.array(z.strictObject({ objectType: name, documentType: name, contentRepository: name })),
+  /** OAC5: whether one bar code may be used for several documents, and the bar code check (a regular expression). */
+  barcode: z.strictObject({ duplicates: z.boolean(), check: name }),
+  /** Storing for subsequent entry: the agents of the work item, per document type (the presetting). */
+  presettings: z.record(name, z.array(agent).min(1)),
+  /** Workflow templates SAP_WAPI_START_WORKFLOW may start. */
+  workflowTasks: z.array(name),
+  /** Agents that exist, by object type (US user, O organisational unit, S position, …). */
   agents: z.partialRecord(z.enum(['US', 'C', 'O', 'P', 'S', 'A']), z.array(name)),
 });
 

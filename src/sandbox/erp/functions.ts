@@ -1,14 +1,18 @@
-import { tableRows, type RfcFaultDetail, type RfcParams } from '../../erp/soap.js';
 import type { Customizing } from './customizing.js';
+import { dateXml, EMPTY_RETURN } from './interfaces.js';
+import type { SapException, SapStructure } from './soap-codec.js';
 
-/** The sandbox's SAP tables, for tests and the demo to inspect. */
+/** The sandbox's SAP tables, for tests and the demo to inspect. Dates as ABAP keeps them: `YYYYMMDD`. */
 export interface ErpTables {
   /** TOA01-like link table. */
   links: Array<{ client: string; SAP_OBJECT: string; OBJECT_ID: string; ARCHIV_ID: string; ARC_DOC_ID: string; AR_OBJECT: string; AR_DATE: string; FILENAME: string; DESCR: string; CREATOR: string }>;
   /** BDS_BAR_EX-like external bar-code table. */
   barcodes: Array<{ client: string; BARCODE: string; CONTREP: string; DOCID: string; ARDATE: string; DOCTYPE: string }>;
-  /** Work items from "store for subsequent entry". */
-  inbox: Array<{ client: string; id: string; ARCHIV_ID: string; ARC_DOC_ID: string; AR_OBJECT: string; BARCODE: string; LATE: boolean; OTYPE: string; OBJID: string }>;
+  /** Work items: from storing for subsequent entry (ARCHIV_PROCESS_RFCINPUT) or a workflow started with SAP_WAPI_START_WORKFLOW. */
+  inbox: Array<{
+    client: string; id: string; startedBy: string; task: string; ARCHIV_ID: string; ARC_DOC_ID: string; AR_OBJECT: string; BARCODE: string; LATE: boolean;
+    agents: Array<{ OTYPE: string; OBJID: string }>; container: Record<string, string>;
+  }>;
   /** Uploads through the S/4HANA attachment service. */
   attachments: Array<{
     client: string; BusinessObjectTypeName: string; LinkedSAPObjectKey: string; FileName: string; MimeType: string; FileSize: string;
@@ -18,34 +22,32 @@ export interface ErpTables {
 
 /** An ABAP exception, answered as a SOAP fault. */
 export class AbapException extends Error {
-  constructor(readonly detail: RfcFaultDetail) {
-    super(detail.text);
+  constructor(readonly exception: SapException) {
+    super(exception.text);
   }
 }
 
 export interface CallContext {
   client: string;
-  params: Record<string, unknown>;
+  params: SapStructure;
   tables: ErpTables;
   customizing: Customizing;
 }
 
-type RfcFunction = (ctx: CallContext) => RfcParams;
+type RfcFunction = (ctx: CallContext) => SapStructure;
 
-const text = (params: Record<string, unknown>, key: string): string => (typeof params[key] === 'string' ? (params[key] as string) : '');
-
-
+const text = (record: SapStructure, key: string): string => (typeof record[key] === 'string' ? (record[key] as string) : '');
+const rows = (value: unknown): SapStructure[] => (Array.isArray(value) ? (value as SapStructure[]) : []);
 const today = (): string => new Date().toISOString().slice(0, 10).replace(/-/g, '');
 
-function fail(exception: string, message: string, id?: string, number?: string): never {
-  throw new AbapException({ exception, text: message, messageId: id, messageNumber: number });
-}
-
-/** Field lengths SAP enforces by truncating or dumping; the sandbox refuses, so a long value shows. */
-function checkLength(exception: string, values: Record<string, string>, lengths: Record<string, number>): void {
-  for (const [field, max] of Object.entries(lengths)) {
-    if (values[field].length > max) fail(exception, `${field} is longer than ${max} characters`);
-  }
+/**
+ * Raise an ABAP exception. `message`: SAP's message class and number, only where a public source
+ * gives them (OA403: "double entry in link table not permitted"; OA806: "Combination of object type
+ * & and document type & not maintained (->Cust)"; OA409: "Enter a permitted bar code (bar code
+ * check)"; texts as SAP systems show them, erplingo.com); otherwise none.
+ */
+function fail(name: string, text: string, message?: SapException['message']): never {
+  throw new AbapException({ name, text, message });
 }
 
 type LinkRow = ErpTables['links'][number];
@@ -62,8 +64,8 @@ class LinkIndex {
 
   add(row: LinkRow): void {
     const key = `${row.client}\u0000${row.ARC_DOC_ID}`;
-    const rows = this.byDocument.get(key);
-    if (rows) rows.push(row);
+    const found = this.byDocument.get(key);
+    if (found) found.push(row);
     else this.byDocument.set(key, [row]);
     this.rows++;
   }
@@ -93,82 +95,120 @@ function documentsOf(table: ErpTables['barcodes'], client: string, barcodes: Set
   return assigned;
 }
 
+/** OAC3 decides which document type an object type takes, and the content repository (TOAOM). */
 const connectionInsert: RfcFunction = ({ client, params, tables, customizing }) => {
   const row = {
     client, SAP_OBJECT: text(params, 'SAP_OBJECT'), OBJECT_ID: text(params, 'OBJECT_ID'), ARCHIV_ID: text(params, 'ARCHIV_ID'),
     ARC_DOC_ID: text(params, 'ARC_DOC_ID'), AR_OBJECT: text(params, 'AR_OBJECT'), AR_DATE: text(params, 'AR_DATE') || today(),
     FILENAME: text(params, 'FILENAME'), DESCR: text(params, 'DESCR'), CREATOR: text(params, 'CREATOR'),
   };
-  checkLength('ERROR_CONNECTIONTABLE', row, { SAP_OBJECT: 10, OBJECT_ID: 50, ARCHIV_ID: 2, ARC_DOC_ID: 40, AR_OBJECT: 10, FILENAME: 255, DESCR: 60, CREATOR: 12 });
-  const allowed = customizing.links[row.SAP_OBJECT];
-  if (allowed === undefined) fail('ERROR_CONNECTIONTABLE', `Object type ${row.SAP_OBJECT} is not defined`, 'OA', '012');
-  if (!allowed.includes(row.AR_OBJECT)) fail('ERROR_CONNECTIONTABLE', `Document type ${row.AR_OBJECT} is not linked to object type ${row.SAP_OBJECT} (OAC3)`, 'OA', '020');
-  if (!customizing.contentRepositories.includes(row.ARCHIV_ID)) fail('ERROR_CONNECTIONTABLE', `Content repository ${row.ARCHIV_ID} is not defined`, 'OA', '031');
-  if (row.OBJECT_ID === '' || row.ARC_DOC_ID === '') fail('ERROR_CONNECTIONTABLE', 'OBJECT_ID and ARC_DOC_ID are required', 'OA', '000');
+  if (row.OBJECT_ID === '' || row.ARC_DOC_ID === '') fail('ERROR_CONNECTIONTABLE', 'OBJECT_ID and ARC_DOC_ID are required');
+  const link = customizing.links.find((l) => l.objectType === row.SAP_OBJECT && l.documentType === row.AR_OBJECT);
+  if (link === undefined) fail('ERROR_CONNECTIONTABLE', `Combination of object type ${row.SAP_OBJECT} and document type ${row.AR_OBJECT} not maintained (->Cust)`, { id: 'OA', number: '806' });
+  if (!customizing.contentRepositories.includes(row.ARCHIV_ID) || link.contentRepository !== row.ARCHIV_ID) {
+    fail('ERROR_CONNECTIONTABLE', `Content repository ${row.ARCHIV_ID} is not the one of object type ${row.SAP_OBJECT} and document type ${row.AR_OBJECT} (OAC3)`);
+  }
   const same = (l: LinkRow): boolean =>
     l.client === client && l.SAP_OBJECT === row.SAP_OBJECT && l.OBJECT_ID === row.OBJECT_ID && l.ARCHIV_ID === row.ARCHIV_ID && l.ARC_DOC_ID === row.ARC_DOC_ID;
   const index = linkIndex(tables.links);
-  if (index.of(client, row.ARC_DOC_ID).some(same)) fail('ERROR_CONNECTIONTABLE', 'Document already assigned', 'OA', '403');
+  if (index.of(client, row.ARC_DOC_ID).some(same)) fail('ERROR_CONNECTIONTABLE', 'SAP ArchiveLink (double entry in link table not permitted)', { id: 'OA', number: '403' });
   tables.links.push(row);
   index.add(row);
   return {};
 };
 
 const getConnections: RfcFunction = ({ client, params, tables }) => {
-  const filters: Array<[string, string]> = [['SAP_OBJECT', 'OBJECTTYPE'], ['OBJECT_ID', 'OBJECT_ID'], ['ARCHIV_ID', 'ARCHIV_ID'], ['ARC_DOC_ID', 'ARC_DOC_ID'], ['AR_OBJECT', 'DOCUMENTTYPE']];
+  const filters: Array<[keyof LinkRow, string]> = [['SAP_OBJECT', 'OBJECTTYPE'], ['OBJECT_ID', 'OBJECT_ID'], ['ARCHIV_ID', 'ARCHIV_ID'], ['ARC_DOC_ID', 'ARC_DOC_ID'], ['AR_OBJECT', 'DOCUMENTTYPE']];
   const docId = text(params, 'ARC_DOC_ID');
   const candidates = docId === '' ? tables.links : linkIndex(tables.links).of(client, docId);
-  const found = candidates.filter((l) => l.client === client && filters.every(([field, param]) => text(params, param) === '' || l[field as keyof typeof l] === text(params, param)));
+  const found = candidates.filter((l) => l.client === client && filters.every(([field, param]) => text(params, param) === '' || l[field] === text(params, param)));
   if (found.length === 0) fail('NOTHING_FOUND', 'No entries found');
-  return { CONNECTIONS: found.map(({ SAP_OBJECT, OBJECT_ID, ARCHIV_ID, ARC_DOC_ID, AR_OBJECT, AR_DATE }) => ({ SAP_OBJECT, OBJECT_ID, ARCHIV_ID, ARC_DOC_ID, AR_OBJECT, AR_DATE })) };
+  return {
+    CONNECTIONS: found.map((l) => ({
+      MANDT: l.client, SAP_OBJECT: l.SAP_OBJECT, OBJECT_ID: l.OBJECT_ID, ARCHIV_ID: l.ARCHIV_ID, ARC_DOC_ID: l.ARC_DOC_ID, AR_OBJECT: l.AR_OBJECT,
+      AR_DATE: dateXml(l.AR_DATE), DEL_DATE: dateXml(''), RESERVE: '',
+    })),
+    COUNT: String(found.length),
+  };
 };
 
-/** BAPI: errors come back in RETURN, not as exceptions; the whole list is checked before anything is stored. */
+/**
+ * BAPI: errors come back in RETURN, not as exceptions, and a list with an error stores none of its
+ * rows. DOCTYPE is a technical document class (TOADD), the column BDS_BAR_EX keeps as DOCUCLASS.
+ * The key of the external table is bar code, repository and document: the same row twice in a
+ * list, or a row the table has already, is refused (no source says what SAP does: the stricter
+ * reading). The same bar code for another document is refused unless OAC5 allows duplicates.
+ */
 const barcodeSendList: RfcFunction = ({ client, params, tables, customizing }) => {
-  const list = tableRows(params.BARCODETABLE);
-  const classes = new Set([...Object.keys(customizing.documentTypes), ...Object.values(customizing.documentTypes)]);
-  const error = (message: string, v1: string) => ({ RETURN: { TYPE: 'E', ID: 'OA', NUMBER: '100', MESSAGE: message, MESSAGE_V1: v1 } });
+  const list = rows(params.BARCODETABLE);
+  const error = (message: string, barcode: string, id = '', number = '000') => ({ RETURN: { ...EMPTY_RETURN, TYPE: 'E', ID: id, NUMBER: number, MESSAGE: message, MESSAGE_V1: barcode } });
   const assigned = documentsOf(tables.barcodes, client, new Set(list.map((row) => text(row, 'BARCODE'))));
-  for (const row of list) {
-    const barcode = text(row, 'BARCODE');
-    if (!/^[A-Z0-9-]{1,40}$/.test(barcode)) return error(`Bar code ${barcode} is not valid`, barcode);
-    if (!customizing.contentRepositories.includes(text(row, 'CONTREP'))) return error(`Content repository ${text(row, 'CONTREP')} is not defined`, barcode);
-    if (!classes.has(text(row, 'DOCTYPE'))) return error(`Document class ${text(row, 'DOCTYPE')} is not defined`, barcode);
-    const other = [...(assigned.get(barcode) as Set<string>)].some((docId) => docId !== text(row, 'DOCID'));
-    if (other && !customizing.barcode.duplicates) return error(`Bar code ${barcode} is already assigned to another document`, barcode);
-  }
+  const inList = new Set<string>();
   for (const row of list) {
     const [barcode, docId] = [text(row, 'BARCODE'), text(row, 'DOCID')];
-    const docIds = assigned.get(barcode) as Set<string>;
-    // The same bar code for the same document again changes nothing: a repeated call is harmless.
-    if (docIds.has(docId)) continue;
-    docIds.add(docId);
-    tables.barcodes.push({ client, BARCODE: barcode, CONTREP: text(row, 'CONTREP'), DOCID: docId, ARDATE: text(row, 'ARDATE') || today(), DOCTYPE: text(row, 'DOCTYPE') });
+    if (!new RegExp(customizing.barcode.check).test(barcode)) return error(`Enter a permitted bar code (bar code check): ${barcode}`, barcode, 'OA', '409');
+    if (!customizing.contentRepositories.includes(text(row, 'CONTREP'))) return error(`Content repository ${text(row, 'CONTREP')} is not defined`, barcode);
+    if (!customizing.documentClasses.includes(text(row, 'DOCTYPE'))) return error(`Document class ${text(row, 'DOCTYPE')} is not defined`, barcode);
+    const key = `${barcode}\u0000${text(row, 'CONTREP')}\u0000${docId}`;
+    if (inList.has(key)) return error(`Bar code ${barcode} is in the list twice for document ${docId}`, barcode);
+    inList.add(key);
+    const docs = assigned.get(barcode) as Set<string>;
+    if (docs.has(docId)) return error(`Bar code ${barcode} is already stored for document ${docId}`, barcode);
+    if (docs.size > 0 && !customizing.barcode.duplicates) return error(`Bar code ${barcode} is already assigned to another document`, barcode);
   }
-  return { RETURN: { TYPE: '', ID: '', NUMBER: '000', MESSAGE: '', MESSAGE_V1: '' } };
+  for (const row of list) {
+    tables.barcodes.push({ client, BARCODE: text(row, 'BARCODE'), CONTREP: text(row, 'CONTREP'), DOCID: text(row, 'DOCID'), ARDATE: text(row, 'ARDATE') || today(), DOCTYPE: text(row, 'DOCTYPE') });
+  }
+  return { RETURN: EMPTY_RETURN };
 };
 
+const workItemId = (tables: ErpTables): string => String(tables.inbox.length + 1).padStart(12, '0');
+
+/**
+ * Storing for subsequent entry: a work item for the agents SAP's presetting names for the document
+ * type; the function module takes no agent ("For each document type, you can determine the agents
+ * responsible for the work item", SAP's glossary, "presetting"). DOCUMENT_DATA becomes the work
+ * item's container; rows naming an agent there route nothing. Without a document type with a
+ * presetting, SAP has nobody to send it to.
+ */
 const processRfcInput: RfcFunction = ({ client, params, tables, customizing }) => {
-  const entry = Object(params.DOCUMENT_ENTRY) as Record<string, unknown>;
-  const data = Object.fromEntries(tableRows(params.DOCUMENT_DATA).map((d) => [text(d, 'NAME'), d.WERT]));
-  const value = (name: string): string => text(data, name);
+  const entry = (params.DOCUMENT_ENTRY ?? {}) as SapStructure;
   const barcode = text(entry, 'BARCODE');
+  const documentType = text(entry, 'AR_OBJECT');
   if (barcode === '') {
     if (!customizing.contentRepositories.includes(text(entry, 'ARCHIV_ID'))) fail('ERROR_PARAMETER', `Content repository ${text(entry, 'ARCHIV_ID')} is not defined`);
-    if (!(text(entry, 'AR_OBJECT') in customizing.documentTypes)) fail('ERROR_PARAMETER', `Document type ${text(entry, 'AR_OBJECT')} is not defined`);
     if (text(entry, 'ARC_DOC_ID') === '') fail('ERROR_PARAMETER', 'ARC_DOC_ID is required without a bar code');
   }
-  const otype = value('OTYPE');
-  const objid = value('OBJID');
-  const agents = customizing.agents[otype as keyof Customizing['agents']] ?? [];
-  if (otype !== '' && !agents.includes(objid)) {
-    fail('NO_WORKITEM_CREATED', `Agent ${otype} ${objid} does not exist`);
-  }
+  if (!(documentType in customizing.documentTypes)) fail('ERROR_PARAMETER', `Document type ${documentType} is not defined`);
+  const presetting = customizing.presettings[documentType];
+  if (presetting === undefined) fail('NO_WORKITEM_CREATED', `No presetting names the agents for document type ${documentType}`);
   tables.inbox.push({
-    client, id: String(tables.inbox.length + 1).padStart(12, '0'), ARCHIV_ID: text(entry, 'ARCHIV_ID'), ARC_DOC_ID: text(entry, 'ARC_DOC_ID'),
-    AR_OBJECT: text(entry, 'AR_OBJECT'), BARCODE: barcode, LATE: entry.LATE === 'X', OTYPE: otype, OBJID: objid,
+    client, id: workItemId(tables), startedBy: 'ARCHIV_PROCESS_RFCINPUT', task: '', ARCHIV_ID: text(entry, 'ARCHIV_ID'), ARC_DOC_ID: text(entry, 'ARC_DOC_ID'),
+    AR_OBJECT: documentType, BARCODE: barcode, LATE: text(entry, 'LATE') === 'X',
+    agents: presetting.map((a) => ({ OTYPE: a.otype, OBJID: a.objid })),
+    container: Object.fromEntries(rows(params.DOCUMENT_DATA).map((row) => [text(row, 'NAME'), text(row, 'WERT')])),
   });
   return {};
+};
+
+/**
+ * A workflow template started for the agents given (remote-enabled; RETURN_CODE 0 when started,
+ * 1 for a task that does not exist, 4 when it could not be started; no exceptions).
+ */
+const startWorkflow: RfcFunction = ({ client, params, tables, customizing }) => {
+  const task = text(params, 'TASK');
+  const agents = rows(params.AGENTS).map((row) => ({ OTYPE: text(row, 'OTYPE'), OBJID: text(row, 'OBJID') }));
+  const answer = (code: string, line: string) => ({ RETURN_CODE: code, WORKITEM_ID: '000000000000', NEW_STATUS: '', MESSAGE_LINES: [{ LINE: line }] });
+  if (!customizing.workflowTasks.includes(task)) return answer('1', `Task ${task} does not exist`);
+  const unknown = agents.find((a) => !(customizing.agents[a.OTYPE as keyof Customizing['agents']] ?? []).includes(a.OBJID));
+  if (agents.length === 0 || unknown !== undefined) return answer('4', unknown ? `Agent ${unknown.OTYPE} ${unknown.OBJID} does not exist` : 'No agent given');
+  const container = Object.fromEntries(rows(params.INPUT_CONTAINER).map((row) => [text(row, 'ELEMENT'), text(row, 'VALUE')]));
+  const id = workItemId(tables);
+  tables.inbox.push({
+    client, id, startedBy: 'SAP_WAPI_START_WORKFLOW', task, ARCHIV_ID: text(container, 'ARCHIV_ID'), ARC_DOC_ID: text(container, 'ARC_DOC_ID'),
+    AR_OBJECT: text(container, 'AR_OBJECT'), BARCODE: '', LATE: false, agents, container,
+  });
+  return { RETURN_CODE: '0', WORKITEM_ID: id, NEW_STATUS: 'READY', MESSAGE_LINES: [] };
 };
 
 export const RFC_FUNCTIONS: Record<string, RfcFunction> = {
@@ -177,4 +217,5 @@ export const RFC_FUNCTIONS: Record<string, RfcFunction> = {
   ARCHIV_GET_CONNECTIONS: getConnections,
   BAPI_BARCODE_SENDLIST: barcodeSendList,
   ARCHIV_PROCESS_RFCINPUT: processRfcInput,
+  SAP_WAPI_START_WORKFLOW: startWorkflow,
 };

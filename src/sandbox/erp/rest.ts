@@ -1,12 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody, sendEmpty, sendJson } from '../http.js';
+import { readBody, sendJson } from '../http.js';
 import type { Customizing } from './customizing.js';
-import { AbapException, RFC_FUNCTIONS, type ErpTables } from './functions.js';
+import type { ErpTables } from './functions.js';
 
 export const ATTACHMENT_SERVICE = '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV';
-/** The sandbox's JSON function-module gateway (a custom ICF node on a real system). */
-export const FM_GATEWAY = '/sap/bc/fmcall';
 
 /** The OData V2 error body SAP Gateway sends. */
 function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
@@ -84,7 +82,7 @@ export async function attachmentService(ctx: RestContext, resource: string): Pro
   const key = header('LinkedSAPObjectKey');
   const content = await readBody(req);
   // The real service words a wrong object type or key as an authorisation problem.
-  if (!(type in customizing.links) || key === '') return sendError(res, 403, 'CV_ATTACHMENT_SRV/003', `User has no authorization for operation 03 on object ${type} ${key}`);
+  if (!customizing.links.some((link) => link.objectType === type) || key === '') return sendError(res, 403, 'CV_ATTACHMENT_SRV/003', `User has no authorization for operation 03 on object ${type} ${key}`);
   if (header('Slug') === '') return sendError(res, 400, 'CV_ATTACHMENT_SRV/010', 'File name (Slug) is missing');
   const entity = {
     client, BusinessObjectTypeName: type, LinkedSAPObjectKey: key, FileName: header('Slug'),
@@ -95,28 +93,4 @@ export async function attachmentService(ctx: RestContext, resource: string): Pro
   tables.attachments.push(entity);
   const { client: _, ...body } = entity;
   sendJson(res, 201, { d: body });
-}
-
-/** The JSON gateway: `POST /sap/bc/fmcall/<FM>` with the import parameters as JSON, answered with the exports. */
-export async function functionGateway(ctx: RestContext, functionName: string): Promise<void> {
-  const { req, res, client, tables, customizing } = ctx;
-  if (req.method === 'HEAD' || req.method === 'GET') {
-    ctx.csrf.fetch(req, res, client);
-    return sendEmpty(res, 200);
-  }
-  if (refuseWithoutToken(ctx)) return;
-  const fn = RFC_FUNCTIONS[functionName];
-  if (fn === undefined) return sendError(res, 404, 'FU_NOT_FOUND', `Function module ${functionName} not found`);
-  let params: Record<string, unknown>;
-  try {
-    params = JSON.parse((await readBody(req)).toString('utf8')) as Record<string, unknown>;
-  } catch {
-    return sendError(res, 400, 'BAD_JSON', 'The body is not JSON');
-  }
-  try {
-    sendJson(res, 200, fn({ client, params, tables, customizing }));
-  } catch (error) {
-    const { exception, text } = (error as AbapException).detail;
-    sendError(res, 500, exception, text);
-  }
 }

@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { faultEnvelope, parseRequest, responseEnvelope } from '../../erp/soap.js';
 import { Faults } from '../faults.js';
 import { basicCredentials, close, listen, readBody, sendJson } from '../http.js';
 import { loadCustomizing, type Customizing } from './customizing.js';
 import { AbapException, RFC_FUNCTIONS, type ErpTables } from './functions.js';
-import { ATTACHMENT_SERVICE, attachmentService, CsrfSessions, FM_GATEWAY, functionGateway } from './rest.js';
+import { INTERFACES, readParams, UnreadableValue } from './interfaces.js';
+import { ATTACHMENT_SERVICE, attachmentService, CsrfSessions } from './rest.js';
+import { exceptionXml, readCall, responseXml, runtimeFaultXml } from './soap-codec.js';
 
 export interface ErpSandboxOptions {
   host?: string;
@@ -29,6 +30,8 @@ export class ErpSandbox {
   readonly tables: ErpTables = { links: [], barcodes: [], inbox: [], attachments: [] };
   readonly csrf = new CsrfSessions();
   readonly customizing: Customizing;
+  /** SICF: the SOAP-RFC service answers only while active. */
+  soapRfcActive = true;
   private server?: Server;
 
   constructor(private readonly options: ErpSandboxOptions = {}) {
@@ -51,38 +54,58 @@ export class ErpSandbox {
     const url = new URL(req.url as string, 'http://sandbox');
     if (req.method === 'GET' && url.pathname === '/sandbox/tables') return sendJson(res, 200, this.tables);
     const client = url.searchParams.get('sap-client') ?? this.customizing.clients[0];
+    const user = this.authenticated(req);
     // As the ICF answers: 401 with an HTML page, no SOAP.
-    if (!this.authenticated(req) || !this.customizing.clients.includes(client)) return sendHtml(res, 401, 'Logon failed');
+    if (user === undefined || !this.customizing.clients.includes(client)) return sendHtml(res, 401, 'Logon failed');
     const rest = { req, res, url, client, tables: this.tables, customizing: this.customizing, csrf: this.csrf };
     if (url.pathname.startsWith(`${ATTACHMENT_SERVICE}/`)) {
       const resource = url.pathname.slice(ATTACHMENT_SERVICE.length);
       if (await this.faults.apply(req, res, resource.slice(1))) return;
       return attachmentService(rest, resource);
     }
-    if (url.pathname.startsWith(`${FM_GATEWAY}/`)) {
-      const functionName = decodeURIComponent(url.pathname.slice(FM_GATEWAY.length + 1));
-      if (await this.faults.apply(req, res, functionName)) return;
-      return functionGateway(rest, functionName);
-    }
     if (req.method !== 'POST' || url.pathname !== '/sap/bc/soap/rfc') return sendHtml(res, 404, 'Not Found');
-    const request = parseRequest((await readBody(req)).toString('utf8'));
-    if (request === undefined) return sendHtml(res, 500, 'Not a SOAP request');
-    if (await this.faults.apply(req, res, request.functionName)) return;
-    const fn = RFC_FUNCTIONS[request.functionName];
-    if (fn === undefined) {
-      return sendXml(res, 500, faultEnvelope(request.functionName, { exception: 'FU_NOT_FOUND', text: `Function module ${request.functionName} not found` }));
+    if (!this.soapRfcActive) return sendInactive(res);
+    const call = readCall((await readBody(req)).toString('utf8'));
+    if (call === undefined) return sendXml(res, 500, runtimeFaultXml('Client', 'The request is not a SOAP envelope with a function module'));
+    if (await this.faults.apply(req, res, call.functionName)) return;
+    sendXml(res, ...this.answer(user, client, call.functionName, call.params));
+  }
+
+  /** The status and envelope SAP's SOAP runtime answers a call with. */
+  private answer(user: string, client: string, functionName: string, params: Record<string, unknown>): [number, string] {
+    const fn = RFC_FUNCTIONS[functionName];
+    const iface = INTERFACES[functionName];
+    if (fn === undefined || iface === undefined) return [500, exceptionXml(functionName, { name: 'FU_NOT_FOUND', text: `Function module ${functionName} not found` })];
+    // S_RFC: a call the user is not authorised for ends in the runtime error RFC_NO_AUTHORITY (message 00 341).
+    const allowed = this.customizing.users[user].rfc;
+    if (allowed !== '*' && !allowed.includes(functionName)) {
+      return [500, exceptionXml(functionName, { name: 'SYSTEM_FAILURE', text: `No RFC authorization for function module ${functionName}.`, message: { id: '00', number: '341' } })];
     }
     try {
-      sendXml(res, 200, responseEnvelope(request.functionName, fn({ client, params: request.params, tables: this.tables, customizing: this.customizing })));
+      const read = readParams(functionName, iface, params as never);
+      return [200, responseXml(functionName, fn({ client, params: read, tables: this.tables, customizing: this.customizing }))];
     } catch (error) {
-      sendXml(res, 500, faultEnvelope(request.functionName, (error as AbapException).detail));
+      if (error instanceof UnreadableValue) return [500, runtimeFaultXml('Client', `Error during deserialization: ${error.message}`)];
+      return [500, exceptionXml(functionName, (error as AbapException).exception)];
     }
   }
 
-  private authenticated(req: IncomingMessage): boolean {
+  /** The logon user, or undefined when the credentials are refused. */
+  private authenticated(req: IncomingMessage): string | undefined {
     const credentials = basicCredentials(req);
-    return credentials !== undefined && this.customizing.users[credentials.name]?.password === credentials.password;
+    const valid = credentials !== undefined && this.customizing.users[credentials.name]?.password === credentials.password;
+    return valid ? credentials.name : undefined;
   }
+}
+
+/**
+ * The ICF's answer for a service that is inactive in SICF: 403 with its HTML error page (SAP
+ * Community wiki on ICF 403s; the page's sentence as the ICF words it for a service that is not
+ * available).
+ */
+function sendInactive(res: ServerResponse): void {
+  res.writeHead(403, { 'Content-Type': 'text/html; charset=utf-8' });
+  res.end('<html><head><title>Service cannot be reached</title></head><body><h1>403 Forbidden</h1><p>Service /sap/bc/soap/rfc call was terminated because the corresponding service is not available. The termination occurred in system SBX with error code 403 and for the reason Forbidden. Please select a valid URL. If it is a valid URL, check whether service /sap/bc/soap/rfc is active in transaction SICF.</p></body></html>');
 }
 
 function sendHtml(res: ServerResponse, status: number, text: string): void {

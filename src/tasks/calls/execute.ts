@@ -2,7 +2,7 @@ import { batches, type LookupFound, type RestCallConfig, type RfcCallConfig } fr
 import { AuthenticationError, PermanentError, type Connect2ErpError } from '../../errors.js';
 import { isPlanned } from '../../erp/port.js';
 import type { RepositoryDocument } from '../../repository/document.js';
-import { dig, fill, mapValues, type MappedValue } from '../mapping.js';
+import { dig, fill, mapValues, type DateFormat, type MappedValue } from '../mapping.js';
 
 /**
  * What one document's ERP work came to: done with SAP's reference, or the error that stopped it.
@@ -26,6 +26,8 @@ export interface MappedDocument {
 /** The transport-specific half of a call: how to look, how to send, what counts as done already. */
 export interface CallAdapter {
   readonly config: RfcCallConfig | RestCallConfig;
+  /** How the call's dates go out (the system's `rfc.dateFormat`; asXML's for OData). */
+  readonly dateFormat: DateFormat;
   /** `ARCHIV_CONNECTION_INSERT` or `POST /…/AttachmentContentSet`, for messages. */
   readonly name: string;
   /** The row showing the work is done already, or undefined. */
@@ -111,7 +113,7 @@ const spread = (all: Promise<CallOutcome[]>, n: number): Array<Promise<CallOutco
 export function execute(adapter: CallAdapter, items: Array<{ doc: RepositoryDocument; repeat: boolean }>): Array<Promise<CallOutcome>> {
   const mapped = items.map(({ doc, repeat }) => {
     try {
-      return { doc, repeat, values: mapValues(adapter.config.parameters, doc) };
+      return { doc, repeat, values: mapValues(adapter.config.parameters, doc, adapter.dateFormat) };
     } catch (error) {
       return { doc, error: error as Connect2ErpError };
     }

@@ -14,17 +14,18 @@ export function restCall(config: RestCallConfig, erp: ErpPort<RestRequest>, cont
   };
   return {
     config,
+    dateFormat: 'YYYY-MM-DD',
     name: `${config.method} ${config.service}${config.path}`,
     lookup:
       lookup &&
       (async (values) => {
-        const answer = await erp.read({ method: 'GET', service: config.service, path: fill(lookup.path, values), headers: {} });
+        const answer = await erp.read({ method: 'GET', service: config.service, path: fill(lookup.path, values), headers: {}, csrf: config.csrf });
         return foundIn(answer, lookup.found, values);
       }),
     send: (documents) => {
       const values = documents[0].values;
       const headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k, fill(v, values)]).filter(([, v]) => v !== ''));
-      return erp.write({ method: config.method, service: config.service, path: fill(config.path, values), headers, body: body(documents) });
+      return erp.write({ method: config.method, service: config.service, path: fill(config.path, values), headers, body: body(documents), csrf: config.csrf });
     },
     alreadyDone: () => false,
   };

@@ -1,14 +1,15 @@
 import type { RfcCallConfig } from '../../config/call-schema.js';
 import type { ErpPort } from '../../erp/port.js';
 import { RfcFault, type RfcRequest } from '../../erp/rfc-client.js';
-import { buildParameters, fill } from '../mapping.js';
+import { buildParameters, fill, type DateFormat } from '../mapping.js';
 import { foundIn, type CallAdapter } from './execute.js';
 
 /** A function module call over SOAP-RFC; the lookup reads a table (empty tables are sent so they come back). */
-export function rfcCall(config: RfcCallConfig, erp: ErpPort<RfcRequest>): CallAdapter {
+export function rfcCall(config: RfcCallConfig, erp: ErpPort<RfcRequest>, dateFormat: DateFormat): CallAdapter {
   const { lookup } = config;
   return {
     config,
+    dateFormat,
     name: config.function,
     lookup:
       lookup &&
