@@ -124,11 +124,14 @@ const COMMANDS: Record<string, Command> = {
       'repo-port': { type: 'string', value: 'N', default: '8080', text: 'repository sandbox port (default 8080)' },
       'erp-port': { type: 'string', value: 'N', default: '8081', text: 'ERP sandbox port (default 8081)' },
       data: { type: 'string', value: 'DIR', text: 'keep the repository\'s state in DIR (default: in memory)' },
+      faults: { type: 'string', value: 'FILE', text: 'latency, search lag and faults to rehearse outages with (YAML, see README "Sandbox")' },
     },
     windsDown: true,
     async run({ values, signals }) {
       const { startSandbox } = await import('./sandbox/start.js');
-      const options = { port: Number(values['repo-port']), erpPort: Number(values['erp-port']), dataDir: values.data as string | undefined };
+      const { loadSandboxSettings } = await import('./sandbox/settings.js');
+      const settings = loadSandboxSettings(values.faults as string | undefined);
+      const options = { port: Number(values['repo-port']), erpPort: Number(values['erp-port']), dataDir: values.data as string | undefined, settings };
       await startSandbox(options, (line) => process.stdout.write(`${line}\n`), new Promise((resolve) => signals.listen(resolve)));
       return EXIT.ok;
     },

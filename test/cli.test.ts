@@ -132,21 +132,43 @@ t.test('run reports a missing task as a configuration error', async (t) => {
   t.match(result.stdout, /configuration problem: .*no task named "nope"/);
 });
 
-t.test('sandbox prints its URL and stops on SIGTERM', async (t) => {
+t.test('sandbox prints its URL, takes latency, search lag and faults from a file to rehearse outages with, and stops on SIGTERM', async (t) => {
   const data = mkdtempSync(join(tmpdir(), 'c2e-sbx-'));
-  const child = spawn(process.execPath, [...process.execArgv, CLI, 'sandbox', '--repo-port', '0', '--erp-port', '0', '--data', data]);
+  const faults = join(data, 'faults.yaml');
+  writeFileSync(faults, [
+    'repository:', '  searchLagMs: 3600000', '  faults:', '    - { method: GET, path: /path/default-domain/workspaces, status: 503, times: 1 }',
+    'erp:', '  soapRfcActive: false', '',
+  ].join('\n'));
+  const child = spawn(process.execPath, [...process.execArgv, CLI, 'sandbox', '--repo-port', '0', '--erp-port', '0', '--data', join(data, 'state'), '--faults', faults]);
   let stdout = '';
-  const url = await new Promise<string>((resolve) => child.stdout.on('data', (d) => {
+  const [url, erpUrl] = await new Promise<string[]>((resolve) => child.stdout.on('data', (d) => {
     stdout += d;
-    const m = /repository sandbox: (\S+)/.exec(stdout);
-    if (m && stdout.includes('state kept in')) resolve(m[1]);
+    const urls = [/repository sandbox: (\S+)/.exec(stdout)?.[1], /ERP sandbox: (\S+)/.exec(stdout)?.[1]];
+    if (stdout.includes('fault(s) set')) resolve(urls as string[]);
   }));
-  const res = await fetch(`${url}/api/v1/path/default-domain`, { headers: { Authorization: `Basic ${Buffer.from('Administrator:Administrator').toString('base64')}` } });
+  const admin = { Authorization: `Basic ${Buffer.from('Administrator:Administrator').toString('base64')}` };
+  const res = await fetch(`${url}/api/v1/path/default-domain`, { headers: admin });
   t.equal(res.status, 200, 'the printed URL answers');
-  t.match(stdout, `state kept in ${data}`);
+  t.match(stdout, `state kept in ${join(data, 'state')}`);
+  t.match(stdout, 'search lag 3600000 ms, latency 0 ms (repository) and 0 ms (ERP), 1 fault(s) set');
+  t.equal((await fetch(`${url}/api/v1/path/default-domain/workspaces`, { headers: admin })).status, 503, 'the fault, once');
+  t.equal((await fetch(`${url}/api/v1/path/default-domain/workspaces`, { headers: admin })).status, 200);
+  await fetch(`${url}/api/v1/path/default-domain/workspaces`, { method: 'POST', headers: { ...admin, 'Content-Type': 'application/json' }, body: JSON.stringify({ 'entity-type': 'document', type: 'File', name: 'new.pdf' }) });
+  const search = await (await fetch(`${url}/api/v1/search/execute?query=${encodeURIComponent("SELECT * FROM File WHERE ecm:name = 'new.pdf'")}`, { headers: admin })).json() as { resultsCount: number };
+  t.equal(search.resultsCount, 0, 'the search lags');
+  t.equal((await fetch(`${erpUrl}?sap-client=100`, { method: 'POST', headers: { Authorization: `Basic ${Buffer.from('CONNECTOR:sandbox').toString('base64')}` }, body: '<x/>' })).status, 403, 'SOAP-RFC inactive in SICF');
   child.kill('SIGTERM');
   const [code] = await once(child, 'close');
   t.equal(code, 0);
+
+  writeFileSync(faults, 'repository:\n  faults:\n    - { method: GET, tiems: 1 }\nerp:\n  latencyMs: soon\n');
+  const bad = await cli(['sandbox', '--faults', faults]);
+  t.equal(bad.code, 2, 'a broken settings file is a configuration error');
+  t.match(bad.stderr, `${faults}: repository.faults.0: Unrecognized key: "tiems"`);
+  t.match(bad.stderr, `${faults}: erp.latencyMs: `);
+  t.match((await cli(['sandbox', '--faults', join(data, 'none.yaml')])).stderr, 'none.yaml: cannot read the file');
+  writeFileSync(faults, 'repository: [');
+  t.equal((await cli(['sandbox', '--faults', faults])).code, 2, 'not YAML');
 });
 
 t.test('demo runs the whole feature', async (t) => {

@@ -4,16 +4,15 @@ import { once } from 'node:events';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
+import { sandboxEnv, type Env } from './helpers/env.js';
 import { CLI } from './helpers/run-cli.js';
-import { runJob } from '../src/run.js';
 
 // Three runs in processes of their own, killed on purpose: 23 s on an idle machine, a time-out of
 // several times that for a busy one.
 t.setTimeout(300_000);
 
 /** Crashes and a failing ERP: whatever happens, SAP gets each link, bar code and work item once. */
-const intake = (env: Env) => runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+const intake = (env: Env) => env.job({ task: 'link' });
 
 /** Run one task in its own process and SIGKILL it as soon as SAP has the work, before its status write lands. */
 async function killAfterErpCall(env: Env, task: string, uid: string, landed: () => boolean): Promise<void> {

@@ -11,6 +11,7 @@ import { parseAnswer, requestEnvelope, tableRows } from '../src/erp/soap.js';
 import { ErpSandbox } from '../src/sandbox/erp/server.js';
 import { exceptionXml, readCall, responseXml } from '../src/sandbox/erp/soap-codec.js';
 import { startSandbox } from '../src/sandbox/start.js';
+import { loadSandboxSettings } from '../src/sandbox/settings.js';
 import { quietLog } from './helpers/env.js';
 
 /** The ERP sandbox answers as SAP documents it; checked over HTTP through the job's own client, and both codecs against golden envelopes. */
@@ -204,5 +205,5 @@ t.test('the sandbox command releases the repository port when the ERP port is ta
   const blocker = createServer();
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
   t.teardown(() => blocker.close());
-  await t.rejects(startSandbox({ port: 0, erpPort: (blocker.address() as AddressInfo).port }, () => undefined, new Promise(() => undefined)), /EADDRINUSE/);
+  await t.rejects(startSandbox({ port: 0, erpPort: (blocker.address() as AddressInfo).port, settings: loadSandboxSettings(undefined) }, () => undefined, new Promise(() => undefined)), /EADDRINUSE/);
 });

@@ -1,8 +1,7 @@
 import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { quietLog, sandboxEnv } from './helpers/env.js';
-import { runJob } from '../src/run.js';
+import { sandboxEnv } from './helpers/env.js';
 import { renderHtml } from '../src/report/html.js';
 import { renderReport } from '../src/report/table.js';
 import { templateYaml } from '../src/tasks/templates.js';
@@ -15,7 +14,7 @@ t.test('link: waits for its object id, links once, and a re-run or an existing l
   const uid = await env.upload('ERP/Invoices', 'invoice-1.pdf');
   const first = await env.run();
   t.equal(env.props(uid)['erpTaskStatus:status'], 'PENDING_INPUT');
-  t.equal(first.tasks.link.counts.PENDING_INPUT, 1);
+  t.equal(first.intake.counts.pendingInput, 1, 'the intake notes what it waits for');
   env.fill(uid, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
   const calls: string[] = [];
   env.erp.faults.observe = (_req, _res, functionName) => void calls.push(String(functionName));
@@ -114,7 +113,7 @@ t.test('workflow: SAP\'s presetting names the agent; by bar code with its docume
   const agent = await env.upload('ERP/Workflow', 'wf2.pdf');
   const byBarcode = await env.upload('ERP/Workflow', 'wf3.pdf');
   const noType = await env.upload('ERP/Workflow', 'wf4.pdf');
-  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+  await env.job({ task: 'link' });
   t.equal(env.props(uid)['erpTaskStatus:status'], 'READY', '--task link: the workflow documents are only labelled');
   env.fill(agent, { 'erpStartWorkflow:erpObjId': 'NOBODY' });
   env.fill(byBarcode, { 'erpStartWorkflow:erpBarcode': 'WF-1', 'erpStartWorkflow:erpLateArchiving': true });
@@ -132,7 +131,7 @@ t.test('workflow: SAP\'s presetting names the agent; by bar code with its docume
   t.equal(env.props(byBarcode)['erpTaskStatus:erpReference'], 'WF-1');
   t.match(env.props(noType)['erpTaskStatus:message'], 'ARCHIV_PROCESS_RFCINPUT raised ERROR_PARAMETER: Document type  is not defined', 'without a document type SAP has no presetting to route by');
   const dumped = await env.upload('ERP/Workflow', 'dumped.pdf');
-  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+  await env.job({ task: 'link' });
   // The call dies with a bare 500: SAP may have created the work item, so no automatic second one.
   env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 500, body: '' });
   t.same((await env.run()).tasks.workflow.counts, { FAILED: 1 });
@@ -142,7 +141,7 @@ t.test('workflow: SAP\'s presetting names the agent; by bar code with its docume
   writeFileSync(join(env.location.jobsDir, 'workflow.yaml'), `${readFileSync(join(env.location.jobsDir, 'workflow.yaml'), 'utf8')}${templateYaml('workflow-to-agent', 'RFC') as string}`);
   const jdoe = await env.upload('ERP/Workflow', 'jdoe.pdf');
   const nobody = await env.upload('ERP/Workflow', 'nobody.pdf');
-  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+  await env.job({ task: 'link' });
   env.fill(jdoe, { 'erpStartWorkflow:erpObjId': 'JDOE' });
   env.fill(nobody, { 'erpStartWorkflow:erpObjId': 'NOBODY' });
   await env.run();
@@ -155,7 +154,7 @@ t.test('wrong ERP credentials stop the task and release its claims, and the summ
   const env = await sandboxEnv(t);
   const uid = await env.upload('ERP/Workflow', 'wf.pdf');
   const invoice = await env.upload('ERP/Invoices', 'invoice.pdf');
-  await runJob({ location: env.location, dryRun: false, task: 'barcode' }, quietLog);
+  await env.job({ task: 'barcode' });
   env.fill(invoice, { 'erpCreateALDocument:erpObjectId': '4711' });
   process.env.SAP_PASSWORD = 'wrong';
   const refused = await env.run().finally(() => (process.env.SAP_PASSWORD = 'sandbox'));
@@ -218,7 +217,7 @@ t.test('task selection: systems, filter, a system without RFC, a Rest task, clai
   edit(join(configDir, 'erpHttp.yaml'), (text) => `${text}  - name: ECC\n    client: "200"\n    rest: {url: "http://127.0.0.1:1", auth: {username: U, password: p}}\n`);
   const skipped = await env.upload('ERP/Workflow', 'skip.pdf');
   const taken = await env.upload('ERP/Workflow', 'taken.pdf');
-  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+  await env.job({ task: 'link' });
   env.sandbox.faults.add({ method: 'PUT', path: `/id/${taken}`, status: 409, body: '{"entity-type":"exception","status":409,"message":"Invalid change token"}' });
   const report = await env.run();
   t.same(report.problems, []);
@@ -232,7 +231,7 @@ t.test('task selection: systems, filter, a system without RFC, a Rest task, clai
   edit(join(jobsDir, 'workflow.yaml'), (text) => text.replace('systems: [S4H]\n', ''));
   edit(join(jobsDir, 'barcode.yaml'), (text) => text.replace('systems: [ECC]\n', '').replace(barcodeService, '').replace('function: Rest', 'function: RFC'));
   const unknown = await env.upload('ERP/Workflow', 'unknown.pdf');
-  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+  await env.job({ task: 'link' });
   env.fill(unknown, { 'erpHttpContent:source': 'NOPE' });
   await env.run();
   t.equal(env.props(unknown)['erpTaskStatus:message'], 'waiting for erpHttpContent:source (no ERP system "NOPE" with a RFC connection)');
@@ -241,9 +240,9 @@ t.test('task selection: systems, filter, a system without RFC, a Rest task, clai
   t.equal(env.sandbox.store.changeToken(env.sandbox.store.get(unknown) as StoredDoc), token, 'still waiting for the same thing: nothing written');
 
   const other = await env.upload('ERP/Workflow', 'other.pdf');
-  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+  await env.job({ task: 'link' });
   const sibling = await env.upload('ERP/Workflow', 'sibling.pdf');
-  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+  await env.job({ task: 'link' });
   env.sandbox.faults.add({ method: 'PUT', path: `/id/${other}`, status: 400 });
   const refused = await env.run();
   t.same(refused.warnings, [], 'a claim refused for another reason does not stop the run…');

@@ -22,7 +22,7 @@ const behindTheIndex = (env: Env, uid: string, values: Record<string, unknown>) 
   env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
 
 t.test('what a run labels it sends in the same run, though its search cannot see the labels yet; the next run relabels nothing', async (t) => {
-  const env = await sandboxEnv(t, { searchLagMs: NEVER_CAUGHT_UP });
+  const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
   const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 4);
   const first = await run(env);
   t.equal(first.intake.counts.labelled, 4);
@@ -37,7 +37,7 @@ t.test('what a run labels it sends in the same run, though its search cannot see
 });
 
 t.test('a task\'s search returns documents that are done, or claimed by another run: neither is sent', async (t) => {
-  const env = await sandboxEnv(t, { searchLagMs: NEVER_CAUGHT_UP });
+  const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
   const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 4);
   await run(env, 'link'); // the intake alone: the workflow documents are READY
   env.sandbox.index.catchUp(); // the index has them READY, and keeps them so
@@ -52,7 +52,7 @@ t.test('a task\'s search returns documents that are done, or claimed by another 
 });
 
 t.test('hits of deleted documents are dropped: a short or an empty page is not the end of the backlog', async (t) => {
-  const env = await sandboxEnv(t, { searchLagMs: NEVER_CAUGHT_UP });
+  const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
   const workflowYaml = join(env.location.jobsDir, 'workflow.yaml');
   writeFileSync(workflowYaml, readFileSync(workflowYaml, 'utf8').replace('batchSize: 50', 'batchSize: 2'));
   const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 7);
@@ -67,16 +67,17 @@ t.test('hits of deleted documents are dropped: a short or an empty page is not t
 });
 
 t.test('a server whose maximum page size is below pageSize: every page is read all the same', async (t) => {
-  const env = await sandboxEnv(t, { maxPageSize: 2, storage: { pageSize: '5' } });
+  const env = await sandboxEnv(t, { sandbox: { repository: { maxPageSize: 2 } }, storage: { pageSize: '5' } });
   const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 7);
   const report = await run(env, 'link');
   t.equal(report.intake.counts.labelled, 7, 'the intake reads every page');
+  env.sandbox.index.catchUp(); // the next scheduled run
   t.same((await run(env, 'workflow')).tasks.workflow.counts, { DONE: 7 }, 'and a task\'s search (its batch size, 50, is clamped too)');
   t.same(uids.map((uid) => status(env, uid)).filter((s) => s !== 'DONE'), []);
 });
 
 t.test('what the intake labelled is sent in the same run only as the task\'s systems and filter allow', async (t) => {
-  const env = await sandboxEnv(t, { searchLagMs: NEVER_CAUGHT_UP });
+  const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
   const { jobsDir, configDir } = env.location;
   const edit = (file: string, change: (text: string) => string) => writeFileSync(file, change(readFileSync(file, 'utf8')));
   const workflowYaml = join(jobsDir, 'workflow.yaml');
@@ -93,7 +94,7 @@ t.test('what the intake labelled is sent in the same run only as the task\'s sys
 });
 
 t.test('a task stopped while it sends what the intake labelled claims nothing more', async (t) => {
-  const env = await sandboxEnv(t, { searchLagMs: NEVER_CAUGHT_UP });
+  const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
   const workflowYaml = join(env.location.jobsDir, 'workflow.yaml');
   writeFileSync(workflowYaml, readFileSync(workflowYaml, 'utf8').replace('batchSize: 50', 'batchSize: 1').replace('concurrency: 2', 'concurrency: 1'));
   await uploadMany(env, 'ERP/Workflow', 'approval', 4);
@@ -107,7 +108,7 @@ t.test('a file moved behind the index, out of its mapped folder or into a deeper
   const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, unknown> & { path: string; properties: Record<string, unknown> }> };
   const workflow = mapping.mapping.find((entry) => entry.path.endsWith('/Workflow')) as (typeof mapping.mapping)[number];
   mapping.mapping.push({ ...workflow, path: `${workflow.path}/Urgent`, properties: { ...workflow.properties, 'erpStartWorkflow:erpObjId': 'APPROVER2' } });
-  const env = await sandboxEnv(t, { searchLagMs: NEVER_CAUGHT_UP, mapping: JSON.stringify(mapping) });
+  const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } }, mapping: JSON.stringify(mapping) });
   const store = env.sandbox.store;
   const parent = store.getByPath('/default-domain/workspaces/ERP/Workflow') as StoredDoc;
   const urgent = env.sandbox.index.sync(() => store.create(env.sandbox.actor(), parent, { type: 'Workspace', name: 'Urgent', properties: {} }, NO_BLOBS));

@@ -2,9 +2,8 @@ import t, { type Test } from 'tap';
 import { readFileSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
+import { sandboxEnv, type Env } from './helpers/env.js';
 import { startCli, type Running } from './helpers/run-cli.js';
-import { runJob } from '../src/run.js';
 import { type StoredDoc } from '../src/sandbox/repository/store.js';
 import type { RunReport } from '../src/report/report.js';
 import { StoppableLimit, withinGrace } from '../src/stop.js';
@@ -31,6 +30,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 }
 
 function runProcess(env: Env, args: string[]): Running {
+  env.sandbox.index.catchUp();
   return startCli(['run', ...args, '--config', env.location.configDir], { CONNECT2ERP_LOG_LEVEL: 'info' });
 }
 
@@ -73,7 +73,7 @@ t.test('SIGTERM: calls under way finish, claimed documents not yet sent go back 
   t.match(readFileSync(join(dir, 'report.html'), 'utf8'), /3 \(interrupted\)/, 'the HTML report is written too');
 
   env.erp.faults.latencyMs = 0;
-  const next = await runJob({ location: env.location, dryRun: false, task: 'workflow' }, quietLog);
+  const next = await env.job({ task: 'workflow' });
   t.equal(next.tasks.workflow.counts.DONE, counts.RELEASED, 'the next run sends the released ones');
   assertOneWorkItemEach(t, env, uids);
 });
@@ -82,7 +82,7 @@ t.test('grace period over: the run exits at once, listing the calls still in fli
   const env = await sandboxEnv(t);
   appendFileSync(join(env.location.jobsDir, 'link.yaml'), 'claimTimeoutMs: 1500\n');
   const uids = await uploadMany(env, 'ERP/Invoices', 'invoice', 12);
-  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+  await env.job({ task: 'link' });
   uids.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
   env.erp.faults.hold(); // SAP answers none of the calls: they are still under way when the grace period ends
   const run = runProcess(env, ['--task', 'link', '--grace', '500ms', '--report', join(env.dir, 'report.json')]);
@@ -105,7 +105,7 @@ t.test('grace period over: the run exits at once, listing the calls still in fli
 
   env.erp.faults.release(); // SAP does the held work after all; its answers go nowhere
   await sleep(1600); // the claims expire
-  const next = await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+  const next = await env.job({ task: 'link' });
   t.equal(next.tasks.link.counts.DONE, 12);
   t.equal(env.erp.tables.links.length, 12, 'one link per invoice: the taken-over ones are looked up first');
   t.equal(new Set(env.erp.tables.links.map((l) => l.ARC_DOC_ID)).size, 12);
@@ -114,7 +114,7 @@ t.test('grace period over: the run exits at once, listing the calls still in fli
 t.test('--max-duration stops a run like SIGTERM does', async (t) => {
   const env = await sandboxEnv(t);
   const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 12);
-  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog); // the intake makes them READY
+  await env.job({ task: 'link' }); // the intake makes them READY
   // SAP holds its answers: the backlog is still under way when the deadline comes, however fast the
   // machine. The deadline only has to come after the run's first four calls, a few requests in.
   env.erp.faults.hold();
@@ -143,8 +143,10 @@ t.test('a bad duration is a configuration error', async (t) => {
 
 t.test('two runs at once on one backlog (two pods): each document labelled once, one folder, one work item', async (t) => {
   const env = await sandboxEnv(t);
-  writeFileSync(join(env.location.jobsDir, 'link.yaml'), readFileSync(join(env.location.jobsDir, 'link.yaml'), 'utf8').replace('enabled: true', 'enabled: false'));
+  // A backlog an earlier run labelled READY and the index has: both runs' searches find it.
   const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 120);
+  await env.job({ task: 'link' });
+  writeFileSync(join(env.location.jobsDir, 'link.yaml'), readFileSync(join(env.location.jobsDir, 'link.yaml'), 'utf8').replace('enabled: true', 'enabled: false'));
   const invoices = await uploadMany(env, 'ERP/Invoices', 'invoice', 30);
   env.sandbox.faults.latencyMs = 5;
   env.erp.faults.latencyMs = 100; // 120 work items, 4 at a time: 3 s for one run alone
@@ -175,10 +177,10 @@ t.test('two runs at once on one backlog (two pods): each document labelled once,
 t.test('a stop while the run is claiming: the rest of the page is not claimed', async (t) => {
   const env = await sandboxEnv(t);
   const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 20);
-  await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog); // the intake makes them READY
+  await env.job({ task: 'link' }); // the intake makes them READY
   env.sandbox.faults.latencyMs = 30;
   const stop = new AbortController();
-  const running = runJob({ location: env.location, dryRun: false, task: 'workflow', stop: stop.signal }, quietLog);
+  const running = env.job({ task: 'workflow', stop: stop.signal });
   await until(() => count(statuses(env, uids), 'IN_PROGRESS') > 0, 'the first claim');
   stop.abort('test');
   const report = await running;

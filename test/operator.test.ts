@@ -1,7 +1,6 @@
 import t from 'tap';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { cli as run } from './helpers/run-cli.js';
-import { runJob } from '../src/run.js';
 import { retryFailed } from '../src/operator/retry.js';
 import { renderStatus, taskStatus } from '../src/operator/status.js';
 import { dryRunWriter, liveWriter } from '../src/repository/writer.js';
@@ -12,8 +11,11 @@ t.setTimeout(360_000);
 
 /** The operator commands: what state the documents are in, and putting failures back. */
 
-/** The command against this test's sandbox configuration. */
-const cli = (env: Env, args: string[]) => run([...args, '--config', env.location.configDir]);
+/** The command against this test's sandbox configuration, a while after the last write: the search index has it. */
+const cli = (env: Env, args: string[]) => {
+  env.sandbox.index.catchUp();
+  return run([...args, '--config', env.location.configDir]);
+};
 
 /** Two invoices that fail (one unknown object type, one value too long), one waiting, one workflow done. */
 async function failures(env: Env) {
@@ -21,10 +23,11 @@ async function failures(env: Env) {
   const long = await env.upload('ERP/Invoices', 'long.pdf');
   const waiting = await env.upload('ERP/Invoices', 'waiting.pdf');
   const flow = await env.upload('ERP/Workflow', 'flow.pdf');
-  await runJob({ location: env.location, dryRun: false, task: 'barcode' }, quietLog);
+  await env.job({ task: 'barcode' });
   env.fill(wrong, { 'erpCreateALDocument:erpObjectId': '1', 'erpCreateALDocument:erpObject': 'VBRK' });
   env.fill(long, { 'erpCreateALDocument:erpObjectId': 'x'.repeat(51) });
   await env.run();
+  env.sandbox.index.catchUp(); // the operator looks a while later: the search index has the run's writes
   return { wrong, long, waiting, flow };
 }
 

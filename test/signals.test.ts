@@ -5,9 +5,8 @@ import { text } from 'node:stream/consumers';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { quietLog, sandboxEnv } from './helpers/env.js';
+import { sandboxEnv } from './helpers/env.js';
 import { startCli } from './helpers/run-cli.js';
-import { runJob } from '../src/run.js';
 import type { RunReport } from '../src/report/report.js';
 
 /** SIGTERM at the edges of a command: while the program starts, after a run has finished, and to a command that cannot wind down. */
@@ -84,7 +83,7 @@ t.test('a run stopped during its intake: the intake says it stopped early, every
   const stop = new AbortController();
   // Stopped as the first document is labelled: at most the two pages under way and the one read
   // ahead are labelled, no page after them is read.
-  const report = await runJob({ location: env.location, dryRun: false, stop: stop.signal, onDocument: () => stop.abort('SIGTERM') }, quietLog);
+  const report = await env.job({ stop: stop.signal, onDocument: () => stop.abort('SIGTERM') });
   t.equal(report.exitCode, 3);
   t.match(report.intake, { state: 'stopped', reason: 'SIGTERM' });
   t.ok(report.intake.counts.labelled >= 1 && report.intake.counts.labelled <= 3, `${report.intake.counts.labelled} of 6 labelled`);
@@ -96,7 +95,7 @@ t.test('a run stopped by a signal before it began reports every task as not run 
   await env.upload('ERP/Workflow', 'approval.pdf');
   const stop = new AbortController();
   stop.abort('SIGTERM');
-  const report = await runJob({ location: env.location, dryRun: false, stop: stop.signal }, quietLog);
+  const report = await env.job({ stop: stop.signal });
   t.equal(report.exitCode, 3);
   t.same(Object.values(report.tasks).map((task) => task.state), ['not run', 'not run', 'not run']);
   t.equal(report.mappingFile, undefined, 'not even the mapping file was read');

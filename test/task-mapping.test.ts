@@ -7,12 +7,11 @@ import { configLocation } from '../src/config/location.js';
 import { loadConfig } from '../src/config/load.js';
 import { taskSchema } from '../src/config/task-schema.js';
 import { ConfigError } from '../src/errors.js';
-import { runJob } from '../src/run.js';
 import { type StoredDoc } from '../src/sandbox/repository/store.js';
 import { buildParameters, fill, mapValues } from '../src/tasks/mapping.js';
 import { foundIn } from '../src/tasks/calls/execute.js';
 import { callFor, TEMPLATE_NAMES, templateYaml } from '../src/tasks/templates.js';
-import { quietLog, sandboxEnv } from './helpers/env.js';
+import { sandboxEnv } from './helpers/env.js';
 
 /** Declarative parameter mapping: transforms, targets, templates, and the checks made when a task is loaded. */
 const doc = (properties: Record<string, unknown>) => ({ uid: 'u1', path: '/ws/a.pdf', type: 'File', title: 'a', parentRef: 'p', changeToken: '1', facets: [], properties });
@@ -193,7 +192,7 @@ t.test('a task with its own mapping: transforms reach SAP, the result template i
   const file = join(env.location.jobsDir, 'link.yaml');
   writeFileSync(file, `${readFileSync(file, 'utf8')}${yaml}`);
   const uid = await env.upload('ERP/Invoices', 'invoice-9.pdf');
-  await runJob({ location: env.location, dryRun: false, task: 'barcode' }, quietLog);
+  await env.job({ task: 'barcode' });
   env.fill(uid, { 'erpCreateALDocument:erpObjectId': ' 12ab ' });
   const report = await env.run();
   t.same(report.tasks.link.counts, { DONE: 1 });

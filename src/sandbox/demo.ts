@@ -9,10 +9,10 @@ import { encodePath } from '../repository/client.js';
 import { runJob } from '../run.js';
 import { ErpSandbox } from './erp/server.js';
 import { RepositorySandbox } from './repository/server.js';
+import { PRODUCTION_SEARCH_LAG_MS } from './settings.js';
 
 const PROJECT = join(import.meta.dirname, '..', '..');
 /** About Elasticsearch's default refresh interval, which decides when a write becomes searchable. */
-const DEMO_SEARCH_LAG_MS = 1000;
 const ADMIN = 'Administrator';
 export const CONFIG_TITLE = 'Connect to ERP Feature Configuration';
 const FOLDERS = ['admin', 'ERP', 'ERP/Barcode', 'ERP/Invoices', 'ERP/Workflow'];
@@ -102,13 +102,13 @@ export function writeDemoConfig(dir: string, baseUrl: string, erpUrl: string): s
 /** `npm run demo`: the whole feature on the sandbox, with a dry run first. */
 export async function runDemo(options: { dataDir?: string }, print: (line: string) => void): Promise<number> {
   const dir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'connect2erp-demo-'));
-  const sandbox = new RepositorySandbox({ dataDir: join(dir, 'repository'), searchLagMs: DEMO_SEARCH_LAG_MS });
+  const sandbox = new RepositorySandbox({ dataDir: join(dir, 'repository'), searchLagMs: PRODUCTION_SEARCH_LAG_MS });
   const baseUrl = await sandbox.start();
   const erp = new ErpSandbox();
   const erpUrl = await erp.start();
   try {
     print(`repository sandbox at ${baseUrl}, state in ${dir}`);
-    print(`its searches come from an index that lags writes by ${DEMO_SEARCH_LAG_MS} ms, as a stock Nuxeo's Elasticsearch; between runs it catches up`);
+    print(`its searches come from an index that lags writes by ${PRODUCTION_SEARCH_LAG_MS} ms, as a stock Nuxeo's Elasticsearch; between runs it catches up`);
     await setUpRepository(baseUrl, readFileSync(join(PROJECT, 'config', 'connector_configuration_connect_to_erp.json'), 'utf8'));
     for (const [folder, name] of SAMPLES) await uploadFile(baseUrl, `/default-domain/workspaces/${folder}`, name);
     print(`uploaded ${SAMPLES.length} sample files; the mapping file is labelled with the request of spec §4.1`);

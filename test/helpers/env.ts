@@ -10,7 +10,8 @@ import { setUpRepository, uploadFile, writeDemoConfig } from '../../src/sandbox/
 import { RepositorySandbox, type RepositorySandboxOptions } from '../../src/sandbox/repository/server.js';
 import { NO_BLOBS, type StoredDoc } from '../../src/sandbox/repository/store.js';
 import { ErpSandbox } from '../../src/sandbox/erp/server.js';
-import { runJob } from '../../src/run.js';
+import { applySandboxSettings, sandboxSettingsSchema } from '../../src/sandbox/settings.js';
+import { runJob, type RunOptions } from '../../src/run.js';
 
 export const MAPPING = readFileSync(join(import.meta.dirname, '..', '..', 'config', 'connector_configuration_connect_to_erp.json'), 'utf8');
 export const quietLog = createLogger({ level: 'error', json: true });
@@ -27,6 +28,8 @@ export interface Env {
   client: RepositoryClient;
   upload: (folder: string, name: string) => Promise<string>;
   run: (dryRun?: boolean) => ReturnType<typeof runJob>;
+  /** A run in this process, the next scheduled one: the search index has caught up with every write before it. */
+  job: (options?: Omit<RunOptions, 'location' | 'dryRun'> & { dryRun?: boolean }) => ReturnType<typeof runJob>;
   /** A document's properties as the repository holds them. */
   props: (uid: string) => Record<string, unknown>;
   /** A user filling in values on a document, straight in the repository (and its search index). */
@@ -36,13 +39,19 @@ export interface Env {
 }
 
 /** A sandbox over real HTTP, set up as the demo does, with a config folder pointing at it. */
-export async function sandboxEnv(t: Test, options: { mapping?: string; storage?: Record<string, string> } & Pick<RepositorySandboxOptions, 'users' | 'searchLagMs' | 'maxPageSize'> = {}): Promise<Env> {
-  const sandbox = new RepositorySandbox({ users: options.users, searchLagMs: options.searchLagMs, maxPageSize: options.maxPageSize });
+/**
+ * `sandbox`: settings as `connect2erp sandbox --faults FILE` takes them (src/sandbox/settings.ts),
+ * applied the same way.
+ */
+export async function sandboxEnv(t: Test, options: { mapping?: string; storage?: Record<string, string>; sandbox?: Record<string, unknown> } & Pick<RepositorySandboxOptions, 'users'> = {}): Promise<Env> {
+  const settings = sandboxSettingsSchema.parse(options.sandbox ?? {});
+  const sandbox = new RepositorySandbox({ users: options.users, searchLagMs: settings.repository.searchLagMs, maxPageSize: settings.repository.maxPageSize });
   const baseUrl = await sandbox.start();
   t.teardown(() => sandbox.stop());
-  const erp = new ErpSandbox();
+  const erp = new ErpSandbox({ customizingFile: settings.erp.customizing });
   const erpUrl = await erp.start();
   t.teardown(() => erp.stop());
+  applySandboxSettings(settings, sandbox, erp);
   await setUpRepository(baseUrl, options.mapping ?? MAPPING);
   const dir = mkdtempSync(join(tmpdir(), 'c2e-test-'));
   const configDir = writeDemoConfig(dir, baseUrl, erpUrl);
@@ -56,10 +65,16 @@ export async function sandboxEnv(t: Test, options: { mapping?: string; storage?:
   const location = configLocation({ config: configDir });
   const config = loadConfig(location);
   const client = new RepositoryClient(config.storage, quietLog);
+  const job: Env['job'] = (options = {}) => {
+    // Scheduled runs come minutes apart: by the next one, the index has everything written before.
+    sandbox.index.catchUp();
+    return runJob({ dryRun: false, ...options, location }, quietLog);
+  };
   return {
     sandbox, erp, baseUrl, dir, location, config, client,
     upload: (folder, name) => uploadFile(baseUrl, `/default-domain/workspaces/${folder}`, name),
-    run: (dryRun = false) => runJob({ location, dryRun }, quietLog),
+    run: (dryRun = false) => job({ dryRun }),
+    job,
     props: (uid) => (sandbox.store.get(uid) as StoredDoc).properties,
     fill: (uid, values) => {
       // As a user would in the Web UI; searchable at once, so that a test's own edits never wait for the index.

@@ -3,9 +3,11 @@ import got from 'got';
 import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
 import { NO_BLOBS } from '../../src/sandbox/repository/store.js';
 import { nxqlString } from '../../src/nxql/literal.js';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox } from '../../src/sandbox/start.js';
+import { loadSandboxSettings } from '../../src/sandbox/settings.js';
 
 const ADMIN = { username: 'Administrator', password: 'Administrator' };
 
@@ -113,7 +115,10 @@ t.test('the sandbox command keeps state in memory when no folder is given', asyn
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   let started = (): void => undefined;
   const ready = new Promise<void>((resolve) => (started = resolve));
-  const running = startSandbox({ port: 0, erpPort: 0 }, (line) => printed.push(line) === 3 && started(), stopped);
+  const empty = join(mkdtempSync(join(tmpdir(), 'c2e-settings-')), 'faults.yaml');
+  writeFileSync(empty, '');
+  t.same(loadSandboxSettings(empty), loadSandboxSettings(undefined), 'an empty settings file: the defaults');
+  const running = startSandbox({ port: 0, erpPort: 0, settings: loadSandboxSettings(empty) }, (line) => printed.push(line) === 3 && started(), stopped);
   await ready;
   t.match(printed[0], /^repository sandbox: http:\/\/127\.0\.0\.1:\d+\/nuxeo/);
   t.match(printed[1], /^ERP sandbox: http:\/\/127\.0\.0\.1:\d+\/sap\/bc\/soap\/rfc/);
