@@ -102,7 +102,7 @@ function check(condition: boolean, message: string): void {
 const TASK_BOUNDS: Record<UseCase, { repository: string; erp: string }> = {
   workflow: { repository: '2 + 1/50', erp: '1' },
   barcode: { repository: '2 + 1/100', erp: '1/100' },
-  link: { repository: '2 + 1/50', erp: '1 + 1 lookup' },
+  link: { repository: '2 + 1/50', erp: '1' },
 };
 
 const bareRatio = (bare: { perSecond: number; bound: number }): number => bare.perSecond / bare.bound;

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { setUpRepository, writeDemoConfig } from '../dist/sandbox/demo.js';
 import { ErpSandbox } from '../dist/sandbox/erp/server.js';
 import { RepositorySandbox } from '../dist/sandbox/repository/server.js';
+import { PRODUCTION_SEARCH_LAG_MS } from '../dist/sandbox/settings.js';
 import { NO_BLOBS, type StoredDoc } from '../dist/sandbox/repository/store.js';
 import type { RunReport } from '../dist/report/report.js';
 import { requestEnvelope } from '../dist/erp/soap.js';
@@ -106,7 +107,8 @@ const count = (counts: Map<string, number>, key: string): void => {
  * pointing at them, and backlogs generated straight into the repository's store.
  */
 export class BenchSandboxes {
-  readonly repository = new RepositorySandbox();
+  // Searches lag writes as a stock Nuxeo's; each run starts with the index caught up, as the minutes between scheduled runs leave it.
+  readonly repository = new RepositorySandbox({ searchLagMs: PRODUCTION_SEARCH_LAG_MS });
   readonly erp = new ErpSandbox();
   private readonly dir = mkdtempSync(join(tmpdir(), 'connect2erp-bench-'));
   private readonly repositoryRequests = new Map<string, number>();
@@ -164,7 +166,7 @@ export class BenchSandboxes {
    * measured run for it.
    */
   private buildIndexes(): void {
-    const { store } = this.repository;
+    const store = this.repository.index.indexed;
     store.idsWithValue('erpTaskStatus:status', 'READY');
     store.idsWithoutValue('erpHttpContent:docId');
     store.idsWithoutFacet('fct_erp_http_content');
@@ -238,6 +240,7 @@ export class BenchSandboxes {
 
   /** Run the job in its own process (`run --task`, or intake alone), counting what reaches the sandboxes. */
   async run(what: { task?: string; intakeOnly?: boolean; nodeArgs?: string[] }): Promise<JobRun> {
+    this.repository.index.catchUp();
     this.repositoryRequests.clear();
     this.erpRequests.clear();
     this.repositoryTime = new TimeInSandbox();

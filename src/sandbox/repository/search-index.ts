@@ -21,8 +21,8 @@ import { Store, type Actor, type StoredDoc } from './store.js';
  *   is gone, or no longer readable, is dropped and the page comes back short, its count unchanged.
  */
 export class SearchIndex {
-  /** The index's own copy of the repository, as of the last change it was fed. */
-  private readonly indexed: Store;
+  /** The index's own copy of the repository, as of the last change it was fed; searches are matched on it. */
+  readonly indexed: Store;
   private readonly pending: Array<{ due: number; uid: string; doc: StoredDoc | undefined }> = [];
   private timer?: NodeJS.Timeout;
   private readonly syncRequest = new AsyncLocalStorage<boolean>();
