@@ -145,27 +145,26 @@ async function work(options: RunOptions, report: RunReport, log: Logger, stop: A
 
 /**
  * Documents this run's intake labelled READY, by use case, for this run's tasks (labelledPages):
- * at most LABELLED_HELD of them, so that memory stays bounded; the others are found by a later
- * run's search.
+ * the last LABELLED_HELD of them, so that memory stays bounded. The last ones are those a search
+ * index that lags writes is least likely to show the task; the earlier ones the task's search
+ * finds, or a later run's.
  */
 class Labelled {
-  private readonly byUseCase = new Map<UseCase, RepositoryDocument[]>();
-  private count = 0;
+  /** In the order labelled: a Map keeps insertion order, so the oldest is its first key. */
+  private readonly held = new Map<string, { useCase: UseCase; doc: RepositoryDocument }>();
 
   add({ labelled, plan }: IntakeOutcome): void {
-    if (labelled === undefined || plan.status['erpTaskStatus:status'] !== 'READY' || this.count >= LABELLED_HELD) return;
-    this.count++;
-    const docs = this.byUseCase.get(plan.useCase) ?? [];
-    docs.push(labelled);
-    this.byUseCase.set(plan.useCase, docs);
+    if (labelled === undefined || plan.status['erpTaskStatus:status'] !== 'READY') return;
+    this.held.set(labelled.uid, { useCase: plan.useCase, doc: labelled });
+    if (this.held.size > LABELLED_HELD) this.held.delete(this.held.keys().next().value as string);
   }
 
   for(useCase: UseCase): RepositoryDocument[] {
-    return this.byUseCase.get(useCase) ?? [];
+    return [...this.held.values()].filter((entry) => entry.useCase === useCase).map((entry) => entry.doc);
   }
 }
 
-export const LABELLED_HELD = 10_000;
+export const LABELLED_HELD = 2_000;
 
 /**
  * One phase of the run (the intake, a task), timed. It is `stopped` until it ends: an error, or

@@ -2,7 +2,7 @@ import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAPPING, quietLog, sandboxEnv, type Env } from './helpers/env.js';
-import { runJob } from '../src/run.js';
+import { LABELLED_HELD, runJob } from '../src/run.js';
 import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
 
 /**
@@ -122,4 +122,25 @@ t.test('a file moved behind the index, out of its mapped folder or into a deeper
   await run(env);
   t.equal(env.props(moved)['erpStartWorkflow:erpObjId'], 'APPROVER2', 'labelled by the deeper entry, once its search finds it');
   t.ok(env.props(away)['erpCreateALDocument:erpObject'] === 'BKPF' && env.props(away)['erpStartWorkflow:erpObjId'] === undefined, 'and the other as an invoice');
+});
+
+t.test('a run keeps the last 2,000 documents its intake labelled for its tasks: the earlier ones wait for the index, and the next run', async (t) => {
+  const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
+  const { store } = env.sandbox;
+  const parent = store.getByPath('/default-domain/workspaces/ERP/Workflow') as StoredDoc;
+  const blob = store.storeBlob(Buffer.from('%PDF-1.4 approval'), 'approval.pdf', 'application/pdf');
+  // Uploaded long ago: the index has them unlabelled.
+  const uids = env.sandbox.index.sync(() => Array.from({ length: LABELLED_HELD + 5 }, (_, i) =>
+    store.create(env.sandbox.actor(), parent, { type: 'File', name: `approval-${i}.pdf`, properties: { 'dc:title': `approval-${i}` } }, () => ({ ...blob, name: `approval-${i}.pdf` })).uid));
+  const first = await run(env);
+  t.equal(first.intake.counts.labelled, LABELLED_HELD + 5);
+  t.same(first.tasks.workflow.counts, { DONE: LABELLED_HELD }, 'the last 2,000 labelled are sent in the same run');
+  const left = uids.filter((uid) => status(env, uid) === 'READY');
+  t.equal(left.length, 5);
+  // The intake reads by ecm:uuid, a page of 100 at a time: the first labelled are on its first page.
+  const firstPage = new Set([...uids].sort().slice(0, 100));
+  t.ok(left.every((uid) => firstPage.has(uid)), 'those left are among the first labelled');
+  env.sandbox.index.catchUp();
+  t.same((await run(env)).tasks.workflow.counts, { DONE: 5 }, 'the next run finds them');
+  t.equal(env.erp.tables.inbox.length, LABELLED_HELD + 5);
 });
