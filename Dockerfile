@@ -9,8 +9,10 @@
 FROM node:26-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+# The product only: the sandboxes (sandbox/) are not copied, built or shipped.
 COPY src ./src
-RUN npm ci --ignore-scripts --no-audit --no-fund && npm run build
+COPY common ./common
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm run build:product
 
 # Runtime stage: production dependencies and the compiled code only. Nothing is written
 # to the image's file system at run time, so it runs with a read-only root file system;
@@ -24,7 +26,8 @@ COPY --from=build /app/dist ./dist
 COPY bin ./bin
 # The facet declarations the job reads ship with the program, outside the folders users mount over.
 COPY nuxeo-package ./nuxeo-package
-# Defaults for the sandbox and `demo`; mount your own over /app/config, /app/jobs and /app/crontab.
+# Example configuration (it points at the sandboxes' addresses); mount your own over /app/config,
+# /app/jobs and /app/crontab.
 COPY config ./config
 COPY jobs ./jobs
 COPY crontab ./crontab

@@ -2,41 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { configLocation } from './config/location.js';
-import { ConfigError, errorMessage } from './errors.js';
+import { ConfigError, errorMessage } from '../common/errors.js';
 import { EXIT, EXIT_MEANING } from './report/report.js';
 import type { StopSignals } from './signals.js';
-
-interface OptionSpec {
-  type: 'string' | 'boolean';
-  short?: string;
-  /** What the value stands for in the usage text: FILE, DIR, NAME, … */
-  value?: string;
-  default?: string;
-  text: string;
-}
-
-type Values = Record<string, string | boolean | undefined>;
-
-interface CommandContext {
-  values: Values;
-  positionals: string[];
-  signals: StopSignals;
-}
-
-interface Command {
-  /** Positional arguments after the command's name, as the usage shows them. */
-  args?: string;
-  summary: string;
-  /** More about the command, below its usage line. */
-  details?: string;
-  options: Record<string, OptionSpec>;
-  /**
-   * Winds down on SIGTERM or Ctrl-C by itself (a run releases its claims, the sandbox closes). Any
-   * other command is cut short at once, exit 3: what it read or wrote so far stays consistent.
-   */
-  windsDown?: true;
-  run(context: CommandContext): Promise<number>;
-}
+import type { Command, OptionSpec, Values } from './commands/command.js';
+import { OPTIONAL_PART_COMMANDS } from './commands/optional-part.js';
+import { projectRoot } from '../common/project.js';
 
 const HELP: Record<string, OptionSpec> = { help: { type: 'boolean', short: 'h', text: 'print this help and exit' } };
 const LOCATION: Record<string, OptionSpec> = {
@@ -118,32 +89,7 @@ const COMMANDS: Record<string, Command> = {
       return templateCommand(positionals[1], positionals[2]);
     },
   },
-  sandbox: {
-    summary: 'start the local repository and ERP sandboxes in the foreground, until SIGTERM or Ctrl-C',
-    options: {
-      'repo-port': { type: 'string', value: 'N', default: '8080', text: 'repository sandbox port (default 8080)' },
-      'erp-port': { type: 'string', value: 'N', default: '8081', text: 'ERP sandbox port (default 8081)' },
-      data: { type: 'string', value: 'DIR', text: 'keep the repository\'s state in DIR (default: in memory)' },
-      faults: { type: 'string', value: 'FILE', text: 'latency, search lag and faults to rehearse outages with (YAML, see README "Sandbox")' },
-    },
-    windsDown: true,
-    async run({ values, signals }) {
-      const { startSandbox } = await import('./sandbox/start.js');
-      const { loadSandboxSettings } = await import('./sandbox/settings.js');
-      const settings = loadSandboxSettings(values.faults as string | undefined);
-      const options = { port: Number(values['repo-port']), erpPort: Number(values['erp-port']), dataDir: values.data as string | undefined, settings };
-      await startSandbox(options, (line) => process.stdout.write(`${line}\n`), new Promise((resolve) => signals.listen(resolve)));
-      return EXIT.ok;
-    },
-  },
-  demo: {
-    summary: 'run the whole feature on the sandbox: a dry run, a run, a user filling in values, the next runs',
-    options: { data: { type: 'string', value: 'DIR', text: 'keep the sandbox\'s state in DIR (default: a new temporary folder)' } },
-    async run({ values }) {
-      const { runDemo } = await import('./sandbox/demo.js');
-      return runDemo({ dataDir: values.data as string | undefined }, (line) => process.stdout.write(`${line}\n`));
-    },
-  },
+  ...OPTIONAL_PART_COMMANDS,
 };
 
 const EXIT_CODES = `exit codes: ${Object.entries(EXIT_MEANING).map(([code, meaning]) => `${code} ${meaning}`).join(', ')}`;
@@ -176,7 +122,7 @@ function programUsage(): string {
   ].join('\n');
 }
 
-const version = (): string => (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+const version = (): string => (JSON.parse(readFileSync(join(projectRoot(import.meta.dirname), 'package.json'), 'utf8')) as { version: string }).version;
 
 /** A flag anywhere on the command line: a request for help is never also a request to act. */
 const asksFor = (argv: string[], ...flags: string[]): boolean => argv.some((arg) => flags.includes(arg));

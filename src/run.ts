@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { loadConfig, selectTasks } from './config/load.js';
 import type { ConfigLocation } from './config/location.js';
-import { ConfigError, AuthenticationError, errorMessage, formatProblem } from './errors.js';
+import { ConfigError, AuthenticationError, errorMessage, formatProblem } from '../common/errors.js';
 import { loadMapping } from './intake/mapping-file.js';
 import type { IntakeOutcome } from './intake/apply.js';
 import { runIntake } from './intake/run-intake.js';
 import type { UseCase } from './config/task-schema.js';
 import type { RepositoryDocument } from './repository/document.js';
 import type { Logger } from './log.js';
-import { featureRegistry } from './nuxeo/schemas.js';
+import { featureRegistry } from '../common/nuxeo/schemas.js';
 import { RepositoryClient } from './repository/client.js';
 import { dryRunWriter, liveWriter } from './repository/writer.js';
 import { EXIT, finish, intakeRecord, newReport, recordIntake, recordTask, taskSummary, type IntakeRecord, type Phase, type RunReport } from './report/report.js';

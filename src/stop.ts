@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { NotSentError } from './errors.js';
+import { NotSentError } from '../common/errors.js';
 
 /** A signal that never fires: the default for code run without a stop controller. */
 export const NEVER: AbortSignal = new AbortController().signal;

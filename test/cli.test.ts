@@ -8,6 +8,8 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { sandboxEnv } from './helpers/env.js';
 import { CLI, cli, PROJECT } from './helpers/run-cli.js';
+import { loadPart } from '../src/commands/optional-part.js';
+import { ConfigError } from '../common/errors.js';
 
 /** The command line as an administrator uses it: real processes, real exit codes. */
 // Each process compiles the TypeScript sources on start (seconds each on a busy machine): tap's 30 s default is too short.
@@ -189,4 +191,11 @@ t.test('a sandbox that cannot start says why', async (t) => {
   const result = await cli(['sandbox', '--repo-port', String((blocker.address() as AddressInfo).port)]);
   t.equal(result.code, 1);
   t.match(result.stderr, /^connect2erp: listen EADDRINUSE/);
+});
+
+t.test('where the sandboxes are not installed, the commands that need them say so and how to get them', async (t) => {
+  await t.rejects(loadPart('demo', [new URL('file:///nowhere/sandbox/part.js')]), {
+    constructor: ConfigError,
+    message: 'connect2erp demo: the sandboxes are not part of this installation (the production image leaves them out); run them from a clone of the repository: npm ci && npx connect2erp demo',
+  });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { configLocation } from '../src/config/location.js';
 import { loadConfig } from '../src/config/load.js';
-import { ConfigError } from '../src/errors.js';
+import { ConfigError } from '../common/errors.js';
 
 process.env.NUXEO_PASSWORD = 'secret-nuxeo';
 process.env.SAP_PASSWORD = 'secret-sap';

@@ -62,6 +62,16 @@ t.test('Dockerfile: two stages, production dependencies only, non-root, entrypoi
   }
   const ignored = readFileSync(join(PROJECT, '.dockerignore'), 'utf8').split('\n');
   t.ok(['node_modules', 'dist', '.git'].every((p) => ignored.includes(p)), 'local node_modules, dist and .git stay out of the build context');
+  t.ok(ignored.includes('sandbox'), 'the sandboxes stay out of the build context');
+});
+
+t.test('the product\'s build compiles no file of the sandboxes; theirs is a build of its own', async (t) => {
+  const tsc = join(PROJECT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const files = (project: string) => execFileSync(process.execPath, [tsc, '-p', project, '--listFilesOnly'], { cwd: PROJECT, encoding: 'utf8' }).split('\n').filter((f) => f.startsWith(PROJECT));
+  const product = files('tsconfig.build.json');
+  t.ok(product.some((f) => f.endsWith('/src/cli.ts')) && product.some((f) => f.endsWith('/common/nxql/parse.ts')), 'the product and the shared module');
+  t.same(product.filter((f) => f.includes('/sandbox/')), [], 'no file of the sandboxes');
+  t.ok(files('tsconfig.sandbox.json').some((f) => f.endsWith('/sandbox/part.ts')), 'the sandboxes\' own build');
 });
 
 /** Run the stages' instructions in folders standing for their file systems: WORKDIR /app is `<stage>/app`. */
@@ -102,7 +112,9 @@ function listing(dir: string): string[] {
 
 t.test('the image builds: its stages\' commands succeed in a clean folder, and the result runs a dry run writing nothing to its own files', async (t) => {
   const app = buildLocally(t.testdir());
-  t.ok(existsSync(join(app, 'dist', 'cli.js')), 'compiled code from the build stage');
+  t.ok(existsSync(join(app, 'dist', 'src', 'cli.js')), 'compiled code from the build stage');
+  const shipped = readdirSync(app, { recursive: true, encoding: 'utf8' }).filter((path) => !path.startsWith('node_modules'));
+  t.same(shipped.filter((path) => /sandbox/i.test(path)), [], 'no file of the sandboxes in the image');
   const modules = readdirSync(join(app, 'node_modules'));
   t.ok(modules.includes('got') && modules.includes('winston'), 'production dependencies are installed');
   t.notOk(['tap', 'typescript', join('@types', 'node'), 'nuxeo'].some((m) => existsSync(join(app, 'node_modules', m))), 'dev dependencies are not');
@@ -121,6 +133,9 @@ t.test('the image builds: its stages\' commands succeed in a clean folder, and t
       return { code: failed.code, out: failed.stdout + failed.stderr };
     }
   };
+  const missing = await node(['sandbox']);
+  t.equal(missing.code, 2, 'the sandbox command says the part is missing, exit 2');
+  t.match(missing.out, 'the sandboxes are not part of this installation (the production image leaves them out)');
   const validate = await node(['validate', '--config', join(app, 'config')]);
   t.equal(validate.code, 0, validate.out);
   t.match(validate.out, '3 task(s), 1 ERP system(s), 3 schedule(s)', 'the image\'s crontab is beside its configuration');

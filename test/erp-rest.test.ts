@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sandboxEnv, type Env } from './helpers/env.js';
 import { templateYaml } from '../src/tasks/templates.js';
-import { type StoredDoc } from '../src/sandbox/repository/store.js';
+import { type StoredDoc } from '../sandbox/repository/store.js';
 
 /** The Rest transport over real HTTP: the S/4HANA attachment service, with CSRF. */
 

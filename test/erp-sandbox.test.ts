@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { XMLParser } from 'fast-xml-parser';
 import { erpSchema } from '../src/config/erp-schema.js';
-import { SystemRefusalError } from '../src/errors.js';
+import { SystemRefusalError } from '../common/errors.js';
 import { RfcClient, RfcFault } from '../src/erp/rfc-client.js';
 import { parseAnswer, requestEnvelope, tableRows } from '../src/erp/soap.js';
-import { ErpSandbox } from '../src/sandbox/erp/server.js';
-import { exceptionXml, readCall, responseXml } from '../src/sandbox/erp/soap-codec.js';
-import { startSandbox } from '../src/sandbox/start.js';
-import { loadSandboxSettings } from '../src/sandbox/settings.js';
+import { ErpSandbox } from '../sandbox/erp/server.js';
+import { exceptionXml, readCall, responseXml } from '../sandbox/erp/soap-codec.js';
+import { startSandbox } from '../sandbox/start.js';
+import { loadSandboxSettings } from '../sandbox/settings.js';
 import { quietLog } from './helpers/env.js';
 
 /** The ERP sandbox answers as SAP documents it; checked over HTTP through the job's own client, and both codecs against golden envelopes. */

@@ -5,7 +5,7 @@ import { sandboxEnv } from './helpers/env.js';
 import { renderHtml } from '../src/report/html.js';
 import { renderReport } from '../src/report/table.js';
 import { templateYaml } from '../src/tasks/templates.js';
-import { type StoredDoc } from '../src/sandbox/repository/store.js';
+import { type StoredDoc } from '../sandbox/repository/store.js';
 
 /** The ERP half over real HTTP: tasks against the ERP sandbox's SOAP-RFC service. */
 

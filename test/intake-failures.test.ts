@@ -1,10 +1,10 @@
 import t from 'tap';
 import { MAPPING, sandboxEnv } from './helpers/env.js';
-import { setUpRepository } from '../src/sandbox/demo.js';
+import { setUpRepository } from '../sandbox/demo.js';
 import { parseMapping } from '../src/intake/mapping-file.js';
-import { featureRegistry } from '../src/nuxeo/schemas.js';
-import { ConfigError } from '../src/errors.js';
-import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
+import { featureRegistry } from '../common/nuxeo/schemas.js';
+import { ConfigError } from '../common/errors.js';
+import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 
 /** What goes wrong during intake, and what the run and the documents show for it. */
 

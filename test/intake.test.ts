@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MAPPING, sandboxEnv } from './helpers/env.js';
-import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
+import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 
 const INVOICES = '/default-domain/workspaces/ERP/Invoices';
 

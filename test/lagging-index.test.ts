@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAPPING, quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { LABELLED_HELD, runJob } from '../src/run.js';
-import { NO_BLOBS, type StoredDoc } from '../src/sandbox/repository/store.js';
+import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 
 /**
  * The job against a search index that lags its writes, as Elasticsearch behind a stock Nuxeo:

@@ -1,7 +1,7 @@
 import t from 'tap';
 import got from 'got';
 import { sandboxEnv } from './helpers/env.js';
-import { NO_BLOBS } from '../src/sandbox/repository/store.js';
+import { NO_BLOBS } from '../sandbox/repository/store.js';
 
 t.test('the mapping file: readable by members is a warning; missing or invalid stops the run', async (t) => {
   const env = await sandboxEnv(t);

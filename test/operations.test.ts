@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sandboxEnv, type Env } from './helpers/env.js';
 import { startCli, type Running } from './helpers/run-cli.js';
-import { type StoredDoc } from '../src/sandbox/repository/store.js';
+import { type StoredDoc } from '../sandbox/repository/store.js';
 import type { RunReport } from '../src/report/report.js';
 import { StoppableLimit, withinGrace } from '../src/stop.js';
-import { NotSentError } from '../src/errors.js';
+import { NotSentError } from '../common/errors.js';
 
 /** Signals, deadlines and overlapping runs, each with real processes against the sandboxes. */
 

@@ -10,12 +10,12 @@ import winston from 'winston';
 import { storageSchema } from '../src/config/storage-schema.js';
 import {
   AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, PermanentError, TransientError, UntrustedServerError,
-} from '../src/errors.js';
+} from '../common/errors.js';
 import { RepositoryClient, PropertiesDroppedError } from '../src/repository/client.js';
 import { drain, eachPage } from '../src/repository/pager.js';
-import { featureRegistry } from '../src/nuxeo/schemas.js';
-import { RepositorySandbox } from '../src/sandbox/repository/server.js';
-import { NO_BLOBS } from '../src/sandbox/repository/store.js';
+import { featureRegistry } from '../common/nuxeo/schemas.js';
+import { RepositorySandbox } from '../sandbox/repository/server.js';
+import { NO_BLOBS } from '../sandbox/repository/store.js';
 import { trickleServer } from './helpers/trickle.js';
 
 const WS = '/default-domain/workspaces';

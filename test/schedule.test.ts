@@ -7,7 +7,7 @@ import { cli, PROJECT, startCli } from './helpers/run-cli.js';
 import { loadCrontab } from '../src/config/crontab.js';
 import { configLocation } from '../src/config/location.js';
 import { loadConfig } from '../src/config/load.js';
-import { ConfigError } from '../src/errors.js';
+import { ConfigError } from '../common/errors.js';
 
 // The scheduler starts real runs as child processes on its ticks: more than tap's default 30 s per file on a loaded 2-core machine.
 t.setTimeout(300_000);

@@ -3,15 +3,16 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { errorMessage } from '../src/errors.js';
+import { errorMessage } from '../common/errors.js';
 import { resolveValue } from '../src/intake/substitute.js';
 import { createLogger, registerSecret } from '../src/log.js';
-import { SchemaRegistry } from '../src/nuxeo/schemas.js';
-import { parseCondition, parseQuery } from '../src/nxql/parse.js';
+import { SchemaRegistry } from '../common/nuxeo/schemas.js';
+import { projectRoot } from '../common/project.js';
+import { parseCondition, parseQuery } from '../common/nxql/parse.js';
 import { newReport } from '../src/report/report.js';
 import { renderReport } from '../src/report/table.js';
 import type { RepositoryDocument } from '../src/repository/document.js';
-import { pathSegment, uniqueName } from '../src/sandbox/repository/naming.js';
+import { pathSegment, uniqueName } from '../sandbox/repository/naming.js';
 import { missingValues, READINESS_KEYS } from '../src/tasks/readiness.js';
 
 /** Pure functions whose every branch a user meets somewhere; checked here without a server. */
@@ -77,6 +78,15 @@ t.test('schema declarations: what a broken contribution says', async (t) => {
   t.throws(() => new SchemaRegistry().loadContribution(join(dir, 'OSGI-INF', 'bad.xml')), { name: 'ConfigError', message: /bad\.xsd: element when: unsupported type xs:duration/ });
   writeFileSync(join(dir, 'OSGI-INF', 'lost.xml'), contribution('<schema name="lost" prefix="lost" src="schemas/lost.xsd"/>'));
   t.throws(() => new SchemaRegistry().loadContribution(join(dir, 'OSGI-INF', 'lost.xml')), { name: 'ConfigError', message: /lost\.xsd: cannot read the file; it ships with connect2erp/ }, 'a missing declaration names its file');
+});
+
+t.test('the project folder is found from the sources and from compiled code alike, and its absence said', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'c2e-root-'));
+  mkdirSync(join(root, 'dist', 'src', 'commands'), { recursive: true });
+  writeFileSync(join(root, 'package.json'), '{}');
+  t.equal(projectRoot(join(root, 'dist', 'src', 'commands')), root);
+  t.equal(projectRoot(root), root);
+  t.throws(() => projectRoot('/'), /no package\.json in \/ or above it/);
 });
 
 t.test('path segments as the real server makes them', async (t) => {

@@ -2,7 +2,7 @@ import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { DURATION_HINT, parseDuration } from '../config/duration.js';
 import type { ConfigLocation } from '../config/location.js';
-import { ConfigError, type ConfigProblem } from '../errors.js';
+import { ConfigError, type ConfigProblem } from '../../common/errors.js';
 import { createLogger } from '../log.js';
 import { renderHtml } from '../report/html.js';
 import { ReportFile } from '../report/report-file.js';

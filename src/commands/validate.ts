@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { crontabLocation, loadCrontab } from '../config/crontab.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
-import { featureRegistry } from '../nuxeo/schemas.js';
+import { featureRegistry } from '../../common/nuxeo/schemas.js';
 import { EXIT } from '../report/report.js';
 import { callFor } from '../tasks/templates.js';
 

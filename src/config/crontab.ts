@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Cron } from 'croner';
-import { ConfigError, errorMessage, type ConfigProblem } from '../errors.js';
+import { ConfigError, errorMessage, type ConfigProblem } from '../../common/errors.js';
 import type { TaskConfig } from './task-schema.js';
 import { DURATION_HINT, parseDuration } from './duration.js';
 

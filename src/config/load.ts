@@ -2,7 +2,7 @@ import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { ConfigError, type ConfigProblem } from '../errors.js';
+import { ConfigError, type ConfigProblem } from '../../common/errors.js';
 import type { ConfigLocation } from './location.js';
 import { erpSchema, type ErpConfig } from './erp-schema.js';
 import { resolveReferences } from './secrets.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { registerSecret } from '../log.js';
-import type { ConfigProblem } from '../errors.js';
+import type { ConfigProblem } from '../../common/errors.js';
 
 const REFERENCE = /\$\{(env|file):([^}]+)\}/g;
 

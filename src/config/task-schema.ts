@@ -1,8 +1,8 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
 import { callProblems, restCallSchema, rfcCallSchema } from './call-schema.js';
-import { parseCondition } from '../nxql/parse.js';
-import { errorMessage } from '../errors.js';
+import { parseCondition } from '../../common/nxql/parse.js';
+import { errorMessage } from '../../common/errors.js';
 
 export const USE_CASES = ['link', 'barcode', 'workflow'] as const;
 export type UseCase = (typeof USE_CASES)[number];

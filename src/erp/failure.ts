@@ -1,5 +1,5 @@
 import type { RequestError, TimeoutError } from 'got';
-import { PermanentError, TransientError, UncertainError, UntrustedServerError, type Connect2ErpError } from '../errors.js';
+import { PermanentError, TransientError, UncertainError, UntrustedServerError, type Connect2ErpError } from '../../common/errors.js';
 import { certificateRefused } from '../http-options.js';
 
 /** Failures where the request never reached the server: safe to send again. */

@@ -1,7 +1,7 @@
 import got, { type Got, type Response } from 'got';
 import { CookieJar } from 'tough-cookie';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import { AuthenticationError, PermanentError, TransientError } from '../errors.js';
+import { AuthenticationError, PermanentError, TransientError } from '../../common/errors.js';
 import { NEVER, StoppableLimit } from '../stop.js';
 import { basicAuthorization, certificateRefused, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';

@@ -1,6 +1,6 @@
 import got, { type Got } from 'got';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import { AuthenticationError, PermanentError, SystemRefusalError } from '../errors.js';
+import { AuthenticationError, PermanentError, SystemRefusalError } from '../../common/errors.js';
 import { networkFailure, statusFailure } from './failure.js';
 import { NEVER, StoppableLimit } from '../stop.js';
 import { basicAuthorization, connectionOptions } from '../http-options.js';

@@ -1,4 +1,4 @@
-import { ConflictError, errorMessage, type Connect2ErpError } from '../errors.js';
+import { ConflictError, errorMessage, type Connect2ErpError } from '../../common/errors.js';
 import { PropertiesDroppedError, type RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import type { RepositoryWriter } from '../repository/writer.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SchemaRegistry } from '../nuxeo/schemas.js';
+import type { SchemaRegistry } from '../../common/nuxeo/schemas.js';
 import { ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../tasks/readiness.js';
 import type { UseCase } from '../config/task-schema.js';
 

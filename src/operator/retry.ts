@@ -1,5 +1,5 @@
 import type { TaskConfig } from '../config/task-schema.js';
-import { ConflictError, PermanentError } from '../errors.js';
+import { ConflictError, PermanentError } from '../../common/errors.js';
 import type { Logger } from '../log.js';
 import type { RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';

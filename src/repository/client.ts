@@ -1,7 +1,7 @@
-import { DocumentError } from '../errors.js';
+import { DocumentError } from '../../common/errors.js';
 import type { StorageConfig } from '../config/storage-schema.js';
 import type { Logger } from '../log.js';
-import type { SchemaRegistry } from '../nuxeo/schemas.js';
+import type { SchemaRegistry } from '../../common/nuxeo/schemas.js';
 import type { AclEntity, RepositoryDocument, SearchPage } from './document.js';
 import { RepositoryTransport } from './transport.js';
 
@@ -111,6 +111,6 @@ export class RepositoryClient {
 }
 
 /** Each path segment is URL-encoded (spaces and all), the slashes kept. */
-export function encodePath(path: string): string {
+function encodePath(path: string): string {
   return path.split('/').map(encodeURIComponent).join('/');
 }

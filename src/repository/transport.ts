@@ -5,7 +5,7 @@ import type { StorageConfig } from '../config/storage-schema.js';
 import {
   AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError,
   PermanentError, TransientError, UntrustedServerError, type Connect2ErpError,
-} from '../errors.js';
+} from '../../common/errors.js';
 import { basicAuthorization, certificateAuthority, certificateRefused } from '../http-options.js';
 import type { Logger } from '../log.js';
 

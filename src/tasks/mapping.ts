@@ -1,5 +1,5 @@
 import { PLACEHOLDER, TARGET, type Transform, type ValueSpec } from '../config/call-schema.js';
-import { DocumentError } from '../errors.js';
+import { DocumentError } from '../../common/errors.js';
 import type { RfcParams, RfcStructure } from '../erp/soap.js';
 import type { RepositoryDocument } from '../repository/document.js';
 

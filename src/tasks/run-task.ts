@@ -1,7 +1,7 @@
 import type { RestCallConfig, RfcCallConfig } from '../config/call-schema.js';
 import { batches } from '../config/call-schema.js';
 import type { TaskConfig } from '../config/task-schema.js';
-import { AuthenticationError, NotSentError } from '../errors.js';
+import { AuthenticationError, NotSentError } from '../../common/errors.js';
 import type { ErpPort } from '../erp/port.js';
 import type { RestRequest } from '../erp/rest-client.js';
 import type { RfcRequest } from '../erp/rfc-client.js';

@@ -1,4 +1,4 @@
-import { AuthenticationError, errorMessage, NotSentError, UncertainError } from '../errors.js';
+import { AuthenticationError, errorMessage, NotSentError, UncertainError } from '../../common/errors.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import type { CallOutcome } from './calls/execute.js';
 import { UNCLAIMED } from './claim.js';

@@ -1,4 +1,4 @@
-import { ConflictError } from '../errors.js';
+import { ConflictError } from '../../common/errors.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import { claim, CLAIMED_BY } from './claim.js';
 import { base, S, type TaskContext } from './context.js';

@@ -6,11 +6,11 @@ import { configLocation } from '../../src/config/location.js';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { RepositoryClient } from '../../src/repository/client.js';
-import { setUpRepository, uploadFile, writeDemoConfig } from '../../src/sandbox/demo.js';
-import { RepositorySandbox, type RepositorySandboxOptions } from '../../src/sandbox/repository/server.js';
-import { NO_BLOBS, type StoredDoc } from '../../src/sandbox/repository/store.js';
-import { ErpSandbox } from '../../src/sandbox/erp/server.js';
-import { applySandboxSettings, sandboxSettingsSchema } from '../../src/sandbox/settings.js';
+import { setUpRepository, uploadFile, writeDemoConfig } from '../../sandbox/demo.js';
+import { RepositorySandbox, type RepositorySandboxOptions } from '../../sandbox/repository/server.js';
+import { NO_BLOBS, type StoredDoc } from '../../sandbox/repository/store.js';
+import { ErpSandbox } from '../../sandbox/erp/server.js';
+import { applySandboxSettings, sandboxSettingsSchema } from '../../sandbox/settings.js';
 import { runJob, type RunOptions } from '../../src/run.js';
 
 export const MAPPING = readFileSync(join(import.meta.dirname, '..', '..', 'config', 'connector_configuration_connect_to_erp.json'), 'utf8');

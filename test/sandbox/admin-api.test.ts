@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import got, { type Got } from 'got';
-import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
-import { NO_BLOBS } from '../../src/sandbox/repository/store.js';
+import { RepositorySandbox } from '../../sandbox/repository/server.js';
+import { NO_BLOBS } from '../../sandbox/repository/store.js';
 
 /** What an administrator does by hand to set the feature up, over the sandbox's HTTP API. */
 const WS = '/default-domain/workspaces';

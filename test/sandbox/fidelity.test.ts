@@ -1,13 +1,13 @@
 import t from 'tap';
 import got from 'got';
-import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
-import { NO_BLOBS } from '../../src/sandbox/repository/store.js';
+import { RepositorySandbox } from '../../sandbox/repository/server.js';
+import { NO_BLOBS } from '../../sandbox/repository/store.js';
 import { nxqlString } from '../../src/nxql/literal.js';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSandbox } from '../../src/sandbox/start.js';
-import { loadSandboxSettings } from '../../src/sandbox/settings.js';
+import { startSandbox } from '../../sandbox/start.js';
+import { loadSandboxSettings } from '../../sandbox/settings.js';
 
 const ADMIN = { username: 'Administrator', password: 'Administrator' };
 

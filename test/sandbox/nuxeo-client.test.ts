@@ -1,6 +1,6 @@
 import t from 'tap';
 import Nuxeo from 'nuxeo';
-import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
+import { RepositorySandbox } from '../../sandbox/repository/server.js';
 
 // The official client must work against the sandbox for the operations it shares with the job.
 t.test('the official nuxeo npm client works against the sandbox', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import got from 'got';
-import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
-import { NO_BLOBS } from '../../src/sandbox/repository/store.js';
+import { RepositorySandbox } from '../../sandbox/repository/server.js';
+import { NO_BLOBS } from '../../sandbox/repository/store.js';
 import { nxqlList, nxqlString } from '../../src/nxql/literal.js';
 
 /** The NXQL subset over HTTP: each query and the names it must find, or the 400 it must give. */

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import got from 'got';
-import { RepositorySandbox } from '../../src/sandbox/repository/server.js';
-import type { StoredDoc } from '../../src/sandbox/repository/store.js';
+import { RepositorySandbox } from '../../sandbox/repository/server.js';
+import type { StoredDoc } from '../../sandbox/repository/store.js';
 
 /** The repository sandbox's search, as a stock Nuxeo answers it from Elasticsearch: lagging, re-read, clamped. */
 

@@ -1,4 +1,4 @@
-import { parseQuery, NxqlSyntaxError, type Condition, type Literal, type Query } from '../../nxql/parse.js';
+import { parseQuery, NxqlSyntaxError, type Condition, type Literal, type Query } from '../../common/nxql/parse.js';
 import { bisect, RepositoryError, type Actor, type Store, type StoredDoc } from './store.js';
 
 const ECM_BOOLEANS = new Set(['ecm:isVersion', 'ecm:isProxy', 'ecm:isTrashed', 'ecm:isCheckedIn', 'ecm:isLatestVersion', 'ecm:isLatestMajorVersion']);

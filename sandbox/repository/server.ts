@@ -7,7 +7,7 @@ import { OPERATIONS, type OperationResult } from './automation.js';
 import { type SortKey } from './query.js';
 import { SearchIndex } from './search-index.js';
 import { renderAcls, renderDocument, renderException, renderPage, type SchemaSelection } from './render.js';
-import { FEATURE_CONTRIBUTION, SchemaRegistry } from '../../nuxeo/schemas.js';
+import { FEATURE_CONTRIBUTION, SchemaRegistry } from '../../common/nuxeo/schemas.js';
 import { RepositoryError, Store, type Actor, type StoredBlob, type StoredDoc, type User } from './store.js';
 import { Batches } from './uploads.js';
 

@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeF
 import { join } from 'node:path';
 import { checkPermission, type Acl } from './acl.js';
 import { pathSegment, uniqueName } from './naming.js';
-import type { FieldDef, SchemaRegistry, TypeDef } from '../../nuxeo/schemas.js';
+import type { FieldDef, SchemaRegistry, TypeDef } from '../../common/nuxeo/schemas.js';
 
 export interface StoredBlob {
   name: string;

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { ConfigError } from '../errors.js';
+import { projectRoot } from '../project.js';
 
 export type ScalarType = 'string' | 'boolean' | 'long' | 'double' | 'date' | 'blob';
 
@@ -165,7 +166,7 @@ export class SchemaRegistry {
  * Nuxeo deployments. They ship with the program (`nuxeo-package/`), not in the configuration folder
  * an administrator replaces with a ConfigMap or a mount.
  */
-export const FEATURE_CONTRIBUTION = join(import.meta.dirname, '..', '..', 'nuxeo-package', 'OSGI-INF', 'connect2erp-types-contrib.xml');
+export const FEATURE_CONTRIBUTION = join(projectRoot(import.meta.dirname), 'nuxeo-package', 'OSGI-INF', 'connect2erp-types-contrib.xml');
 
 /** The stock types and schemas plus the feature's facets: what the job checks mappings and reads against. */
 export function featureRegistry(): SchemaRegistry {

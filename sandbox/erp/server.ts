@@ -10,7 +10,7 @@ import { exceptionXml, readCall, responseXml, runtimeFaultXml } from './soap-cod
 export interface ErpSandboxOptions {
   host?: string;
   port?: number;
-  /** Customizing file; `config/sandbox/sap-customizing.yaml` when absent. */
+  /** Customizing file; `sandbox/erp/sap-customizing.yaml` when absent. */
   customizingFile?: string;
 }
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { projectRoot } from '../../common/project.js';
 
 const name = z.string().min(1);
 const agent = z.strictObject({ otype: z.enum(['US', 'C', 'O', 'P', 'S', 'A']), objid: name });
@@ -31,7 +32,7 @@ export const customizingSchema = z.strictObject({
 
 export type Customizing = z.infer<typeof customizingSchema>;
 
-export const DEFAULT_CUSTOMIZING = join(import.meta.dirname, '..', '..', '..', 'config', 'sandbox', 'sap-customizing.yaml');
+export const DEFAULT_CUSTOMIZING = join(projectRoot(import.meta.dirname), 'sandbox', 'erp', 'sap-customizing.yaml');
 
 export function loadCustomizing(path = DEFAULT_CUSTOMIZING): Customizing {
   return customizingSchema.parse(parse(readFileSync(path, 'utf8')));

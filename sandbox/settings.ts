@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../common/errors.js';
 import type { ErpSandbox } from './erp/server.js';
 import type { Faults } from './faults.js';
 

@@ -2,17 +2,16 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import got, { type Got } from 'got';
-import { configLocation } from '../config/location.js';
-import { createLogger } from '../log.js';
-import { renderReport } from '../report/table.js';
-import { encodePath } from '../repository/client.js';
-import { runJob } from '../run.js';
+import { configLocation } from '../src/config/location.js';
+import { createLogger } from '../src/log.js';
+import { renderReport } from '../src/report/table.js';
+import { runJob } from '../src/run.js';
 import { ErpSandbox } from './erp/server.js';
 import { RepositorySandbox } from './repository/server.js';
 import { PRODUCTION_SEARCH_LAG_MS } from './settings.js';
+import { projectRoot } from '../common/project.js';
 
-const PROJECT = join(import.meta.dirname, '..', '..');
-/** About Elasticsearch's default refresh interval, which decides when a write becomes searchable. */
+const PROJECT = projectRoot(import.meta.dirname);
 const ADMIN = 'Administrator';
 export const CONFIG_TITLE = 'Connect to ERP Feature Configuration';
 const FOLDERS = ['admin', 'ERP', 'ERP/Barcode', 'ERP/Invoices', 'ERP/Workflow'];
@@ -22,6 +21,9 @@ const SAMPLES: Array<[string, string]> = [
   ['ERP/Barcode', 'scan-0001.pdf'],
   ['ERP/Workflow', 'approval-request.pdf'],
 ];
+
+/** A repository path in a REST URL, each segment encoded (the demo's own, not the job's client). */
+const pathSegments = (path: string): string => path.split('/').map(encodeURIComponent).join('/');
 
 /**
  * What the demo's user and administrator do by hand. `nx-es-sync: true` (ElasticSearchFilter) makes
@@ -45,21 +47,21 @@ export async function setUpRepository(baseUrl: string, mappingJson: string, admi
   for (const folder of FOLDERS) {
     const parent = `/default-domain/workspaces/${folder}`.split('/').slice(0, -1).join('/');
     const name = folder.split('/').pop() as string;
-    const exists = await api.get(`path${encodePath(`${parent}/${name}`)}`, { throwHttpErrors: false });
-    if (exists.statusCode === 404) await api.post(`path${encodePath(parent)}`, { json: { 'entity-type': 'document', type: 'Workspace', name, properties: { 'dc:title': name } } });
+    const exists = await api.get(`path${pathSegments(`${parent}/${name}`)}`, { throwHttpErrors: false });
+    if (exists.statusCode === 404) await api.post(`path${pathSegments(parent)}`, { json: { 'entity-type': 'document', type: 'Workspace', name, properties: { 'dc:title': name } } });
   }
   // Only administrators may read the mapping file (spec §5.2).
-  await api.post(`path${encodePath(adminPath)}/@op/Document.BlockPermissionInheritance`, { json: { params: {} } });
+  await api.post(`path${pathSegments(adminPath)}/@op/Document.BlockPermissionInheritance`, { json: { params: {} } });
   const configPath = `${adminPath}/${CONFIG_TITLE}`;
-  const existing = await api.get(`path${encodePath(configPath)}`, { throwHttpErrors: false });
+  const existing = await api.get(`path${pathSegments(configPath)}`, { throwHttpErrors: false });
   const uid = existing.statusCode === 200
     ? (existing.body as unknown as { uid: string }).uid
     // Document.Create keeps the full title as the name; a REST POST would cut it to 24 characters.
-    : (await api.post(`path${encodePath(adminPath)}/@op/Document.Create`, { json: { params: { type: 'File', name: CONFIG_TITLE, properties: { 'dc:title': CONFIG_TITLE } } } }).json<{ uid: string }>()).uid;
+    : (await api.post(`path${pathSegments(adminPath)}/@op/Document.Create`, { json: { params: { type: 'File', name: CONFIG_TITLE, properties: { 'dc:title': CONFIG_TITLE } } } }).json<{ uid: string }>()).uid;
   const blob = await uploadBlob(api, 'connector_configuration_connect_to_erp.json', 'application/json', Buffer.from(mappingJson));
   await api.put(`id/${uid}`, { json: { 'entity-type': 'document', properties: { 'file:content': blob } } });
   // Spec §4.1, exactly: label the configuration document by its URL-encoded path.
-  await got.post(`${baseUrl}/api/v1/path${encodePath(configPath)}/@op/Document.AddFacet`, {
+  await got.post(`${baseUrl}/api/v1/path${pathSegments(configPath)}/@op/Document.AddFacet`, {
     headers: { 'Content-Type': 'application/json', properties: '*', 'nx-es-sync': 'true', Authorization: `Basic ${Buffer.from(`${ADMIN}:${ADMIN}`).toString('base64')}` },
     json: { params: { facet: 'fct_erp_config_file_connect2erp' } },
   });
@@ -69,7 +71,7 @@ export async function setUpRepository(baseUrl: string, mappingJson: string, admi
 export async function uploadFile(baseUrl: string, folderPath: string, name: string, content = Buffer.from(`%PDF-1.4 sample ${name}`)): Promise<string> {
   const api = adminApi(baseUrl);
   const blob = await uploadBlob(api, name, 'application/pdf', content);
-  const created = await api.post(`path${encodePath(folderPath)}`, {
+  const created = await api.post(`path${pathSegments(folderPath)}`, {
     json: { 'entity-type': 'document', type: 'File', name, properties: { 'dc:title': name, 'file:content': blob } },
   }).json<{ uid: string }>();
   return created.uid;
@@ -83,7 +85,7 @@ async function fillMissingValues(baseUrl: string): Promise<void> {
     ['ERP/Barcode/scan-0001.pdf', { 'erpBarcode:barcode': 'BC-0001' }],
   ];
   for (const [path, properties] of values) {
-    await api.put(`path${encodePath(`/default-domain/workspaces/${path}`)}`, { json: { 'entity-type': 'document', properties } });
+    await api.put(`path${pathSegments(`/default-domain/workspaces/${path}`)}`, { json: { 'entity-type': 'document', properties } });
   }
 }
 

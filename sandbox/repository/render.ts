@@ -1,5 +1,5 @@
 import { aceId, aceStatus, type Acl } from './acl.js';
-import type { FieldDef, SchemaDef } from '../../nuxeo/schemas.js';
+import type { FieldDef, SchemaDef } from '../../common/nuxeo/schemas.js';
 import type { Store, StoredBlob, StoredDoc } from './store.js';
 
 /** Which schemas to render, from the `properties` header; undefined means no `properties` key. */
