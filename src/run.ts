@@ -18,7 +18,8 @@ import { RestClient, type RestRequest } from './erp/rest-client.js';
 import { RfcClient, type RfcRequest } from './erp/rfc-client.js';
 import type { TaskDeps } from './tasks/context.js';
 import type { ClaimedDocument, TaskRecord } from './tasks/record.js';
-import { taskReads } from './tasks/query.js';
+import { taskReads } from './tasks/reads.js';
+import { statusOf } from './status/facet.js';
 import { runTask } from './tasks/run-task.js';
 import { callFor } from './tasks/templates.js';
 import { withinGrace } from './stop.js';
@@ -154,7 +155,7 @@ class Labelled {
   private readonly held = new Map<string, { useCase: UseCase; doc: RepositoryDocument }>();
 
   add({ labelled, plan }: IntakeOutcome): void {
-    if (labelled === undefined || plan.status['erpTaskStatus:status'] !== 'READY') return;
+    if (labelled === undefined || statusOf(plan.status) !== 'READY') return;
     this.held.set(labelled.uid, { useCase: plan.useCase, doc: labelled });
     if (this.held.size > LABELLED_HELD) this.held.delete(this.held.keys().next().value as string);
   }

@@ -13,7 +13,7 @@ import { newReport } from '../src/report/report.js';
 import { renderReport } from '../src/report/table.js';
 import type { RepositoryDocument } from '../src/repository/document.js';
 import { pathSegment, uniqueName } from '../sandbox/repository/naming.js';
-import { missingValues, READINESS_KEYS } from '../src/tasks/readiness.js';
+import { missingValues, READINESS_KEYS } from '../src/status/readiness.js';
 
 /** Pure functions whose every branch a user meets somewhere; checked here without a server. */
 

@@ -65,9 +65,9 @@ const failWhen = z.strictObject({
 
 const result = z
   .strictObject({
-    /** Written to `erpTaskStatus:erpReference`. */
+    /** Written to the status facet's `erpReference`. */
     erpReference: template,
-    /** Written to `erpTaskStatus:message` on success. */
+    /** Written to the status facet's `message` on success. */
     message: template.optional(),
   });
 

@@ -5,7 +5,8 @@ import type { RepositoryWriter } from '../repository/writer.js';
 import { nxqlString } from '../nxql/literal.js';
 import type { Logger } from '../log.js';
 import type { DocumentPlan } from './plan.js';
-import { claim, CLAIM_EXPIRES, CLAIMED_BY } from '../tasks/claim.js';
+import { claimedBy, claimExpires } from '../status/facet.js';
+import { claim, failed } from '../status/transitions.js';
 
 export interface IntakeOutcome {
   plan: DocumentPlan;
@@ -94,7 +95,7 @@ async function writeValues(plan: DocumentPlan, doc: RepositoryDocument, deps: In
 }
 
 async function undo(plan: DocumentPlan, error: PropertiesDroppedError, deps: IntakeDeps): Promise<void> {
-  const properties = { 'erpHttpContent:docId': null, 'erpTaskStatus:status': 'FAILED', 'erpTaskStatus:message': error.message };
+  const properties = { 'erpHttpContent:docId': null, ...failed(error.message) };
   await deps.writer.update({ ...plan.doc, changeToken: null }, properties).catch((undoError: unknown) => {
     deps.log.error('could not mark a half-labelled document', { uid: plan.doc.uid, error: errorMessage(undoError) });
   });
@@ -102,8 +103,8 @@ async function undo(plan: DocumentPlan, error: PropertiesDroppedError, deps: Int
 
 /** Another run holds an unexpired intake claim on the document. */
 function claimedElsewhere(plan: DocumentPlan, deps: IntakeDeps, at: Date): string | undefined {
-  const owner = plan.doc.properties[CLAIMED_BY];
-  const expires = plan.doc.properties[CLAIM_EXPIRES];
+  const owner = claimedBy(plan.doc.properties);
+  const expires = claimExpires(plan.doc.properties);
   if (typeof owner !== 'string' || owner === deps.runId || typeof expires !== 'string' || new Date(expires) <= at) return undefined;
   return `being labelled by run ${owner} (claim until ${expires})`;
 }

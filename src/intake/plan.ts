@@ -1,12 +1,11 @@
 import type { UseCase } from '../config/task-schema.js';
 import { nxqlString } from '../nxql/literal.js';
 import type { RepositoryDocument } from '../repository/document.js';
-import { missingValues, READINESS_KEYS } from '../tasks/readiness.js';
-import { CLAIMED_BY, UNCLAIMED } from '../tasks/claim.js';
+import { STATUS, STATUS_FACET } from '../status/facet.js';
+import { missingValues, READINESS_KEYS } from '../status/readiness.js';
+import { afterLabelling } from '../status/transitions.js';
 import { HTTP_CONTENT_FACET, useCaseOf, type MappingEntry } from './mapping-schema.js';
 import { referenceOf, resolveValue } from './substitute.js';
-
-export const STATUS_FACET = 'fct_erp_task_status';
 
 export interface DocumentPlan {
   doc: RepositoryDocument;
@@ -50,7 +49,7 @@ export function stillNew(entry: MappingEntry, allPaths: string[], doc: Repositor
 /** The properties the intake reads from a new file for `entry`: readiness, the entry's `$` references and the file's claim. */
 export function intakeReads(entry: MappingEntry): string[] {
   const references = Object.values(entry.properties).map(referenceOf).filter((reference) => reference !== undefined);
-  return [...READINESS_KEYS[useCaseOf(entry)], ...references, CLAIMED_BY];
+  return [...READINESS_KEYS[useCaseOf(entry)], ...references, STATUS.claimedBy];
 }
 
 /** The archive-link folder is named after the file, without its extension. */
@@ -73,13 +72,8 @@ export function planDocument(entry: MappingEntry, doc: RepositoryDocument): Docu
   return {
     doc, entry, useCase, values, unresolved, missing,
     facets: [...entry.facets, STATUS_FACET],
-    status: {
-      'erpTaskStatus:status': missing.length === 0 ? 'READY' : 'PENDING_INPUT',
-      'erpTaskStatus:message': missing.length === 0 ? null : `waiting for ${missing.join(', ')}`,
-      'erpTaskStatus:attempts': 0,
-      // The intake claim a folder needs (apply.ts) ends with the labelling.
-      ...UNCLAIMED,
-    },
+    // The intake claim a folder needs (apply.ts) ends with the labelling.
+    status: afterLabelling(missing),
     folder: entry.createParentALFolder ? { name: folderName(doc), title: doc.title } : undefined,
   };
 }

@@ -3,6 +3,7 @@ import { applyPlans, type IntakeDeps, type IntakeOutcome } from './apply.js';
 import type { UseCase } from '../config/task-schema.js';
 import { useCaseOf, type MappingFile } from './mapping-schema.js';
 import { intakeQuery, intakeReads, planDocument, stillNew } from './plan.js';
+import { statusOf } from '../status/facet.js';
 
 /** Pages labelled at once: the next page is read and labelled while the one before finishes. */
 const PAGES_IN_FLIGHT = 2;
@@ -26,7 +27,7 @@ export async function runIntake(
       for (const outcome of await applyPlans(plans, deps)) {
         const fields = { uid: outcome.plan.doc.uid, path: outcome.plan.doc.path, mapping: entry.path };
         if (outcome.skipped !== undefined) deps.log.info('document left to another run', { ...fields, reason: outcome.skipped });
-        else if (outcome.error === undefined) deps.log.info('document labelled', { ...fields, status: outcome.plan.status['erpTaskStatus:status'] });
+        else if (outcome.error === undefined) deps.log.info('document labelled', { ...fields, status: statusOf(outcome.plan.status) });
         else deps.log.warn('document not labelled', { ...fields, error: outcome.error, transient: outcome.transient ?? false });
         onOutcome(outcome);
       }

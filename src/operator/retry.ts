@@ -5,14 +5,10 @@ import type { RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import { drain } from '../repository/pager.js';
 import type { RepositoryWriter } from '../repository/writer.js';
-import { statusQuery } from '../tasks/query.js';
-import { USE_CASE_FACETS } from '../tasks/readiness.js';
-import { UNCLAIMED } from '../tasks/claim.js';
-
-const RESET = {
-  'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0, 'erpTaskStatus:message': null,
-  'erpTaskStatus:nextAttempt': null, ...UNCLAIMED,
-};
+import { statusOf } from '../status/facet.js';
+import { statusQuery } from '../status/query.js';
+import { USE_CASE_FACETS } from '../status/readiness.js';
+import { putBack } from '../status/transitions.js';
 
 export interface RetryOptions {
   tasks: TaskConfig[];
@@ -29,7 +25,7 @@ export async function retryFailed(options: RetryOptions, client: RepositoryClien
   const reset: RepositoryDocument[] = [];
   for (const doc of candidates) {
     try {
-      await writer.update(doc, RESET);
+      await writer.update(doc, putBack());
       reset.push(doc);
       log.info(writer.dryRun ? 'document would be put back' : 'document put back', { uid: doc.uid, path: doc.path });
     } catch (error) {
@@ -51,7 +47,7 @@ async function allFailed(tasks: TaskConfig[], client: RepositoryClient): Promise
 async function oneFailed(options: RetryOptions, client: RepositoryClient): Promise<RepositoryDocument> {
   const uid = options.uid as string;
   const doc = await client.getById(uid);
-  const status = doc.properties['erpTaskStatus:status'];
+  const status = statusOf(doc.properties);
   if (status !== 'FAILED') throw new PermanentError(`document ${doc.path} (${uid}) is ${String(status ?? 'not a task document')}, not FAILED`, { target: uid });
   if (!options.tasks.some((task) => doc.facets.includes(USE_CASE_FACETS[task.useCase]))) {
     throw new PermanentError(`document ${doc.path} (${uid}) belongs to none of the tasks ${options.tasks.map((t) => t.name).join(', ')}`, { target: uid });

@@ -1,8 +1,7 @@
 import type { TaskConfig } from '../config/task-schema.js';
 import type { RepositoryClient } from '../repository/client.js';
-import { statusQuery } from '../tasks/query.js';
-
-export const STATUSES = ['PENDING_INPUT', 'READY', 'IN_PROGRESS', 'RETRY', 'DONE', 'FAILED'] as const;
+import { messageOf, STATUSES } from '../status/facet.js';
+import { statusQuery } from '../status/query.js';
 
 export interface TaskStatus {
   task: string;
@@ -19,7 +18,7 @@ export async function taskStatus(tasks: TaskConfig[], client: RepositoryClient, 
       const pages = await Promise.all(STATUSES.map((status) => client.search(statusQuery(task, status), { pageSize: status === 'FAILED' ? maxFailures : 1 })));
       const counts = Object.fromEntries(STATUSES.map((status, i) => [status, pages[i].resultsCount])) as TaskStatus['counts'];
       const failed = pages[STATUSES.indexOf('FAILED')];
-      const failures = failed.entries.map((doc) => ({ uid: doc.uid, path: doc.path, message: String(doc.properties['erpTaskStatus:message'] ?? '') }));
+      const failures = failed.entries.map((doc) => ({ uid: doc.uid, path: doc.path, message: messageOf(doc.properties) }));
       return { task: task.name, counts, failures };
     }),
   );

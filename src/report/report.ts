@@ -1,6 +1,7 @@
 import type { IntakeOutcome } from '../intake/apply.js';
 import type { PlannedCall } from '../erp/port.js';
 import type { ClaimedDocument, TaskRecord } from '../tasks/record.js';
+import { statusOf } from '../status/facet.js';
 
 export const EXIT = { ok: 0, documentsFailed: 1, configuration: 2, interrupted: 3 } as const;
 
@@ -114,7 +115,7 @@ export function intakeRecord(outcome: IntakeOutcome, dryRun: boolean): IntakeRec
   const labelled = result === 'planned' || result === 'labelled';
   return {
     uid: plan.doc.uid, path: plan.doc.path, mapping: plan.entry.path, useCase: plan.useCase, result,
-    status: labelled ? String(plan.status['erpTaskStatus:status']) : undefined,
+    status: labelled ? String(statusOf(plan.status)) : undefined,
     facets: plan.facets, values: plan.values, folder: folderPath, missing: plan.missing, error, transient, skipped,
   };
 }

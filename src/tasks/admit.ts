@@ -1,8 +1,9 @@
 import type { RepositoryDocument } from '../repository/document.js';
-import { CLAIMED_BY, UNCLAIMED } from './claim.js';
-import { base, operatorHint, S, safeToRepeat, type TaskContext } from './context.js';
-import { stillDue } from './query.js';
-import { missingValues } from './readiness.js';
+import { attemptsOf, claimedBy, messageOf, statusOf } from '../status/facet.js';
+import { stillDue } from '../status/query.js';
+import { missingValues } from '../status/readiness.js';
+import { failed, pendingInput, UNCLAIMED, waitingFor } from '../status/transitions.js';
+import { base, operatorHint, safeToRepeat, type TaskContext } from './context.js';
 import { leftAlone } from './record.js';
 
 /** A document to send, and whether an earlier attempt of it may have reached SAP. */
@@ -26,10 +27,10 @@ export async function admit(ctx: TaskContext, doc: RepositoryDocument): Promise<
     const missing = missingValues(ctx.task.useCase, properties);
     const system = String(properties['erpHttpContent:source']);
     if (missing.length === 0 && ctx.deps.erpFor(system, ctx.task.function) === undefined) missing.push(`erpHttpContent:source (no ERP system "${system}" with a ${ctx.task.function} connection)`);
-    if (missing.length > 0) return await waitForInput(ctx, doc, `waiting for ${missing.join(', ')}`);
-    const takenOver = properties[S('status')] === 'IN_PROGRESS';
+    if (missing.length > 0) return await waitForInput(ctx, doc, waitingFor(missing));
+    const takenOver = statusOf(properties) === 'IN_PROGRESS';
     if (takenOver && !safeToRepeat(ctx.call)) return await abandon(ctx, doc);
-    return { doc, repeat: takenOver || Number(properties[S('attempts')] ?? 0) > 0 };
+    return { doc, repeat: takenOver || attemptsOf(properties) > 0 };
   } catch (error) {
     ctx.onRecord(leftAlone(base(ctx, doc), error, 'left as it was'));
     return undefined;
@@ -38,15 +39,15 @@ export async function admit(ctx: TaskContext, doc: RepositoryDocument): Promise<
 
 /** A hit the search index still had for this task: another run holds it, or it is already done with. */
 function notDue(ctx: TaskContext, doc: RepositoryDocument): undefined {
-  const status = doc.properties[S('status')];
+  const status = statusOf(doc.properties);
   if (status === 'IN_PROGRESS') ctx.onRecord({ ...base(ctx, doc), result: 'CLAIMED_ELSEWHERE' });
   else ctx.deps.log.debug('search hit no longer due', { uid: doc.uid, status });
   return undefined;
 }
 
 async function waitForInput(ctx: TaskContext, doc: RepositoryDocument, message: string): Promise<undefined> {
-  if (doc.properties[S('status')] !== 'PENDING_INPUT' || doc.properties[S('message')] !== message) {
-    await ctx.deps.writer.update(doc, { [S('status')]: 'PENDING_INPUT', [S('message')]: message });
+  if (statusOf(doc.properties) !== 'PENDING_INPUT' || messageOf(doc.properties) !== message) {
+    await ctx.deps.writer.update(doc, pendingInput(message));
   }
   ctx.onRecord({ ...base(ctx, doc), result: 'PENDING_INPUT', message });
   return undefined;
@@ -57,8 +58,8 @@ async function waitForInput(ctx: TaskContext, doc: RepositoryDocument, message: 
  * start): the interrupted run may have reached SAP, so an operator decides instead of a retry.
  */
 async function abandon(ctx: TaskContext, doc: RepositoryDocument): Promise<undefined> {
-  const message = `run ${String(doc.properties[CLAIMED_BY])} was interrupted while sending this document and SAP may have it already: ${operatorHint(doc.uid)}`;
-  await ctx.deps.writer.update(doc, { ...UNCLAIMED, [S('status')]: 'FAILED', [S('message')]: message });
+  const message = `run ${String(claimedBy(doc.properties))} was interrupted while sending this document and SAP may have it already: ${operatorHint(doc.uid)}`;
+  await ctx.deps.writer.update(doc, { ...UNCLAIMED, ...failed(message) });
   ctx.deps.log.warn('document left for an operator', base(ctx, doc));
   ctx.onRecord({ ...base(ctx, doc), result: 'FAILED', message });
   return undefined;

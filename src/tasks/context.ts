@@ -38,8 +38,6 @@ export interface TaskContext {
   now: () => Date;
 }
 
-export const S = (field: string): string => `erpTaskStatus:${field}`;
-
 export const base = (ctx: TaskContext, doc: RepositoryDocument): ClaimedDocument => ({ uid: doc.uid, path: doc.path, task: ctx.task.name });
 
 /** A lookup finds work already done, or SAP ignores a repeat: sending again creates nothing twice. */

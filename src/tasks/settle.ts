@@ -1,8 +1,9 @@
 import { AuthenticationError, errorMessage, NotSentError, UncertainError } from '../../common/errors.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import type { CallOutcome } from './calls/execute.js';
-import { UNCLAIMED } from './claim.js';
-import { base, operatorHint, S, safeToRepeat, type TaskContext } from './context.js';
+import { attemptsOf } from '../status/facet.js';
+import { attemptFailed, done, released } from '../status/transitions.js';
+import { base, operatorHint, safeToRepeat, type TaskContext } from './context.js';
 import { leftAlone, type TaskRecord } from './record.js';
 
 /** What a document claimed and not settled is left as, for the record of a write that failed. */
@@ -32,26 +33,23 @@ async function outcomeRecord(ctx: TaskContext, doc: RepositoryDocument, outcome:
   if (outcome.error === undefined) {
     if (outcome.planned) return { ...record, result: 'PLANNED', reference: outcome.reference, planned: outcome.planned };
     if (deps.dryRun) return { ...record, result: 'PLANNED', reference: outcome.reference, message: 'already in SAP: would be marked DONE' };
-    await deps.writer.update(unclaimed, { ...UNCLAIMED, [S('status')]: 'DONE', [S('message')]: outcome.message ?? null, [S('erpReference')]: outcome.reference, [S('nextAttempt')]: null });
+    await deps.writer.update(unclaimed, done(outcome.reference, outcome.message));
     deps.log.info('document processed', { ...record, reference: outcome.reference });
     return { ...record, result: 'DONE', reference: outcome.reference };
   }
   const at = ctx.now();
-  const attempts = Number(doc.properties[S('attempts')] ?? 0) + 1;
+  const attempts = attemptsOf(doc.properties) + 1;
   const uncertain = outcome.error instanceof UncertainError && !safeToRepeat(ctx.call);
   const message = uncertain ? `${errorMessage(outcome.error)}; SAP may have received it, so it is not sent again by itself: ${operatorHint(doc.uid)}` : errorMessage(outcome.error);
   const retry = outcome.error.transient && !uncertain && attempts < task.attempts;
   const delay = Math.min(task.backoff.initialMs * task.backoff.factor ** (attempts - 1), task.backoff.maxMs);
   const result = retry ? 'RETRY' : 'FAILED';
-  await deps.writer.update(unclaimed, {
-    ...UNCLAIMED, [S('status')]: result, [S('message')]: message, [S('attempts')]: attempts,
-    [S('nextAttempt')]: retry ? new Date(at.getTime() + delay).toISOString() : null,
-  });
+  await deps.writer.update(unclaimed, attemptFailed(message, attempts, retry ? new Date(at.getTime() + delay) : undefined));
   deps.log.warn('document not processed', { ...record, result, attempts, error: message });
   return { ...record, result, message };
 }
 
 /** Back to READY, unsent: the claim is given up. */
 export async function release(ctx: TaskContext, doc: RepositoryDocument): Promise<void> {
-  await ctx.deps.writer.update({ ...doc, changeToken: null }, { ...UNCLAIMED, [S('status')]: 'READY' });
+  await ctx.deps.writer.update({ ...doc, changeToken: null }, released());
 }

@@ -1,7 +1,8 @@
 import { ConflictError } from '../../common/errors.js';
 import type { RepositoryDocument } from '../repository/document.js';
-import { claim, CLAIMED_BY } from './claim.js';
-import { base, S, type TaskContext } from './context.js';
+import { heldBy } from '../status/facet.js';
+import { inProgress } from '../status/transitions.js';
+import { base, type TaskContext } from './context.js';
 import { leftAlone } from './record.js';
 
 /**
@@ -15,9 +16,7 @@ export async function take(ctx: TaskContext, doc: RepositoryDocument): Promise<R
   const at = ctx.now();
   const { deps } = ctx;
   try {
-    const claimed = await deps.writer.update(doc, {
-      [S('status')]: 'IN_PROGRESS', [S('task')]: ctx.task.name, ...claim(deps.runId, at, ctx.task.claimTimeoutMs), [S('lastAttempt')]: at.toISOString(),
-    });
+    const claimed = await deps.writer.update(doc, inProgress(deps.runId, ctx.task.name, at, ctx.task.claimTimeoutMs));
     return held(ctx, { ...doc, changeToken: claimed.changeToken });
   } catch (error) {
     if (!(error instanceof ConflictError)) return notTaken(ctx, doc, error);
@@ -28,8 +27,7 @@ export async function take(ctx: TaskContext, doc: RepositoryDocument): Promise<R
 async function ownClaim(ctx: TaskContext, doc: RepositoryDocument): Promise<RepositoryDocument | undefined> {
   try {
     const now = await ctx.deps.client.getById(doc.uid);
-    const mine = now.properties[CLAIMED_BY] === ctx.deps.runId && now.properties[S('task')] === ctx.task.name && now.properties[S('status')] === 'IN_PROGRESS';
-    if (mine) return held(ctx, { ...doc, changeToken: now.changeToken });
+    if (heldBy(now.properties, ctx.deps.runId, ctx.task.name)) return held(ctx, { ...doc, changeToken: now.changeToken });
     ctx.onRecord({ ...base(ctx, doc), result: 'CLAIMED_ELSEWHERE' });
     return undefined;
   } catch (error) {

@@ -1,0 +1,60 @@
+import { STATUS } from './facet.js';
+
+/**
+ * The properties each move of a document's status writes, so that every writer moves it the same
+ * way. A claim says which run works on a document and until when; it is written with the
+ * document's changeToken, so a 409 means another run claimed it first, and once it expires any
+ * run may take the document over.
+ */
+
+type Properties = Record<string, unknown>;
+
+/** A claim given up, written together with the outcome. */
+export const UNCLAIMED = { [STATUS.claimedBy]: null, [STATUS.claimExpires]: null };
+
+/** Run `runId`'s claim, holding for `ms` from `at` (the intake's claim before a folder is made). */
+export function claim(runId: string, at: Date, ms: number): Properties {
+  return { [STATUS.claimedBy]: runId, [STATUS.claimExpires]: new Date(at.getTime() + ms).toISOString() };
+}
+
+/** Labelled by the intake: READY, or waiting for the values still `missing`; a claim the intake held ends. */
+export function afterLabelling(missing: string[]): Properties {
+  return {
+    [STATUS.status]: missing.length === 0 ? 'READY' : 'PENDING_INPUT',
+    [STATUS.message]: missing.length === 0 ? null : waitingFor(missing),
+    [STATUS.attempts]: 0,
+    ...UNCLAIMED,
+  };
+}
+
+export const waitingFor = (missing: string[]): string => `waiting for ${missing.join(', ')}`;
+
+/** Waiting for a user to fill in values; `message` says which. */
+export const pendingInput = (message: string): Properties => ({ [STATUS.status]: 'PENDING_INPUT', [STATUS.message]: message });
+
+/** Claimed by a task's run just before its call goes out. */
+export function inProgress(runId: string, task: string, at: Date, ms: number): Properties {
+  return { [STATUS.status]: 'IN_PROGRESS', [STATUS.task]: task, ...claim(runId, at, ms), [STATUS.lastAttempt]: at.toISOString() };
+}
+
+/** SAP has it: `reference` is what SAP answered with. */
+export function done(reference: string | undefined, message: string | undefined): Properties {
+  return { ...UNCLAIMED, [STATUS.status]: 'DONE', [STATUS.message]: message ?? null, [STATUS.erpReference]: reference, [STATUS.nextAttempt]: null };
+}
+
+/** An attempt that failed: RETRY at `retryAt`, or FAILED for an operator when there is none. */
+export function attemptFailed(message: string, attempts: number, retryAt: Date | undefined): Properties {
+  return {
+    ...UNCLAIMED, [STATUS.status]: retryAt === undefined ? 'FAILED' : 'RETRY', [STATUS.message]: message, [STATUS.attempts]: attempts,
+    [STATUS.nextAttempt]: retryAt?.toISOString() ?? null,
+  };
+}
+
+/** Left for an operator, with why. */
+export const failed = (message: string): Properties => ({ [STATUS.status]: 'FAILED', [STATUS.message]: message });
+
+/** Back to READY, unsent: the claim is given up. */
+export const released = (): Properties => ({ ...UNCLAIMED, [STATUS.status]: 'READY' });
+
+/** Put back by an operator (`connect2erp retry`): READY with a fresh count of attempts. */
+export const putBack = (): Properties => ({ ...released(), [STATUS.attempts]: 0, [STATUS.message]: null, [STATUS.nextAttempt]: null });
