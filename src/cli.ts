@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { configLocation } from './config/location.js';
 import { ConfigError, errorMessage } from '../common/errors.js';
-import { EXIT, EXIT_MEANING } from './report/report.js';
+import { EXIT, EXIT_MEANING } from './job/report/report.js';
 import type { StopSignals } from './signals.js';
 import type { Command, OptionSpec, Values } from './commands/command.js';
 import { OPTIONAL_PART_COMMANDS } from './commands/optional-part.js';

@@ -11,7 +11,7 @@ import { loadCrontab } from '../src/config/crontab.js';
 import { parseDuration } from '../src/config/duration.js';
 import { configLocation } from '../src/config/location.js';
 import { loadConfig } from '../src/config/load.js';
-import { DEFAULT_GRACE_MS } from '../src/run.js';
+import { DEFAULT_GRACE_MS } from '../src/job/run.js';
 
 /** The Dockerfile and the Kubernetes manifests, read and checked against the project; the image's build steps run for real. */
 t.setTimeout(480_000);

@@ -2,9 +2,9 @@ import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sandboxEnv } from './helpers/env.js';
-import { renderHtml } from '../src/report/html.js';
-import { renderReport } from '../src/report/table.js';
-import { templateYaml } from '../src/tasks/templates.js';
+import { renderHtml } from '../src/job/report/html.js';
+import { renderReport } from '../src/job/report/table.js';
+import { templateYaml } from '../src/job/tasks/templates.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
 
 /** The ERP half over real HTTP: tasks against the ERP sandbox's SOAP-RFC service. */

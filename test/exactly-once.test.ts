@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { startCli } from './helpers/run-cli.js';
-import { runJob } from '../src/run.js';
+import { runJob } from '../src/job/run.js';
 import type { StoredDoc } from '../sandbox/repository/store.js';
 
 /** One document's trouble stays that document's, and a crash costs no more than the calls in flight. */

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { MAPPING, sandboxEnv } from './helpers/env.js';
 import { setUpRepository } from '../sandbox/demo.js';
-import { parseMapping } from '../src/intake/mapping-file.js';
+import { parseMapping } from '../src/job/intake/mapping-file.js';
 import { featureRegistry } from '../common/nuxeo/schemas.js';
 import { ConfigError } from '../common/errors.js';
 import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';

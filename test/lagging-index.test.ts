@@ -2,7 +2,7 @@ import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAPPING, quietLog, sandboxEnv, type Env } from './helpers/env.js';
-import { LABELLED_HELD, runJob } from '../src/run.js';
+import { LABELLED_HELD, runJob } from '../src/job/run.js';
 import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 
 /**

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sandboxEnv, type Env } from './helpers/env.js';
 import { startCli, type Running } from './helpers/run-cli.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
-import type { RunReport } from '../src/report/report.js';
+import type { RunReport } from '../src/job/report/report.js';
 import { StoppableLimit, withinGrace } from '../src/stop.js';
 import { NotSentError } from '../common/errors.js';
 

@@ -1,11 +1,11 @@
 import t from 'tap';
 import { sandboxEnv } from './helpers/env.js';
-import { MAX_ROWS, renderHtml } from '../src/report/html.js';
+import { MAX_ROWS, renderHtml } from '../src/job/report/html.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LISTED_MAX, newReport, recordTask, finish, taskSummary } from '../src/report/report.js';
-import { ReportFile, taskPhase } from '../src/report/report-file.js';
-import { renderReport } from '../src/report/table.js';
+import { LISTED_MAX, newReport, recordTask, finish, taskSummary } from '../src/job/report/report.js';
+import { ReportFile, taskPhase } from '../src/job/report/report-file.js';
+import { renderReport } from '../src/job/report/table.js';
 
 /** The HTML run report: what a person opening it sees, and that nothing on it can run or fetch anything; the JSON report file. */
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sandboxEnv } from './helpers/env.js';
 import { startCli } from './helpers/run-cli.js';
-import type { RunReport } from '../src/report/report.js';
+import type { RunReport } from '../src/job/report/report.js';
 
 /** SIGTERM at the edges of a command: while the program starts, after a run has finished, and to a command that cannot wind down. */
 

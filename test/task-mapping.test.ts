@@ -8,9 +8,9 @@ import { loadConfig } from '../src/config/load.js';
 import { taskSchema } from '../src/config/task-schema.js';
 import { ConfigError } from '../common/errors.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
-import { buildParameters, fill, mapValues } from '../src/tasks/mapping.js';
-import { foundIn } from '../src/tasks/calls/execute.js';
-import { callFor, TEMPLATE_NAMES, templateYaml } from '../src/tasks/templates.js';
+import { buildParameters, fill, mapValues } from '../src/job/tasks/mapping.js';
+import { foundIn } from '../src/job/tasks/calls/execute.js';
+import { callFor, TEMPLATE_NAMES, templateYaml } from '../src/job/tasks/templates.js';
 import { sandboxEnv } from './helpers/env.js';
 
 /** Declarative parameter mapping: transforms, targets, templates, and the checks made when a task is loaded. */

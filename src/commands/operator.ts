@@ -5,7 +5,7 @@ import { retryFailed } from '../operator/retry.js';
 import { renderStatus, taskStatus } from '../operator/status.js';
 import { RepositoryClient } from '../repository/client.js';
 import { dryRunWriter, liveWriter } from '../repository/writer.js';
-import { EXIT } from '../report/report.js';
+import { EXIT } from '../job/report/report.js';
 
 /** Configuration, a repository client and the tasks an operator command works on (all, or --task). */
 function setUp(location: Required<ConfigLocation>, task: string | undefined) {

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../../common/errors.js';
-import { EXIT } from '../report/report.js';
+import { EXIT } from '../job/report/report.js';
 import type { Command } from './command.js';
 
 type Print = (line: string) => void;

@@ -4,11 +4,11 @@ import { DURATION_HINT, parseDuration } from '../config/duration.js';
 import type { ConfigLocation } from '../config/location.js';
 import { ConfigError, type ConfigProblem } from '../../common/errors.js';
 import { createLogger } from '../log.js';
-import { renderHtml } from '../report/html.js';
-import { ReportFile } from '../report/report-file.js';
-import type { RunReport } from '../report/report.js';
-import { renderReport } from '../report/table.js';
-import { runJob } from '../run.js';
+import { renderHtml } from '../job/report/html.js';
+import { ReportFile } from '../job/report/report-file.js';
+import type { RunReport } from '../job/report/report.js';
+import { renderReport } from '../job/report/table.js';
+import { runJob } from '../job/run.js';
 import type { StopSignals } from '../signals.js';
 
 export interface RunCommandOptions {

@@ -2,8 +2,8 @@ import { crontabLocation, loadCrontab } from '../config/crontab.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { commandLogger } from '../log.js';
-import { EXIT } from '../report/report.js';
-import { startScheduler } from '../schedule/scheduler.js';
+import { EXIT } from '../job/report/report.js';
+import { startScheduler } from '../job/schedule/scheduler.js';
 import type { StopSignals } from '../signals.js';
 
 /**

@@ -1,5 +1,5 @@
-import { EXIT } from '../report/report.js';
-import { TEMPLATE_NAMES, templateYaml, type TemplateName } from '../tasks/templates.js';
+import { EXIT } from '../job/report/report.js';
+import { TEMPLATE_NAMES, templateYaml, type TemplateName } from '../job/tasks/templates.js';
 
 const isTemplate = (text: string | undefined): text is TemplateName => TEMPLATE_NAMES.includes(text as TemplateName);
 

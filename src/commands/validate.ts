@@ -3,8 +3,8 @@ import { crontabLocation, loadCrontab } from '../config/crontab.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { featureRegistry } from '../../common/nuxeo/schemas.js';
-import { EXIT } from '../report/report.js';
-import { callFor } from '../tasks/templates.js';
+import { EXIT } from '../job/report/report.js';
+import { callFor } from '../job/tasks/templates.js';
 
 /**
  * `connect2erp validate`: everything `run` and `schedule` load before their first request — the

@@ -11,7 +11,7 @@ import { RepositorySandbox, type RepositorySandboxOptions } from '../../sandbox/
 import { NO_BLOBS, type StoredDoc } from '../../sandbox/repository/store.js';
 import { ErpSandbox } from '../../sandbox/erp/server.js';
 import { applySandboxSettings, sandboxSettingsSchema } from '../../sandbox/settings.js';
-import { runJob, type RunOptions } from '../../src/run.js';
+import { runJob, type RunOptions } from '../../src/job/run.js';
 
 export const MAPPING = readFileSync(join(import.meta.dirname, '..', '..', 'config', 'connector_configuration_connect_to_erp.json'), 'utf8');
 export const quietLog = createLogger({ level: 'error', json: true });

@@ -1,9 +1,9 @@
-import type { UseCase } from '../config/task-schema.js';
-import { nxqlString } from '../nxql/literal.js';
-import type { RepositoryDocument } from '../repository/document.js';
-import { STATUS, STATUS_FACET } from '../status/facet.js';
-import { missingValues, READINESS_KEYS } from '../status/readiness.js';
-import { afterLabelling } from '../status/transitions.js';
+import type { UseCase } from '../../config/task-schema.js';
+import { nxqlString } from '../../nxql/literal.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import { STATUS, STATUS_FACET } from '../../status/facet.js';
+import { missingValues, READINESS_KEYS } from '../../status/readiness.js';
+import { afterLabelling } from '../../status/transitions.js';
 import { HTTP_CONTENT_FACET, useCaseOf, type MappingEntry } from './mapping-schema.js';
 import { referenceOf, resolveValue } from './substitute.js';
 

@@ -1,9 +1,9 @@
-import { drain, eachPage } from '../repository/pager.js';
+import { drain, eachPage } from '../../repository/pager.js';
 import { applyPlans, type IntakeDeps, type IntakeOutcome } from './apply.js';
-import type { UseCase } from '../config/task-schema.js';
+import type { UseCase } from '../../config/task-schema.js';
 import { useCaseOf, type MappingFile } from './mapping-schema.js';
 import { intakeQuery, intakeReads, planDocument, stillNew } from './plan.js';
-import { statusOf } from '../status/facet.js';
+import { statusOf } from '../../status/facet.js';
 
 /** Pages labelled at once: the next page is read and labelled while the one before finishes. */
 const PAGES_IN_FLIGHT = 2;

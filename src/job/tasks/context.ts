@@ -1,13 +1,13 @@
-import type { RestCallConfig, RfcCallConfig } from '../config/call-schema.js';
-import type { ErpSystemConfig } from '../config/erp-schema.js';
-import type { TaskConfig } from '../config/task-schema.js';
+import type { RestCallConfig, RfcCallConfig } from '../../config/call-schema.js';
+import type { ErpSystemConfig } from '../../config/erp-schema.js';
+import type { TaskConfig } from '../../config/task-schema.js';
 import type { ErpPort } from '../erp/port.js';
 import type { RestRequest } from '../erp/rest-client.js';
 import type { RfcRequest } from '../erp/rfc-client.js';
-import type { Logger } from '../log.js';
-import type { RepositoryClient } from '../repository/client.js';
-import type { RepositoryDocument } from '../repository/document.js';
-import type { RepositoryWriter } from '../repository/writer.js';
+import type { Logger } from '../../log.js';
+import type { RepositoryClient } from '../../repository/client.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import type { RepositoryWriter } from '../../repository/writer.js';
 import type { ClaimedDocument, TaskRecord } from './record.js';
 
 export interface TaskDeps {

@@ -1,6 +1,6 @@
 import type { RequestError, TimeoutError } from 'got';
-import { PermanentError, TransientError, UncertainError, UntrustedServerError, type Connect2ErpError } from '../../common/errors.js';
-import { certificateRefused } from '../http-options.js';
+import { PermanentError, TransientError, UncertainError, UntrustedServerError, type Connect2ErpError } from '../../../common/errors.js';
+import { certificateRefused } from '../../http-options.js';
 
 /** Failures where the request never reached the server: safe to send again. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);

@@ -1,10 +1,10 @@
 import got, { type Got } from 'got';
-import type { ErpSystemConfig } from '../config/erp-schema.js';
-import { AuthenticationError, PermanentError, SystemRefusalError } from '../../common/errors.js';
+import type { ErpSystemConfig } from '../../config/erp-schema.js';
+import { AuthenticationError, PermanentError, SystemRefusalError } from '../../../common/errors.js';
 import { networkFailure, statusFailure } from './failure.js';
-import { NEVER, StoppableLimit } from '../stop.js';
-import { basicAuthorization, connectionOptions } from '../http-options.js';
-import type { Logger } from '../log.js';
+import { NEVER, StoppableLimit } from '../../stop.js';
+import { basicAuthorization, connectionOptions } from '../../http-options.js';
+import type { Logger } from '../../log.js';
 import type { PlannedCall, Transport } from './port.js';
 import { parseAnswer, requestEnvelope, type RfcFaultDetail, type RfcParams } from './soap.js';
 

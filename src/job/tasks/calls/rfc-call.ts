@@ -1,4 +1,4 @@
-import type { RfcCallConfig } from '../../config/call-schema.js';
+import type { RfcCallConfig } from '../../../config/call-schema.js';
 import type { ErpPort } from '../../erp/port.js';
 import { RfcFault, type RfcRequest } from '../../erp/rfc-client.js';
 import { buildParameters, fill, type DateFormat } from '../mapping.js';

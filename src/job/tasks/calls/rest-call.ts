@@ -1,7 +1,7 @@
-import type { RestCallConfig } from '../../config/call-schema.js';
+import type { RestCallConfig } from '../../../config/call-schema.js';
 import type { ErpPort } from '../../erp/port.js';
 import type { RestRequest } from '../../erp/rest-client.js';
-import type { RepositoryDocument } from '../../repository/document.js';
+import type { RepositoryDocument } from '../../../repository/document.js';
 import { buildParameters, fill } from '../mapping.js';
 import { foundIn, type CallAdapter, type MappedDocument } from './execute.js';
 

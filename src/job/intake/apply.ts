@@ -1,12 +1,12 @@
-import { ConflictError, errorMessage, type Connect2ErpError } from '../../common/errors.js';
-import { PropertiesDroppedError, type RepositoryClient } from '../repository/client.js';
-import type { RepositoryDocument } from '../repository/document.js';
-import type { RepositoryWriter } from '../repository/writer.js';
-import { nxqlString } from '../nxql/literal.js';
-import type { Logger } from '../log.js';
+import { ConflictError, errorMessage, type Connect2ErpError } from '../../../common/errors.js';
+import { PropertiesDroppedError, type RepositoryClient } from '../../repository/client.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import type { RepositoryWriter } from '../../repository/writer.js';
+import { nxqlString } from '../../nxql/literal.js';
+import type { Logger } from '../../log.js';
 import type { DocumentPlan } from './plan.js';
-import { claimedBy, claimExpires } from '../status/facet.js';
-import { claim, failed } from '../status/transitions.js';
+import { claimedBy, claimExpires } from '../../status/facet.js';
+import { claim, failed } from '../../status/transitions.js';
 
 export interface IntakeOutcome {
   plan: DocumentPlan;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { SchemaRegistry } from '../../common/nuxeo/schemas.js';
-import { ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../status/readiness.js';
-import type { UseCase } from '../config/task-schema.js';
+import type { SchemaRegistry } from '../../../common/nuxeo/schemas.js';
+import { ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../status/readiness.js';
+import type { UseCase } from '../../config/task-schema.js';
 
 export const HTTP_CONTENT_FACET = 'fct_erp_http_content';
 export const WORKSPACES = '/default-domain/workspaces/';

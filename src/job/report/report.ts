@@ -1,7 +1,7 @@
 import type { IntakeOutcome } from '../intake/apply.js';
 import type { PlannedCall } from '../erp/port.js';
 import type { ClaimedDocument, TaskRecord } from '../tasks/record.js';
-import { statusOf } from '../status/facet.js';
+import { statusOf } from '../../status/facet.js';
 
 export const EXIT = { ok: 0, documentsFailed: 1, configuration: 2, interrupted: 3 } as const;
 

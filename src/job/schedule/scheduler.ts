@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Cron } from 'croner';
-import type { CrontabEntry } from '../config/crontab.js';
-import type { Logger } from '../log.js';
+import type { CrontabEntry } from '../../config/crontab.js';
+import type { Logger } from '../../log.js';
 
 export interface ScheduleOptions {
   entries: CrontabEntry[];

@@ -1,8 +1,8 @@
-import { ConfigError, type ConfigProblem } from '../../common/errors.js';
-import type { RepositoryClient } from '../repository/client.js';
-import type { AclEntity, RepositoryDocument } from '../repository/document.js';
-import { nxqlString } from '../nxql/literal.js';
-import type { SchemaRegistry } from '../../common/nuxeo/schemas.js';
+import { ConfigError, type ConfigProblem } from '../../../common/errors.js';
+import type { RepositoryClient } from '../../repository/client.js';
+import type { AclEntity, RepositoryDocument } from '../../repository/document.js';
+import { nxqlString } from '../../nxql/literal.js';
+import type { SchemaRegistry } from '../../../common/nuxeo/schemas.js';
 import { mappingSchema, type MappingFile } from './mapping-schema.js';
 
 export const CONFIG_FACET = 'fct_erp_config_file_connect2erp';

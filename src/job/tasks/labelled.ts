@@ -1,7 +1,7 @@
-import type { TaskConfig } from '../config/task-schema.js';
-import { nxqlList } from '../nxql/literal.js';
-import type { RepositoryClient } from '../repository/client.js';
-import type { RepositoryDocument } from '../repository/document.js';
+import type { TaskConfig } from '../../config/task-schema.js';
+import { nxqlList } from '../../nxql/literal.js';
+import type { RepositoryClient } from '../../repository/client.js';
+import type { RepositoryDocument } from '../../repository/document.js';
 
 /** Uuids per filter check: the query stays well inside the 8 KB a request line may take (Tomcat's maxHttpHeaderSize). */
 const CHECKED_AT_ONCE = 100;

@@ -1,4 +1,4 @@
-import { propertyValue, type RepositoryDocument } from '../repository/document.js';
+import { propertyValue, type RepositoryDocument } from '../../repository/document.js';
 
 export type Resolved = { ok: true; value: unknown } | { ok: false; reference: string };
 

@@ -1,8 +1,8 @@
-import { AuthenticationError, errorMessage, NotSentError, UncertainError } from '../../common/errors.js';
-import type { RepositoryDocument } from '../repository/document.js';
+import { AuthenticationError, errorMessage, NotSentError, UncertainError } from '../../../common/errors.js';
+import type { RepositoryDocument } from '../../repository/document.js';
 import type { CallOutcome } from './calls/execute.js';
-import { attemptsOf } from '../status/facet.js';
-import { attemptFailed, done, released } from '../status/transitions.js';
+import { attemptsOf } from '../../status/facet.js';
+import { attemptFailed, done, released } from '../../status/transitions.js';
 import { base, operatorHint, safeToRepeat, type TaskContext } from './context.js';
 import { leftAlone, type TaskRecord } from './record.js';
 

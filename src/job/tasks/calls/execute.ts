@@ -1,7 +1,7 @@
-import { batches, type LookupFound, type RestCallConfig, type RfcCallConfig } from '../../config/call-schema.js';
-import { AuthenticationError, PermanentError, type Connect2ErpError } from '../../../common/errors.js';
+import { batches, type LookupFound, type RestCallConfig, type RfcCallConfig } from '../../../config/call-schema.js';
+import { AuthenticationError, PermanentError, type Connect2ErpError } from '../../../../common/errors.js';
 import { isPlanned } from '../../erp/port.js';
-import type { RepositoryDocument } from '../../repository/document.js';
+import type { RepositoryDocument } from '../../../repository/document.js';
 import { dig, fill, mapValues, type DateFormat, type MappedValue } from '../mapping.js';
 
 /**

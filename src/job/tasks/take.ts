@@ -1,7 +1,7 @@
-import { ConflictError } from '../../common/errors.js';
-import type { RepositoryDocument } from '../repository/document.js';
-import { heldBy } from '../status/facet.js';
-import { inProgress } from '../status/transitions.js';
+import { ConflictError } from '../../../common/errors.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import { heldBy } from '../../status/facet.js';
+import { inProgress } from '../../status/transitions.js';
 import { base, type TaskContext } from './context.js';
 import { leftAlone } from './record.js';
 

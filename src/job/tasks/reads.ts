@@ -1,7 +1,7 @@
-import type { RestCallConfig, RfcCallConfig } from '../config/call-schema.js';
-import type { TaskConfig } from '../config/task-schema.js';
-import { STATUS } from '../status/facet.js';
-import { READINESS_KEYS } from '../status/readiness.js';
+import type { RestCallConfig, RfcCallConfig } from '../../config/call-schema.js';
+import type { TaskConfig } from '../../config/task-schema.js';
+import { STATUS } from '../../status/facet.js';
+import { READINESS_KEYS } from '../../status/readiness.js';
 
 /**
  * The properties a task reads from the documents its search finds: readiness, the values of its

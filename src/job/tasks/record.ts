@@ -1,4 +1,4 @@
-import { AuthenticationError, ConflictError, errorMessage, NotFoundError } from '../../common/errors.js';
+import { AuthenticationError, ConflictError, errorMessage, NotFoundError } from '../../../common/errors.js';
 import type { PlannedFor } from './calls/execute.js';
 
 /**

@@ -1,8 +1,8 @@
-import type { RepositoryDocument } from '../repository/document.js';
-import { attemptsOf, claimedBy, messageOf, statusOf } from '../status/facet.js';
-import { stillDue } from '../status/query.js';
-import { missingValues } from '../status/readiness.js';
-import { failed, pendingInput, UNCLAIMED, waitingFor } from '../status/transitions.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import { attemptsOf, claimedBy, messageOf, statusOf } from '../../status/facet.js';
+import { stillDue } from '../../status/query.js';
+import { missingValues } from '../../status/readiness.js';
+import { failed, pendingInput, UNCLAIMED, waitingFor } from '../../status/transitions.js';
 import { base, operatorHint, safeToRepeat, type TaskContext } from './context.js';
 import { leftAlone } from './record.js';
 
