@@ -236,7 +236,7 @@ async function main(): Promise<void> {
   md.push('| repository holds | seconds | repository requests | × alone |', '|---|---:|---:|---:|');
   md.push(`| ${SIZES.fresh} new only | ${f(alone.seconds)} | ${alone.repositoryRequests} | 1.00 |`);
   md.push(`| ${SIZES.fresh} new + ${beside.processed} processed | ${f(beside.seconds)} | ${beside.repositoryRequests} | ${f(beside.seconds / alone.seconds)} |`);
-  writeFileSync(values.out as string, `${md.join('\n')}\n`);
+  writeFileSync(values.out, `${md.join('\n')}\n`);
   log(`written to ${values.out}`);
 }
 

@@ -106,7 +106,7 @@ export class Faults {
     }
     if (rule.loseAnswer) {
       // The handler does the work and answers into a connection that is closed instead.
-      res.writeHead = (() => res) as unknown as ServerResponse['writeHead'];
+      res.writeHead = () => res;
       res.end = (() => {
         req.socket.destroy();
         return res;

@@ -76,13 +76,13 @@ t.test('--help and -h print each command\'s usage and act on nothing: run --help
   t.equal(env.props((await env.client.search("SELECT * FROM File WHERE dc:title = 'approval.pdf'", { pageSize: 1 })).entries[0].uid)['erpTaskStatus:status'], undefined, 'the document is not labelled');
 
   const usages: Array<[string[], RegExp]> = [
-    [['validate', '--help', '--crontab', '/nonexistent'], /^usage: connect2erp validate \[options\]\n[\s\S]*\n {2}    --crontab FILE +schedules/],
+    [['validate', '--help', '--crontab', '/nonexistent'], /^usage: connect2erp validate \[options\]\n[\s\S]*\n {6}--crontab FILE +schedules/],
     [['schedule', '-h'], /^usage: connect2erp schedule \[options\]/],
-    [['status', '--help', '--config', '/nonexistent'], /^usage: connect2erp status \[options\]\n[\s\S]*\n {2}    --task NAME +only this task\n/],
-    [['retry', '-h'], /^usage: connect2erp retry \[options\]\n[\s\S]*\n {2}    --doc UID +only this document\n/],
+    [['status', '--help', '--config', '/nonexistent'], /^usage: connect2erp status \[options\]\n[\s\S]*\n {6}--task NAME +only this task\n/],
+    [['retry', '-h'], /^usage: connect2erp retry \[options\]\n[\s\S]*\n {6}--doc UID +only this document\n/],
     [['template', '--help'], /^usage: connect2erp template link\|barcode\|workflow\|workflow-to-agent RFC\|Rest\n/],
-    [['sandbox', '--help', '--repo-port', '1'], /^usage: connect2erp sandbox \[options\]\n[\s\S]*\n {2}    --repo-port N +repository sandbox port \(default 8080\)\n/],
-    [['demo', '-h'], /^usage: connect2erp demo \[options\]\n[\s\S]*\n {2}    --data DIR +keep the sandbox's state/],
+    [['sandbox', '--help', '--repo-port', '1'], /^usage: connect2erp sandbox \[options\]\n[\s\S]*\n {6}--repo-port N +repository sandbox port \(default 8080\)\n/],
+    [['demo', '-h'], /^usage: connect2erp demo \[options\]\n[\s\S]*\n {6}--data DIR +keep the sandbox's state/],
   ];
   for (const [args, usage] of usages) {
     const printed = await cli(args);

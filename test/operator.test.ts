@@ -94,7 +94,7 @@ t.test('retry puts FAILED documents back, one or all, and the next run sends the
 t.test('template prints a built-in call as YAML', async (t) => {
   const printed = await run(['template', 'link', 'Rest']);
   t.equal(printed.code, 0);
-  t.match(printed.stdout, /^rest:\n  service: \/sap\/opu\/odata\/sap\/API_CV_ATTACHMENT_SRV\n/);
+  t.match(printed.stdout, /^rest:\n {2}service: \/sap\/opu\/odata\/sap\/API_CV_ATTACHMENT_SRV\n/);
   const wrong = await run(['template', 'link', 'SOAP']);
   t.equal(wrong.code, 2);
   t.match(wrong.stderr, 'usage: connect2erp template link|barcode|workflow|workflow-to-agent RFC|Rest');

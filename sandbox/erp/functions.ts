@@ -36,7 +36,7 @@ export interface CallContext {
 
 type RfcFunction = (ctx: CallContext) => SapStructure;
 
-const text = (record: SapStructure, key: string): string => (typeof record[key] === 'string' ? (record[key] as string) : '');
+const text = (record: SapStructure, key: string): string => (typeof record[key] === 'string' ? (record[key]) : '');
 const rows = (value: unknown): SapStructure[] => (Array.isArray(value) ? (value as SapStructure[]) : []);
 const today = (): string => new Date().toISOString().slice(0, 10).replace(/-/g, '');
 

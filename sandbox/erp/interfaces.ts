@@ -114,7 +114,7 @@ export function readParams(functionName: string, iface: FunctionInterface, param
   for (const [name, value] of Object.entries(params)) {
     const imported = iface.imports[name];
     const table = iface.tables[name];
-    if (imported !== undefined) read[name] = 'kind' in imported ? scalar(name, imported as Field, value) : structure(name, imported as Fields, value);
+    if (imported !== undefined) read[name] = 'kind' in imported ? scalar(name, imported as Field, value) : structure(name, imported, value);
     else if (table !== undefined) read[name] = rowsOf(name, value).map((row) => structure(name, table, row));
     else if (!iface.exports.includes(name)) throw new UnreadableValue(`${name} is not a parameter of ${functionName}`);
   }

@@ -45,13 +45,13 @@ function write(value: SapValue): unknown {
 
 /** The call a request envelope asks for; undefined when the body holds no function element. */
 export function readCall(xml: string): { functionName: string; params: SapStructure } | undefined {
-  let tree: Record<string, any>;
+  let tree: { Envelope?: { Body?: Record<string, unknown> } };
   try {
-    tree = parser.parse(xml) as Record<string, any>;
+    tree = parser.parse(xml) as typeof tree;
   } catch {
     return undefined;
   }
-  const body = tree.Envelope?.Body as Record<string, unknown> | undefined;
+  const body = tree.Envelope?.Body;
   const [name, content] = Object.entries(body ?? {})[0] ?? [];
   if (name === undefined) return undefined;
   const params = read(content);

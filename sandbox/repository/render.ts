@@ -36,7 +36,7 @@ export function renderDocument(store: Store, doc: StoredDoc, selection: SchemaSe
     'entity-type': 'document', repository: 'default', uid: doc.uid, path: doc.path, type: doc.type, state: doc.state,
     parentRef: doc.parentId, isCheckedOut: true, isRecord: false, retainUntil: null, hasLegalHold: false,
     isUnderRetentionOrLegalHold: false, isVersion: false, isProxy: false, changeToken: token, isTrashed: doc.trashed,
-    title: (doc.properties['dc:title'] as string | undefined) ?? doc.name,
+    title: (doc.properties['dc:title']) ?? doc.name,
   };
   if (doc.properties['dc:modified'] !== undefined) entity.lastModified = doc.properties['dc:modified'];
   if (selection !== undefined) {

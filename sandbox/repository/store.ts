@@ -432,16 +432,17 @@ export class Store {
       if (before) this.unindex(before);
       if (after) this.index(after);
     }
+    // Every commit has a document before it, after it, or both.
+    const { uid } = (after ?? before) as StoredDoc;
     if (this.ordered !== undefined && (before === undefined) !== (after === undefined)) {
-      const uid = (after ?? before as StoredDoc).uid;
       const at = bisect(this.ordered, uid);
       if (after) this.ordered.splice(at, 0, uid);
       else this.ordered.splice(at, 1);
     }
     if (this.journal !== undefined) {
-      appendFileSync(this.journal, `${JSON.stringify(after ? { put: after } : { del: (before as StoredDoc).uid })}\n`);
+      appendFileSync(this.journal, `${JSON.stringify(after ? { put: after } : { del: uid })}\n`);
     }
-    this.onCommit((after ?? before as StoredDoc).uid, after);
+    this.onCommit(uid, after);
   }
 
   private index(doc: StoredDoc): void {

@@ -5,7 +5,7 @@ import { NO_BLOBS } from '../../sandbox/repository/store.js';
 
 /** What an administrator does by hand to set the feature up, over the sandbox's HTTP API. */
 const WS = '/default-domain/workspaces';
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- entity JSON, read by key
+ 
 type Json = any;
 
 async function setUp(t: Test): Promise<{ sandbox: RepositorySandbox; base: string; api: Got; op: (name: string, body: Json, headers?: Record<string, string>) => Promise<{ statusCode: number; body: Json }> }> {
