@@ -13,7 +13,10 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unnecessary-type-assertion': 'error',
       // `{ omitted: _omitted, ...rest }` and `(_request, response) =>` name what they leave out.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
     },
   },
   {

@@ -12,11 +12,36 @@ import { close, listen, readBody } from '../dist/sandbox/http.js';
  * client can reach here; what is left between it and the job's is the job's and the sandbox's work.
  */
 const ANSWER = JSON.stringify({
-  'entity-type': 'document', repository: 'default', uid: '00000000-0000-4000-8000-000000000000', path: '/default-domain/workspaces/ERP/Barcode/scan.pdf',
-  type: 'File', state: 'project', changeToken: '3-1', title: 'BC-000000001', lastModified: new Date(0).toISOString(),
+  'entity-type': 'document',
+  repository: 'default',
+  uid: '00000000-0000-4000-8000-000000000000',
+  path: '/default-domain/workspaces/ERP/Barcode/scan.pdf',
+  type: 'File',
+  state: 'project',
+  changeToken: '3-1',
+  title: 'BC-000000001',
+  lastModified: new Date(0).toISOString(),
   properties: Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`erpTaskStatus:field${i}`, `value ${i}`])),
-  facets: ['Versionable', 'Publishable', 'Commentable', 'HasRelatedText', 'Downloadable', 'fct_erp_http_content', 'fct_erp_barcode', 'fct_erp_task_status'],
-  schemas: ['common', 'dublincore', 'file', 'uid', 'relatedtext', 'erp_http_content', 'erp_barcode', 'erp_task_status'].map((name) => ({ name, prefix: name })),
+  facets: [
+    'Versionable',
+    'Publishable',
+    'Commentable',
+    'HasRelatedText',
+    'Downloadable',
+    'fct_erp_http_content',
+    'fct_erp_barcode',
+    'fct_erp_task_status',
+  ],
+  schemas: [
+    'common',
+    'dublincore',
+    'file',
+    'uid',
+    'relatedtext',
+    'erp_http_content',
+    'erp_barcode',
+    'erp_task_status',
+  ].map((name) => ({ name, prefix: name })),
 });
 
 export interface Floor {
@@ -41,7 +66,9 @@ export async function floor(latencyMs: number, inFlight: number): Promise<Floor>
     const bound = (inFlight * 1000) / latencyMs;
     // About four seconds at the bound.
     const requests = Math.round(bound * 4);
-    const child = spawn(process.execPath, [import.meta.filename, String(port), String(inFlight), String(requests)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [import.meta.filename, String(port), String(inFlight), String(requests)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
@@ -57,12 +84,21 @@ export async function floor(latencyMs: number, inFlight: number): Promise<Floor>
 /** The client: `requests` PUTs, `inFlight` at a time; prints requests per second. */
 async function client(port: number, inFlight: number, requests: number): Promise<void> {
   const agent = new Agent({ connections: inFlight });
-  const body = JSON.stringify({ 'entity-type': 'document', properties: { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:task': 'barcode' } });
+  const body = JSON.stringify({
+    'entity-type': 'document',
+    properties: { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:task': 'barcode' },
+  });
   let sent = 0;
   const worker = async (): Promise<void> => {
     while (sent < requests) {
       sent++;
-      const res = await agent.request({ origin: `http://127.0.0.1:${port}`, path: '/nuxeo/api/v1/id/x', method: 'PUT', headers: { 'content-type': 'application/json' }, body });
+      const res = await agent.request({
+        origin: `http://127.0.0.1:${port}`,
+        path: '/nuxeo/api/v1/id/x',
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       await res.body.json();
     }
   };
@@ -72,4 +108,5 @@ async function client(port: number, inFlight: number, requests: number): Promise
   await agent.close();
 }
 
-if (process.argv[1] === import.meta.filename) await client(Number(process.argv[2]), Number(process.argv[3]), Number(process.argv[4]));
+if (process.argv[1] === import.meta.filename)
+  await client(Number(process.argv[2]), Number(process.argv[3]), Number(process.argv[4]));

@@ -18,7 +18,12 @@ const { values } = parseArgs({
 });
 const latency = { repositoryMs: Number(values['repository-latency']), erpMs: Number(values['erp-latency']) };
 const scale = values.quick ? 10 : 1;
-const SIZES = { throughput: [1000 / scale, 10_000 / scale], memory: [1000 / scale, 10_000 / scale, 100_000 / scale], history: 100_000 / scale, fresh: 100 };
+const SIZES = {
+  throughput: [1000 / scale, 10_000 / scale],
+  memory: [1000 / scale, 10_000 / scale, 100_000 / scale],
+  history: 100_000 / scale,
+  fresh: 100,
+};
 
 /** A repository latency at which neither the job's nor the sandbox's CPU is the limit: the repository-bound phases again. */
 const SWEEP_REPOSITORY_MS = 20;
@@ -54,7 +59,8 @@ interface PhaseRow {
   detail: string;
 }
 
-const total = (counts: Map<string, number>, include: (key: string) => boolean = () => true): number => [...counts].reduce((sum, [key, n]) => sum + (include(key) ? n : 0), 0);
+const total = (counts: Map<string, number>, include: (key: string) => boolean = () => true): number =>
+  [...counts].reduce((sum, [key, n]) => sum + (include(key) ? n : 0), 0);
 const LOOKUPS = new Set(['ARCHIV_GET_CONNECTIONS']);
 
 type Latency = { repositoryMs: number; erpMs: number };
@@ -70,20 +76,53 @@ interface Measured {
   floors: { repository: number; erp: number };
 }
 
-function row(phase: string, docs: number, run: JobRun, durationMs: number, bounds: { repository: string; erp: string }, m: Measured): PhaseRow {
+function row(
+  phase: string,
+  docs: number,
+  run: JobRun,
+  durationMs: number,
+  bounds: { repository: string; erp: string },
+  m: Measured,
+): PhaseRow {
   const requests = total(run.repository) + total(run.erp);
   const repository = total(run.repository) / docs;
   const erp = total(run.erp, (k) => !LOOKUPS.has(k)) / docs;
   const lookups = total(run.erp, (k) => LOOKUPS.has(k)) / docs;
-  const perSecond = (inFlight: number, latencyMs: number, perDoc: number): number => (perDoc === 0 || latencyMs === 0 ? Infinity : (inFlight * 1000) / latencyMs / perDoc);
-  const bound = (l: Latency): number => Math.min(perSecond(IN_FLIGHT.repository, l.repositoryMs, repository), perSecond(IN_FLIGHT.erp, l.erpMs, erp + lookups));
-  const repositoryBinds = perSecond(IN_FLIGHT.repository, m.injected.repositoryMs, repository) <= perSecond(IN_FLIGHT.erp, m.injected.erpMs, erp + lookups);
-  const detail = [...run.repository, ...run.erp].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${(n / docs).toFixed(3)}`).join(', ');
+  const perSecond = (inFlight: number, latencyMs: number, perDoc: number): number =>
+    perDoc === 0 || latencyMs === 0 ? Infinity : (inFlight * 1000) / latencyMs / perDoc;
+  const bound = (l: Latency): number =>
+    Math.min(
+      perSecond(IN_FLIGHT.repository, l.repositoryMs, repository),
+      perSecond(IN_FLIGHT.erp, l.erpMs, erp + lookups),
+    );
+  const repositoryBinds =
+    perSecond(IN_FLIGHT.repository, m.injected.repositoryMs, repository) <=
+    perSecond(IN_FLIGHT.erp, m.injected.erpMs, erp + lookups);
+  const detail = [...run.repository, ...run.erp]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${(n / docs).toFixed(3)}`)
+    .join(', ');
   return {
-    phase, docs, seconds: durationMs / 1000, repositoryPerDoc: repository, repositoryBound: bounds.repository, erpPerDoc: erp, lookupsPerDoc: lookups, erpBound: bounds.erp,
-    boundPerSecond: bound(m.injected), real: m.effective, effectiveBoundPerSecond: bound(m.effective), floorRatio: repositoryBinds ? m.floors.repository : m.floors.erp, peakRssMb: run.peakRssKb / 1024,
-    inSandbox: repositoryBinds ? { ms: run.repositoryBusyMs / total(run.repository), latencyMs: m.injected.repositoryMs } : { ms: run.erpBusyMs / total(run.erp), latencyMs: m.injected.erpMs },
-    jobMsPerRequest: run.cpuMs > m.startupCpuMs ? (run.cpuMs - m.startupCpuMs) / requests : NaN, sandboxMsPerRequest: m.sandboxCpuMs / requests, sandboxCpu: m.sandboxCpuMs / durationMs, detail,
+    phase,
+    docs,
+    seconds: durationMs / 1000,
+    repositoryPerDoc: repository,
+    repositoryBound: bounds.repository,
+    erpPerDoc: erp,
+    lookupsPerDoc: lookups,
+    erpBound: bounds.erp,
+    boundPerSecond: bound(m.injected),
+    real: m.effective,
+    effectiveBoundPerSecond: bound(m.effective),
+    floorRatio: repositoryBinds ? m.floors.repository : m.floors.erp,
+    peakRssMb: run.peakRssKb / 1024,
+    inSandbox: repositoryBinds
+      ? { ms: run.repositoryBusyMs / total(run.repository), latencyMs: m.injected.repositoryMs }
+      : { ms: run.erpBusyMs / total(run.erp), latencyMs: m.injected.erpMs },
+    jobMsPerRequest: run.cpuMs > m.startupCpuMs ? (run.cpuMs - m.startupCpuMs) / requests : NaN,
+    sandboxMsPerRequest: m.sandboxCpuMs / requests,
+    sandboxCpu: m.sandboxCpuMs / durationMs,
+    detail,
   };
 }
 
@@ -118,7 +157,10 @@ async function throughput(n: number, injected: Latency, repositoryBound = false)
     const idle = [];
     for (let i = 0; i < 3; i++) idle.push((await sandboxes.run({ intakeOnly: true })).cpuMs);
     const startupCpuMs = idle.sort((a, b) => a - b)[1];
-    const floors = { repository: bareRatio(await floor(injected.repositoryMs, IN_FLIGHT.repository)), erp: bareRatio(await floor(injected.erpMs, IN_FLIGHT.erp)) };
+    const floors = {
+      repository: bareRatio(await floor(injected.repositoryMs, IN_FLIGHT.repository)),
+      erp: bareRatio(await floor(injected.erpMs, IN_FLIGHT.erp)),
+    };
     const measured = (sandboxCpuMs: number): Measured => ({ sandboxCpuMs, startupCpuMs, effective, injected, floors });
     const intakes: Array<[UseCase, string, { repository: string; erp: string }]> = [
       ['workflow', 'intake, flat (workflow)', { repository: '1 + 4/100', erp: '0' }],
@@ -128,7 +170,10 @@ async function throughput(n: number, injected: Latency, repositoryBound = false)
     for (const [useCase, phase, bounds] of intakes.filter(([u]) => !repositoryBound || u === 'barcode')) {
       sandboxes.addNew(useCase, n);
       const { result: run, cpuMs } = await timed(() => sandboxes.run({ intakeOnly: true }));
-      check(run.report.intake.counts.labelled === n && run.report.intake.counts.ready === n, `${phase}: ${JSON.stringify(run.report.intake.counts)}`);
+      check(
+        run.report.intake.counts.labelled === n && run.report.intake.counts.ready === n,
+        `${phase}: ${JSON.stringify(run.report.intake.counts)}`,
+      );
       rows.push(row(phase, n, run, run.report.intake.durationMs, bounds, measured(cpuMs)));
     }
     for (const useCase of repositoryBound ? (['barcode'] as const) : (['workflow', 'barcode', 'link'] as const)) {
@@ -138,7 +183,10 @@ async function throughput(n: number, injected: Latency, repositoryBound = false)
       rows.push(row(`task ${useCase}`, n, run, summary.durationMs, TASK_BOUNDS[useCase], measured(cpuMs)));
     }
     const { inbox, barcodes, links } = sandboxes.erp.tables;
-    check(barcodes.length === n && (repositoryBound || (inbox.length === n && links.length === n)), 'SAP did not get one row per document');
+    check(
+      barcodes.length === n && (repositoryBound || (inbox.length === n && links.length === n)),
+      'SAP did not get one row per document',
+    );
   } finally {
     await sandboxes.stop();
   }
@@ -146,16 +194,35 @@ async function throughput(n: number, injected: Latency, repositoryBound = false)
 }
 
 /** Peak RSS of one whole run (intake and tasks) over `n` new workflow documents, without latency. */
-async function memory(n: number): Promise<{ n: number; peakRssMb: number; seconds: number; perSecond: number; sandboxCpu: number; sandboxMsPerRequest: number; overhead: Latency }> {
+async function memory(n: number): Promise<{
+  n: number;
+  peakRssMb: number;
+  seconds: number;
+  perSecond: number;
+  sandboxCpu: number;
+  sandboxMsPerRequest: number;
+  overhead: Latency;
+}> {
   const sandboxes = await BenchSandboxes.start({ repositoryMs: 0, erpMs: 0 });
   try {
     const overhead = await sandboxes.effectiveLatency();
     sandboxes.addNew('workflow', n);
     const { result: run, cpuMs } = await timed(() => sandboxes.run({}));
-    check(run.report.tasks.workflow.counts.DONE === n, `memory ${n}: ${JSON.stringify(run.report.tasks.workflow.counts)}`);
+    check(
+      run.report.tasks.workflow.counts.DONE === n,
+      `memory ${n}: ${JSON.stringify(run.report.tasks.workflow.counts)}`,
+    );
     const ms = run.report.intake.durationMs + run.report.tasks.workflow.durationMs;
     const requests = total(run.repository) + total(run.erp);
-    return { n, peakRssMb: run.peakRssKb / 1024, seconds: run.wallMs / 1000, perSecond: n / (ms / 1000), sandboxCpu: cpuMs / run.wallMs, sandboxMsPerRequest: cpuMs / requests, overhead };
+    return {
+      n,
+      peakRssMb: run.peakRssKb / 1024,
+      seconds: run.wallMs / 1000,
+      perSecond: n / (ms / 1000),
+      sandboxCpu: cpuMs / run.wallMs,
+      sandboxMsPerRequest: cpuMs / requests,
+      overhead,
+    };
   } finally {
     await sandboxes.stop();
   }
@@ -166,8 +233,12 @@ async function history(processed: number): Promise<{ processed: number; seconds:
   const sandboxes = await BenchSandboxes.start(latency);
   try {
     const useCases = Object.keys(FOLDER) as UseCase[];
-    useCases.forEach((useCase, i) => sandboxes.addProcessed(useCase, Math.floor(processed / 3) + (i < processed % 3 ? 1 : 0)));
-    useCases.forEach((useCase, i) => sandboxes.addNew(useCase, Math.floor(SIZES.fresh / 3) + (i < SIZES.fresh % 3 ? 1 : 0)));
+    useCases.forEach((useCase, i) =>
+      sandboxes.addProcessed(useCase, Math.floor(processed / 3) + (i < processed % 3 ? 1 : 0)),
+    );
+    useCases.forEach((useCase, i) =>
+      sandboxes.addNew(useCase, Math.floor(SIZES.fresh / 3) + (i < SIZES.fresh % 3 ? 1 : 0)),
+    );
     const run = await sandboxes.run({});
     const done = Object.values(run.report.tasks).reduce((sum, t) => sum + (t.counts.DONE ?? 0), 0);
     check(done === SIZES.fresh, `history ${processed}: ${done} done`);
@@ -182,12 +253,14 @@ const f = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(dig
 
 function phaseTable(rows: PhaseRow[]): string[] {
   const lines = [
-    '| phase | documents | seconds | docs/s | bound docs/s | ratio | ratio, real latency | bare pair\'s ratio | ms per request in the sandbox (injected) | repository req/doc (lower bound) | ERP calls/doc beyond lookups (lower bound) | lookups/doc | job peak RSS MB | CPU ms per request, job / sandboxes | sandbox CPU |',
+    "| phase | documents | seconds | docs/s | bound docs/s | ratio | ratio, real latency | bare pair's ratio | ms per request in the sandbox (injected) | repository req/doc (lower bound) | ERP calls/doc beyond lookups (lower bound) | lookups/doc | job peak RSS MB | CPU ms per request, job / sandboxes | sandbox CPU |",
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|',
   ];
   for (const p of rows) {
     const perSecond = p.docs / p.seconds;
-    lines.push(`| ${p.phase} | ${p.docs} | ${f(p.seconds)} | ${f(perSecond, 0)} | ${f(p.boundPerSecond, 0)} | ${f(perSecond / p.boundPerSecond)} | ${f(perSecond / p.effectiveBoundPerSecond)} | ${f(p.floorRatio)} | ${f(p.inSandbox.ms)} (${p.inSandbox.latencyMs}) | ${f(p.repositoryPerDoc, 3)} (${p.repositoryBound}) | ${f(p.erpPerDoc, 3)} (${p.erpBound}) | ${f(p.lookupsPerDoc, 3)} | ${f(p.peakRssMb, 0)} | ${f(p.jobMsPerRequest, 3)} / ${f(p.sandboxMsPerRequest, 3)} | ${f(p.sandboxCpu)} |`);
+    lines.push(
+      `| ${p.phase} | ${p.docs} | ${f(p.seconds)} | ${f(perSecond, 0)} | ${f(p.boundPerSecond, 0)} | ${f(perSecond / p.boundPerSecond)} | ${f(perSecond / p.effectiveBoundPerSecond)} | ${f(p.floorRatio)} | ${f(p.inSandbox.ms)} (${p.inSandbox.latencyMs}) | ${f(p.repositoryPerDoc, 3)} (${p.repositoryBound}) | ${f(p.erpPerDoc, 3)} (${p.erpBound}) | ${f(p.lookupsPerDoc, 3)} | ${f(p.peakRssMb, 0)} | ${f(p.jobMsPerRequest, 3)} / ${f(p.sandboxMsPerRequest, 3)} | ${f(p.sandboxCpu)} |`,
+    );
   }
   return lines;
 }
@@ -214,28 +287,60 @@ async function main(): Promise<void> {
 
   const command = `npm run bench --${values.quick ? ' --quick' : ''} --repository-latency ${latency.repositoryMs} --erp-latency ${latency.erpMs}`;
   const md: string[] = [];
-  md.push('# Benchmarks', '', `Reproduce with \`${command}\` (${values.quick ? 'reduced sizes, ' : ''}about ${Math.ceil((Date.now() - started) / 60_000)} minutes on the machine below).`);
-  md.push(`Measured ${new Date().toISOString().slice(0, 10)}, Node.js ${process.version}, ${(await import('node:os')).cpus().length} cores; the job runs in its own process, both sandboxes in the benchmark's.`);
-  md.push(`Injected latency: repository ${latency.repositoryMs} ms, ERP ${latency.erpMs} ms per request. In flight at most: ${IN_FLIGHT.repository} repository requests (storage.yaml \`maxConcurrentRequests\`), ${IN_FLIGHT.erp} ERP calls (erpHttp.yaml \`maxConcurrentCalls\`); shipped configuration otherwise.`);
+  md.push(
+    '# Benchmarks',
+    '',
+    `Reproduce with \`${command}\` (${values.quick ? 'reduced sizes, ' : ''}about ${Math.ceil((Date.now() - started) / 60_000)} minutes on the machine below).`,
+  );
+  md.push(
+    `Measured ${new Date().toISOString().slice(0, 10)}, Node.js ${process.version}, ${(await import('node:os')).cpus().length} cores; the job runs in its own process, both sandboxes in the benchmark's.`,
+  );
+  md.push(
+    `Injected latency: repository ${latency.repositoryMs} ms, ERP ${latency.erpMs} ms per request. In flight at most: ${IN_FLIGHT.repository} repository requests (storage.yaml \`maxConcurrentRequests\`), ${IN_FLIGHT.erp} ERP calls (erpHttp.yaml \`maxConcurrentCalls\`); shipped configuration otherwise.`,
+  );
   md.push('', '## Requests per document and throughput', '');
   const { real } = phases[phases.length - 1];
-  md.push('Requests per document count everything the phase sent (searches, the mapping file, CSRF fetches included); the lower bound in brackets is argued in the README ("Benchmark"). Seconds are the phase\'s own, from the run report (`durationMs`).');
-  md.push(`The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client in the benchmark's process with (${f(real.repositoryMs)} ms and ${f(real.erpMs)} ms here: the sandbox answers after the injected latency on average, the client's and the loopback's own work come on top). "bare pair's ratio" is what this machine allows at all on the side that sets the bound: a bare undici client in its own process and a bare node:http server with the sandbox's latency injection, nothing behind either, at the same latency and in-flight limit (bench/floor.ts); the job cannot do better than it. "ms per request in the sandbox" is, on the same side, the mean time from a request's arrival at the sandbox to its answer, under the phase's load: when it is the injected latency, the rest of each round trip is spent in the job's process and on the loopback. CPU ms per request: the job's process (its start-up, measured by a run with nothing to do, taken off; – when a small phase used less than that, within the start-up's run-to-run spread) and both sandboxes; sandbox CPU is the share of one core the sandboxes used over the phase.`, '');
+  md.push(
+    'Requests per document count everything the phase sent (searches, the mapping file, CSRF fetches included); the lower bound in brackets is argued in the README ("Benchmark"). Seconds are the phase\'s own, from the run report (`durationMs`).',
+  );
+  md.push(
+    `The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client in the benchmark's process with (${f(real.repositoryMs)} ms and ${f(real.erpMs)} ms here: the sandbox answers after the injected latency on average, the client's and the loopback's own work come on top). "bare pair's ratio" is what this machine allows at all on the side that sets the bound: a bare undici client in its own process and a bare node:http server with the sandbox's latency injection, nothing behind either, at the same latency and in-flight limit (bench/floor.ts); the job cannot do better than it. "ms per request in the sandbox" is, on the same side, the mean time from a request's arrival at the sandbox to its answer, under the phase's load: when it is the injected latency, the rest of each round trip is spent in the job's process and on the loopback. CPU ms per request: the job's process (its start-up, measured by a run with nothing to do, taken off; – when a small phase used less than that, within the start-up's run-to-run spread) and both sandboxes; sandbox CPU is the share of one core the sandboxes used over the phase.`,
+    '',
+  );
   md.push(...phaseTable(phases));
   md.push('', `### The repository-bound phases at ${SWEEP_REPOSITORY_MS} ms`, '');
-  md.push(`The same phases with the repository's latency at ${SWEEP_REPOSITORY_MS} ms (ERP unchanged): a quarter of the requests per second, so the CPU of the job and of the sandboxes is no longer what runs out on this machine.`, '');
+  md.push(
+    `The same phases with the repository's latency at ${SWEEP_REPOSITORY_MS} ms (ERP unchanged): a quarter of the requests per second, so the CPU of the job and of the sandboxes is no longer what runs out on this machine.`,
+    '',
+  );
   md.push(...phaseTable(swept));
   md.push('', 'Requests by kind, per document:', '');
   for (const p of phases) md.push(`- ${p.phase}, ${p.docs}: ${p.detail}`);
-  md.push('', '## Memory', '', 'Peak RSS (getrusage maxrss, Linux VmHWM) of one whole run (mapping file, intake, all tasks) over new workflow documents, latency 0. The same runs show the sandboxes\' own overhead: their CPU per request, against the latency they stand in for.', '');
-  md.push('| documents | job peak RSS MB | × the smallest | wall seconds | docs/s | sandbox CPU | sandbox CPU ms per request | bare request to the repository / ERP sandbox, ms |');
+  md.push(
+    '',
+    '## Memory',
+    '',
+    "Peak RSS (getrusage maxrss, Linux VmHWM) of one whole run (mapping file, intake, all tasks) over new workflow documents, latency 0. The same runs show the sandboxes' own overhead: their CPU per request, against the latency they stand in for.",
+    '',
+  );
+  md.push(
+    '| documents | job peak RSS MB | × the smallest | wall seconds | docs/s | sandbox CPU | sandbox CPU ms per request | bare request to the repository / ERP sandbox, ms |',
+  );
   md.push('|---:|---:|---:|---:|---:|---:|---:|---|');
-  for (const m of memories) md.push(`| ${m.n} | ${f(m.peakRssMb, 0)} | ${f(m.peakRssMb / memories[0].peakRssMb)} | ${f(m.seconds)} | ${f(m.perSecond, 0)} | ${f(m.sandboxCpu)} | ${f(m.sandboxMsPerRequest, 3)} | ${f(m.overhead.repositoryMs, 3)} / ${f(m.overhead.erpMs, 3)} |`);
+  for (const m of memories)
+    md.push(
+      `| ${m.n} | ${f(m.peakRssMb, 0)} | ${f(m.peakRssMb / memories[0].peakRssMb)} | ${f(m.seconds)} | ${f(m.perSecond, 0)} | ${f(m.sandboxCpu)} | ${f(m.sandboxMsPerRequest, 3)} | ${f(m.overhead.repositoryMs, 3)} / ${f(m.overhead.erpMs, 3)} |`,
+    );
   md.push('', '## Cost with repository size', '');
-  md.push(`One whole run over ${SIZES.fresh} new documents (split over the three use cases), from run start to report; injected latency as above.`, '');
+  md.push(
+    `One whole run over ${SIZES.fresh} new documents (split over the three use cases), from run start to report; injected latency as above.`,
+    '',
+  );
   md.push('| repository holds | seconds | repository requests | × alone |', '|---|---:|---:|---:|');
   md.push(`| ${SIZES.fresh} new only | ${f(alone.seconds)} | ${alone.repositoryRequests} | 1.00 |`);
-  md.push(`| ${SIZES.fresh} new + ${beside.processed} processed | ${f(beside.seconds)} | ${beside.repositoryRequests} | ${f(beside.seconds / alone.seconds)} |`);
+  md.push(
+    `| ${SIZES.fresh} new + ${beside.processed} processed | ${f(beside.seconds)} | ${beside.repositoryRequests} | ${f(beside.seconds / alone.seconds)} |`,
+  );
   writeFileSync(values.out, `${md.join('\n')}\n`);
   log(`written to ${values.out}`);
 }

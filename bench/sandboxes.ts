@@ -20,7 +20,11 @@ export const WORKSPACES = '/default-domain/workspaces/ERP';
 
 export type UseCase = 'workflow' | 'barcode' | 'link';
 /** Where each use case's documents are uploaded (the shipped mapping file's paths). */
-export const FOLDER: Record<UseCase, string> = { workflow: `${WORKSPACES}/Workflow`, barcode: `${WORKSPACES}/Barcode`, link: `${WORKSPACES}/Invoices` };
+export const FOLDER: Record<UseCase, string> = {
+  workflow: `${WORKSPACES}/Workflow`,
+  barcode: `${WORKSPACES}/Barcode`,
+  link: `${WORKSPACES}/Invoices`,
+};
 
 /** Documents per warm-up round (`warmUp`). */
 const WARM_UP_DOCUMENTS = 1000;
@@ -31,7 +35,9 @@ const WARM_UP_DOCUMENTS = 1000;
  * description), so every generated document is READY after intake.
  */
 function benchMapping(): string {
-  const mapping = JSON.parse(readFileSync(join(PROJECT, 'config', 'connector_configuration_connect_to_erp.json'), 'utf8')) as { mapping: Array<{ path: string; properties: Record<string, unknown> }> };
+  const mapping = JSON.parse(
+    readFileSync(join(PROJECT, 'config', 'connector_configuration_connect_to_erp.json'), 'utf8'),
+  ) as { mapping: Array<{ path: string; properties: Record<string, unknown> }> };
   for (const entry of mapping.mapping) {
     if (entry.path === FOLDER.barcode) entry.properties['erpBarcode:barcode'] = '$dc:title';
     if (entry.path === FOLDER.link) entry.properties['erpCreateALDocument:erpObjectId'] = '$dc:description';
@@ -39,19 +45,25 @@ function benchMapping(): string {
   return JSON.stringify(mapping);
 }
 
-const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const basic = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 /** Mean time of `n` requests one after the other, with a plain keep-alive HTTP client. */
-async function sequentialMs(url: string, options: { method: string; headers: Record<string, string>; body?: string }, n = 200): Promise<number> {
+async function sequentialMs(
+  url: string,
+  options: { method: string; headers: Record<string, string>; body?: string },
+  n = 200,
+): Promise<number> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const once = (): Promise<void> => new Promise((resolve, reject) => {
-    const req = request(url, { ...options, agent }, (res) => {
-      res.resume();
-      res.on('end', resolve);
+  const once = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const req = request(url, { ...options, agent }, (res) => {
+        res.resume();
+        res.on('end', resolve);
+      });
+      req.on('error', reject);
+      req.end(options.body);
     });
-    req.on('error', reject);
-    req.end(options.body);
-  });
   await once();
   const started = performance.now();
   for (let i = 0; i < n; i++) await once();
@@ -150,10 +162,23 @@ export class BenchSandboxes {
    */
   async effectiveLatency(): Promise<{ repositoryMs: number; erpMs: number }> {
     const root = this.folder('/default-domain');
-    const repositoryMs = await sequentialMs(`${this.baseUrl}/api/v1/id/${root.uid}`, { method: 'GET', headers: { Authorization: basic('Administrator', 'Administrator') } });
-    const erpMs = await sequentialMs(`${this.erpUrl}/sap/bc/soap/rfc?sap-client=100`, {
-      method: 'POST', headers: { Authorization: basic('CONNECTOR', 'sandbox'), 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '' }, body: requestEnvelope('RFC_PING', {}),
-    }, 50);
+    const repositoryMs = await sequentialMs(`${this.baseUrl}/api/v1/id/${root.uid}`, {
+      method: 'GET',
+      headers: { Authorization: basic('Administrator', 'Administrator') },
+    });
+    const erpMs = await sequentialMs(
+      `${this.erpUrl}/sap/bc/soap/rfc?sap-client=100`,
+      {
+        method: 'POST',
+        headers: {
+          Authorization: basic('CONNECTOR', 'sandbox'),
+          'Content-Type': 'text/xml; charset=utf-8',
+          SOAPAction: '',
+        },
+        body: requestEnvelope('RFC_PING', {}),
+      },
+      50,
+    );
     this.repositoryRequests.clear();
     this.erpRequests.clear();
     return { repositoryMs, erpMs };
@@ -196,10 +221,20 @@ export class BenchSandboxes {
     for (let i = 0; i < n; i++) {
       const id = ++this.serial;
       const name = `${useCase}-${String(id).padStart(7, '0')}.pdf`;
-      store.create(actor, parent, {
-        type: 'File', name,
-        properties: { 'dc:title': `BC-${String(id).padStart(9, '0')}`, 'dc:description': String(5_100_000_000 + id), 'file:content': { 'upload-batch': 'bench' } },
-      }, () => ({ ...blob, name }));
+      store.create(
+        actor,
+        parent,
+        {
+          type: 'File',
+          name,
+          properties: {
+            'dc:title': `BC-${String(id).padStart(9, '0')}`,
+            'dc:description': String(5_100_000_000 + id),
+            'file:content': { 'upload-batch': 'bench' },
+          },
+        },
+        () => ({ ...blob, name }),
+      );
     }
   }
 
@@ -208,15 +243,34 @@ export class BenchSandboxes {
     const { store } = this.repository;
     const actor = this.repository.actor();
     const parent = this.folder(FOLDER[useCase]);
-    const facets = { workflow: 'fct_erp_start_workflow', barcode: 'fct_erp_barcode', link: 'fct_erp_create_al_document' }[useCase];
+    const facets = {
+      workflow: 'fct_erp_start_workflow',
+      barcode: 'fct_erp_barcode',
+      link: 'fct_erp_create_al_document',
+    }[useCase];
     for (let i = 0; i < n; i++) {
       const id = ++this.serial;
-      let doc = store.create(actor, parent, { type: 'File', name: `done-${useCase}-${id}.pdf`, properties: { 'dc:title': `BC-${id}` } }, NO_BLOBS);
-      for (const facet of ['fct_erp_http_content', facets, 'fct_erp_task_status']) doc = store.addFacet(actor, doc, facet);
-      store.update(actor, doc, {
-        'erpHttpContent:docId': doc.uid, 'erpHttpContent:archiveId': 'Z1', 'erpHttpContent:source': 'S4H',
-        'erpTaskStatus:status': 'DONE', 'erpTaskStatus:task': useCase, 'erpTaskStatus:erpReference': doc.uid,
-      }, NO_BLOBS);
+      let doc = store.create(
+        actor,
+        parent,
+        { type: 'File', name: `done-${useCase}-${id}.pdf`, properties: { 'dc:title': `BC-${id}` } },
+        NO_BLOBS,
+      );
+      for (const facet of ['fct_erp_http_content', facets, 'fct_erp_task_status'])
+        doc = store.addFacet(actor, doc, facet);
+      store.update(
+        actor,
+        doc,
+        {
+          'erpHttpContent:docId': doc.uid,
+          'erpHttpContent:archiveId': 'Z1',
+          'erpHttpContent:source': 'S4H',
+          'erpTaskStatus:status': 'DONE',
+          'erpTaskStatus:task': useCase,
+          'erpTaskStatus:erpReference': doc.uid,
+        },
+        NO_BLOBS,
+      );
     }
   }
 
@@ -247,7 +301,17 @@ export class BenchSandboxes {
     this.erpTime = new TimeInSandbox();
     const reportFile = join(this.dir, 'report.json');
     const usageFile = join(this.dir, 'usage.json');
-    const args = [...(what.nodeArgs ?? []), '--import', USAGE, CLI, 'run', '--config', this.configDir, '--report', reportFile];
+    const args = [
+      ...(what.nodeArgs ?? []),
+      '--import',
+      USAGE,
+      CLI,
+      'run',
+      '--config',
+      this.configDir,
+      '--report',
+      reportFile,
+    ];
     if (what.intakeOnly) args.push('--jobs', join(this.dir, 'intake-only'));
     if (what.task !== undefined) args.push('--task', what.task);
     const started = performance.now();
@@ -264,9 +328,14 @@ export class BenchSandboxes {
     if (exitCode !== 0) throw new Error(`the job exited with ${exitCode}: ${stderr}`);
     const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as { peakRssKb: number; cpuMs: number };
     return {
-      exitCode, wallMs, report: JSON.parse(readFileSync(reportFile, 'utf8')) as RunReport, ...usage,
-      repository: new Map(this.repositoryRequests), erp: new Map(this.erpRequests),
-      repositoryBusyMs: this.repositoryTime.busyMs, erpBusyMs: this.erpTime.busyMs,
+      exitCode,
+      wallMs,
+      report: JSON.parse(readFileSync(reportFile, 'utf8')) as RunReport,
+      ...usage,
+      repository: new Map(this.repositoryRequests),
+      erp: new Map(this.erpRequests),
+      repositoryBusyMs: this.repositoryTime.busyMs,
+      erpBusyMs: this.erpTime.busyMs,
     };
   }
 

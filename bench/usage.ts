@@ -7,6 +7,9 @@ const target = process.env.BENCH_USAGE_FILE;
 if (target !== undefined) {
   process.on('exit', () => {
     const usage = process.resourceUsage();
-    writeFileSync(target, JSON.stringify({ peakRssKb: usage.maxRSS, cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000 }));
+    writeFileSync(
+      target,
+      JSON.stringify({ peakRssKb: usage.maxRSS, cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000 }),
+    );
   });
 }

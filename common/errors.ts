@@ -86,7 +86,9 @@ export class ConfigError extends PermanentError {
 }
 
 export function formatProblem(problem: ConfigProblem): string {
-  return problem.path === '' ? `${problem.file}: ${problem.message}` : `${problem.file}: ${problem.path}: ${problem.message}`;
+  return problem.path === ''
+    ? `${problem.file}: ${problem.message}`
+    : `${problem.file}: ${problem.path}: ${problem.message}`;
 }
 
 export function errorMessage(error: unknown): string {

@@ -31,49 +31,93 @@ const pathSegments = (path: string): string => path.split('/').map(encodeURIComp
  * search however far the index lags.
  */
 function adminApi(baseUrl: string): Got {
-  return got.extend({ prefixUrl: `${baseUrl}/api/v1`, username: ADMIN, password: ADMIN, responseType: 'json', headers: { 'nx-es-sync': 'true' } });
+  return got.extend({
+    prefixUrl: `${baseUrl}/api/v1`,
+    username: ADMIN,
+    password: ADMIN,
+    responseType: 'json',
+    headers: { 'nx-es-sync': 'true' },
+  });
 }
 
 /** Batch upload of one file; answers the reference a document property takes. */
 async function uploadBlob(api: Got, name: string, mimeType: string, content: Buffer): Promise<Record<string, string>> {
   const { batchId } = await api.post('upload/').json<{ batchId: string }>();
-  await api.post(`upload/${batchId}/0`, { body: content, headers: { 'X-File-Name': encodeURIComponent(name), 'X-File-Type': mimeType, 'Content-Type': 'application/octet-stream' } });
+  await api.post(`upload/${batchId}/0`, {
+    body: content,
+    headers: {
+      'X-File-Name': encodeURIComponent(name),
+      'X-File-Type': mimeType,
+      'Content-Type': 'application/octet-stream',
+    },
+  });
   return { 'upload-batch': batchId, 'upload-fileId': '0' };
 }
 
 /** What an administrator does by hand with a REST client: folders, the mapping file, its label and ACL. */
-export async function setUpRepository(baseUrl: string, mappingJson: string, adminPath = '/default-domain/workspaces/admin'): Promise<void> {
+export async function setUpRepository(
+  baseUrl: string,
+  mappingJson: string,
+  adminPath = '/default-domain/workspaces/admin',
+): Promise<void> {
   const api = adminApi(baseUrl);
   for (const folder of FOLDERS) {
     const parent = `/default-domain/workspaces/${folder}`.split('/').slice(0, -1).join('/');
     const name = folder.split('/').pop() as string;
     const exists = await api.get(`path${pathSegments(`${parent}/${name}`)}`, { throwHttpErrors: false });
-    if (exists.statusCode === 404) await api.post(`path${pathSegments(parent)}`, { json: { 'entity-type': 'document', type: 'Workspace', name, properties: { 'dc:title': name } } });
+    if (exists.statusCode === 404)
+      await api.post(`path${pathSegments(parent)}`, {
+        json: { 'entity-type': 'document', type: 'Workspace', name, properties: { 'dc:title': name } },
+      });
   }
   // Only administrators may read the mapping file (spec §5.2).
   await api.post(`path${pathSegments(adminPath)}/@op/Document.BlockPermissionInheritance`, { json: { params: {} } });
   const configPath = `${adminPath}/${CONFIG_TITLE}`;
   const existing = await api.get(`path${pathSegments(configPath)}`, { throwHttpErrors: false });
-  const uid = existing.statusCode === 200
-    ? (existing.body as unknown as { uid: string }).uid
-    // Document.Create keeps the full title as the name; a REST POST would cut it to 24 characters.
-    : (await api.post(`path${pathSegments(adminPath)}/@op/Document.Create`, { json: { params: { type: 'File', name: CONFIG_TITLE, properties: { 'dc:title': CONFIG_TITLE } } } }).json<{ uid: string }>()).uid;
-  const blob = await uploadBlob(api, 'connector_configuration_connect_to_erp.json', 'application/json', Buffer.from(mappingJson));
+  const uid =
+    existing.statusCode === 200
+      ? (existing.body as unknown as { uid: string }).uid
+      : // Document.Create keeps the full title as the name; a REST POST would cut it to 24 characters.
+        (
+          await api
+            .post(`path${pathSegments(adminPath)}/@op/Document.Create`, {
+              json: { params: { type: 'File', name: CONFIG_TITLE, properties: { 'dc:title': CONFIG_TITLE } } },
+            })
+            .json<{ uid: string }>()
+        ).uid;
+  const blob = await uploadBlob(
+    api,
+    'connector_configuration_connect_to_erp.json',
+    'application/json',
+    Buffer.from(mappingJson),
+  );
   await api.put(`id/${uid}`, { json: { 'entity-type': 'document', properties: { 'file:content': blob } } });
   // Spec §4.1, exactly: label the configuration document by its URL-encoded path.
   await got.post(`${baseUrl}/api/v1/path${pathSegments(configPath)}/@op/Document.AddFacet`, {
-    headers: { 'Content-Type': 'application/json', properties: '*', 'nx-es-sync': 'true', Authorization: `Basic ${Buffer.from(`${ADMIN}:${ADMIN}`).toString('base64')}` },
+    headers: {
+      'Content-Type': 'application/json',
+      properties: '*',
+      'nx-es-sync': 'true',
+      Authorization: `Basic ${Buffer.from(`${ADMIN}:${ADMIN}`).toString('base64')}`,
+    },
     json: { params: { facet: 'fct_erp_config_file_connect2erp' } },
   });
 }
 
 /** A user uploads a file into a folder, as the web UI would. */
-export async function uploadFile(baseUrl: string, folderPath: string, name: string, content = Buffer.from(`%PDF-1.4 sample ${name}`)): Promise<string> {
+export async function uploadFile(
+  baseUrl: string,
+  folderPath: string,
+  name: string,
+  content = Buffer.from(`%PDF-1.4 sample ${name}`),
+): Promise<string> {
   const api = adminApi(baseUrl);
   const blob = await uploadBlob(api, name, 'application/pdf', content);
-  const created = await api.post(`path${pathSegments(folderPath)}`, {
-    json: { 'entity-type': 'document', type: 'File', name, properties: { 'dc:title': name, 'file:content': blob } },
-  }).json<{ uid: string }>();
+  const created = await api
+    .post(`path${pathSegments(folderPath)}`, {
+      json: { 'entity-type': 'document', type: 'File', name, properties: { 'dc:title': name, 'file:content': blob } },
+    })
+    .json<{ uid: string }>();
   return created.uid;
 }
 
@@ -85,7 +129,9 @@ async function fillMissingValues(baseUrl: string): Promise<void> {
     ['ERP/Barcode/scan-0001.pdf', { 'erpBarcode:barcode': 'BC-0001' }],
   ];
   for (const [path, properties] of values) {
-    await api.put(`path${pathSegments(`/default-domain/workspaces/${path}`)}`, { json: { 'entity-type': 'document', properties } });
+    await api.put(`path${pathSegments(`/default-domain/workspaces/${path}`)}`, {
+      json: { 'entity-type': 'document', properties },
+    });
   }
 }
 
@@ -93,7 +139,10 @@ async function fillMissingValues(baseUrl: string): Promise<void> {
 export function writeDemoConfig(dir: string, baseUrl: string, erpUrl: string): string {
   const configDir = join(dir, 'config');
   mkdirSync(configDir, { recursive: true });
-  const storage = readFileSync(join(PROJECT, 'config', 'storage.yaml'), 'utf8').replace(/^url: .*$/m, `url: ${baseUrl}`);
+  const storage = readFileSync(join(PROJECT, 'config', 'storage.yaml'), 'utf8').replace(
+    /^url: .*$/m,
+    `url: ${baseUrl}`,
+  );
   writeFileSync(join(configDir, 'storage.yaml'), storage);
   const erp = readFileSync(join(PROJECT, 'config', 'erpHttp.yaml'), 'utf8').replaceAll('http://127.0.0.1:8081', erpUrl);
   writeFileSync(join(configDir, 'erpHttp.yaml'), erp);
@@ -110,8 +159,13 @@ export async function runDemo(options: { dataDir?: string }, print: (line: strin
   const erpUrl = await erp.start();
   try {
     print(`repository sandbox at ${baseUrl}, state in ${dir}`);
-    print(`its searches come from an index that lags writes by ${PRODUCTION_SEARCH_LAG_MS} ms, as a stock Nuxeo's Elasticsearch; between runs it catches up`);
-    await setUpRepository(baseUrl, readFileSync(join(PROJECT, 'config', 'connector_configuration_connect_to_erp.json'), 'utf8'));
+    print(
+      `its searches come from an index that lags writes by ${PRODUCTION_SEARCH_LAG_MS} ms, as a stock Nuxeo's Elasticsearch; between runs it catches up`,
+    );
+    await setUpRepository(
+      baseUrl,
+      readFileSync(join(PROJECT, 'config', 'connector_configuration_connect_to_erp.json'), 'utf8'),
+    );
     for (const [folder, name] of SAMPLES) await uploadFile(baseUrl, `/default-domain/workspaces/${folder}`, name);
     print(`uploaded ${SAMPLES.length} sample files; the mapping file is labelled with the request of spec §4.1`);
     process.env.NUXEO_PASSWORD ??= ADMIN;

@@ -88,7 +88,11 @@ export class Faults {
       this.held--;
     }
     const rule = this.rules.find(
-      (r) => r.left > 0 && (r.method === undefined || r.method === req.method) && (r.path === undefined || (req.url as string).includes(r.path)) && (r.functionName === undefined || r.functionName === functionName),
+      (r) =>
+        r.left > 0 &&
+        (r.method === undefined || r.method === req.method) &&
+        (r.path === undefined || (req.url as string).includes(r.path)) &&
+        (r.functionName === undefined || r.functionName === functionName),
     );
     if (rule !== undefined && rule.skipped < (rule.skip ?? 0)) rule.skipped++;
     else if (rule !== undefined) return this.inject(rule, req, res);
@@ -96,7 +100,11 @@ export class Faults {
     return false;
   }
 
-  private async inject(rule: FaultRule & { left: number }, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  private async inject(
+    rule: FaultRule & { left: number },
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<boolean> {
     rule.left--;
     if (rule.delayMs !== undefined) await sleep(rule.delayMs);
     // A client that gave up (or died) while we waited never delivered its request.

@@ -36,8 +36,16 @@ export const PRODUCTION_SEARCH_LAG_MS = 1000;
 const side = { latencyMs: z.number().int().min(0).default(0), faults: z.array(rule).default([]) };
 
 export const sandboxSettingsSchema = z.strictObject({
-  repository: z.strictObject({ ...side, searchLagMs: z.number().int().min(0).default(PRODUCTION_SEARCH_LAG_MS), maxPageSize: z.number().int().positive().default(1000) }).prefault({}),
-  erp: z.strictObject({ ...side, soapRfcActive: z.boolean().default(true), customizing: z.string().min(1).optional() }).prefault({}),
+  repository: z
+    .strictObject({
+      ...side,
+      searchLagMs: z.number().int().min(0).default(PRODUCTION_SEARCH_LAG_MS),
+      maxPageSize: z.number().int().positive().default(1000),
+    })
+    .prefault({}),
+  erp: z
+    .strictObject({ ...side, soapRfcActive: z.boolean().default(true), customizing: z.string().min(1).optional() })
+    .prefault({}),
 });
 
 export type SandboxSettings = z.infer<typeof sandboxSettingsSchema>;
@@ -52,9 +60,15 @@ export function loadSandboxSettings(path: string | undefined): SandboxSettings {
     throw new ConfigError([{ file: path, path: '', message: 'cannot read the file' }]);
   }
   const document = parseDocument(text);
-  if (document.errors.length > 0) throw new ConfigError(document.errors.map((error) => ({ file: path, path: '', message: error.message.split('\n')[0] })));
+  if (document.errors.length > 0)
+    throw new ConfigError(
+      document.errors.map((error) => ({ file: path, path: '', message: error.message.split('\n')[0] })),
+    );
   const result = sandboxSettingsSchema.safeParse(document.toJS() ?? {});
-  if (!result.success) throw new ConfigError(result.error.issues.map((issue) => ({ file: path, path: issue.path.join('.'), message: issue.message })));
+  if (!result.success)
+    throw new ConfigError(
+      result.error.issues.map((issue) => ({ file: path, path: issue.path.join('.'), message: issue.message })),
+    );
   return result.data;
 }
 

@@ -9,7 +9,12 @@ export async function startSandbox(
   stopped: Promise<unknown>,
 ): Promise<void> {
   const { repository: repo, erp: erpSettings } = options.settings;
-  const repository = new RepositorySandbox({ port: options.port, dataDir: options.dataDir, searchLagMs: repo.searchLagMs, maxPageSize: repo.maxPageSize });
+  const repository = new RepositorySandbox({
+    port: options.port,
+    dataDir: options.dataDir,
+    searchLagMs: repo.searchLagMs,
+    maxPageSize: repo.maxPageSize,
+  });
   const url = await repository.start();
   const erp = new ErpSandbox({ port: options.erpPort, customizingFile: erpSettings.customizing });
   const erpUrl = await erp.start().catch(async (error: unknown) => {
@@ -18,10 +23,14 @@ export async function startSandbox(
   });
   applySandboxSettings(options.settings, repository, erp);
   print(`repository sandbox: ${url} (REST API at ${url}/api/v1, user Administrator/Administrator)`);
-  print(`ERP sandbox: ${erpUrl}/sap/bc/soap/rfc (client 100, user CONNECTOR/sandbox; tables at ${erpUrl}/sandbox/tables)`);
+  print(
+    `ERP sandbox: ${erpUrl}/sap/bc/soap/rfc (client 100, user CONNECTOR/sandbox; tables at ${erpUrl}/sandbox/tables)`,
+  );
   print(options.dataDir ? `state kept in ${options.dataDir}` : 'state kept in memory (use --data DIR to keep it)');
   const faults = repo.faults.length + erpSettings.faults.length;
-  print(`search lag ${repo.searchLagMs} ms, latency ${repo.latencyMs} ms (repository) and ${erpSettings.latencyMs} ms (ERP), ${faults} fault(s) set`);
+  print(
+    `search lag ${repo.searchLagMs} ms, latency ${repo.latencyMs} ms (repository) and ${erpSettings.latencyMs} ms (ERP), ${faults} fault(s) set`,
+  );
   await stopped;
   await erp.stop();
   await repository.stop();

@@ -12,12 +12,21 @@ import { projectRoot } from '../common/project.js';
 const HELP: Record<string, OptionSpec> = { help: { type: 'boolean', short: 'h', text: 'print this help and exit' } };
 const LOCATION: Record<string, OptionSpec> = {
   config: { type: 'string', value: 'DIR', text: 'configuration folder (default: $CONNECT2ERP_CONFIG or ./config)' },
-  jobs: { type: 'string', value: 'DIR', text: 'task folder (default: $CONNECT2ERP_JOBS or the jobs folder beside the configuration)' },
+  jobs: {
+    type: 'string',
+    value: 'DIR',
+    text: 'task folder (default: $CONNECT2ERP_JOBS or the jobs folder beside the configuration)',
+  },
 };
-const CRONTAB: OptionSpec = { type: 'string', value: 'FILE', text: 'schedules (default: $CONNECT2ERP_CRONTAB or the crontab file beside the configuration)' };
+const CRONTAB: OptionSpec = {
+  type: 'string',
+  value: 'FILE',
+  text: 'schedules (default: $CONNECT2ERP_CRONTAB or the crontab file beside the configuration)',
+};
 const TASK: OptionSpec = { type: 'string', value: 'NAME', text: 'only this task' };
 
-const location = (values: Values) => configLocation({ config: values.config as string | undefined, jobs: values.jobs as string | undefined });
+const location = (values: Values) =>
+  configLocation({ config: values.config as string | undefined, jobs: values.jobs as string | undefined });
 
 const COMMANDS: Record<string, Command> = {
   validate: {
@@ -30,28 +39,43 @@ const COMMANDS: Record<string, Command> = {
   },
   run: {
     summary: 'label new documents and process the ready ones',
-    details: 'On SIGTERM, Ctrl-C or the end of --max-duration: nothing more is claimed, calls under way get\nthe grace period, the rest is released for the next run, the report is written, exit code 3.',
+    details:
+      'On SIGTERM, Ctrl-C or the end of --max-duration: nothing more is claimed, calls under way get\nthe grace period, the rest is released for the next run, the report is written, exit code 3.',
     options: {
-      'dry-run': { type: 'boolean', text: 'read only: report what would be written to the repository and SAP, write nothing' },
+      'dry-run': {
+        type: 'boolean',
+        text: 'read only: report what would be written to the repository and SAP, write nothing',
+      },
       task: { ...TASK, text: 'only this task (the intake always runs)' },
-      report: { type: 'string', value: 'FILE', text: 'write the JSON report, with every document\'s record, to FILE' },
+      report: { type: 'string', value: 'FILE', text: "write the JSON report, with every document's record, to FILE" },
       'report-html': { type: 'string', value: 'FILE', text: 'write the HTML report to FILE' },
       'max-duration': { type: 'string', value: 'D', text: 'stop claiming after D (90s, 25m, 1h), as on SIGTERM' },
-      grace: { type: 'string', value: 'D', text: 'how long calls under way may finish once the run stops (default 20s)' },
+      grace: {
+        type: 'string',
+        value: 'D',
+        text: 'how long calls under way may finish once the run stops (default 20s)',
+      },
       ...LOCATION,
     },
     windsDown: true,
     async run({ values, signals }) {
       const { runCommand } = await import('./commands/run.js');
-      return runCommand({
-        location: location(values), dryRun: values['dry-run'] === true, task: values.task as string | undefined,
-        report: values.report as string | undefined, reportHtml: values['report-html'] as string | undefined,
-        maxDuration: values['max-duration'] as string | undefined, grace: values.grace as string | undefined,
-      }, signals);
+      return runCommand(
+        {
+          location: location(values),
+          dryRun: values['dry-run'] === true,
+          task: values.task as string | undefined,
+          report: values.report as string | undefined,
+          reportHtml: values['report-html'] as string | undefined,
+          maxDuration: values['max-duration'] as string | undefined,
+          grace: values.grace as string | undefined,
+        },
+        signals,
+      );
     },
   },
   schedule: {
-    summary: 'run the crontab\'s lines until SIGTERM (the scheduled container)',
+    summary: "run the crontab's lines until SIGTERM (the scheduled container)",
     options: { ...LOCATION, crontab: CRONTAB },
     windsDown: true,
     async run({ values, signals }) {
@@ -77,7 +101,11 @@ const COMMANDS: Record<string, Command> = {
     },
     async run({ values }) {
       const { retryCommand } = await import('./commands/operator.js');
-      return retryCommand(location(values), { task: values.task as string | undefined, uid: values.doc as string | undefined, dryRun: values['dry-run'] === true });
+      return retryCommand(location(values), {
+        task: values.task as string | undefined,
+        uid: values.doc as string | undefined,
+        dryRun: values['dry-run'] === true,
+      });
     },
   },
   template: {
@@ -92,10 +120,15 @@ const COMMANDS: Record<string, Command> = {
   ...OPTIONAL_PART_COMMANDS,
 };
 
-const EXIT_CODES = `exit codes: ${Object.entries(EXIT_MEANING).map(([code, meaning]) => `${code} ${meaning}`).join(', ')}`;
+const EXIT_CODES = `exit codes: ${Object.entries(EXIT_MEANING)
+  .map(([code, meaning]) => `${code} ${meaning}`)
+  .join(', ')}`;
 
 function optionLines(options: Record<string, OptionSpec>): string[] {
-  const rows = Object.entries(options).map(([name, spec]) => [`${spec.short === undefined ? '    ' : `-${spec.short}, `}--${name}${spec.value === undefined ? '' : ` ${spec.value}`}`, spec.text]);
+  const rows = Object.entries(options).map(([name, spec]) => [
+    `${spec.short === undefined ? '    ' : `-${spec.short}, `}--${name}${spec.value === undefined ? '' : ` ${spec.value}`}`,
+    spec.text,
+  ]);
   const width = Math.max(...rows.map(([left]) => left.length));
   return rows.map(([left, text]) => `  ${left.padEnd(width)}  ${text}`);
 }
@@ -104,9 +137,14 @@ function commandUsage(name: string): string {
   const command = COMMANDS[name];
   const options = Object.keys(command.options).length > 0 ? ' [options]' : '';
   return [
-    `usage: connect2erp ${name}${command.args === undefined ? '' : ` ${command.args}`}${options}`, '',
-    command.summary, ...(command.details === undefined ? [] : [command.details]), '',
-    'options:', ...optionLines({ ...command.options, ...HELP }), '',
+    `usage: connect2erp ${name}${command.args === undefined ? '' : ` ${command.args}`}${options}`,
+    '',
+    command.summary,
+    ...(command.details === undefined ? [] : [command.details]),
+    '',
+    'options:',
+    ...optionLines({ ...command.options, ...HELP }),
+    '',
     EXIT_CODES,
   ].join('\n');
 }
@@ -114,15 +152,21 @@ function commandUsage(name: string): string {
 function programUsage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
   return [
-    'usage: connect2erp <command> [options]', '',
-    'commands:', ...Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`), '',
+    'usage: connect2erp <command> [options]',
+    '',
+    'commands:',
+    ...Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`),
+    '',
     'connect2erp <command> --help   the options of a command',
-    'connect2erp --version          the version', '',
+    'connect2erp --version          the version',
+    '',
     EXIT_CODES,
   ].join('\n');
 }
 
-const version = (): string => (JSON.parse(readFileSync(join(projectRoot(import.meta.dirname), 'package.json'), 'utf8')) as { version: string }).version;
+const version = (): string =>
+  (JSON.parse(readFileSync(join(projectRoot(import.meta.dirname), 'package.json'), 'utf8')) as { version: string })
+    .version;
 
 /** A flag anywhere on the command line: a request for help is never also a request to act. */
 const asksFor = (argv: string[], ...flags: string[]): boolean => argv.some((arg) => flags.includes(arg));
@@ -153,11 +197,15 @@ export async function main(argv: string[], signals: StopSignals): Promise<number
 
 async function dispatch(argv: string[], signals: StopSignals): Promise<number> {
   const [name] = argv;
-  if (name === 'help') return argv[1] !== undefined && argv[1] in COMMANDS ? print(commandUsage(argv[1])) : print(programUsage());
+  if (name === 'help')
+    return argv[1] !== undefined && argv[1] in COMMANDS ? print(commandUsage(argv[1])) : print(programUsage());
   if (name === undefined || name.startsWith('-')) {
     if (asksFor(argv, '--version')) return print(version());
     if (asksFor(argv, '--help', '-h')) return print(programUsage());
-    return refuse(name === undefined ? 'connect2erp: no command given' : `connect2erp: unknown option ${name}`, programUsage());
+    return refuse(
+      name === undefined ? 'connect2erp: no command given' : `connect2erp: unknown option ${name}`,
+      programUsage(),
+    );
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (command === undefined) return refuse(`connect2erp: unknown command ${name}`, programUsage());
@@ -165,7 +213,12 @@ async function dispatch(argv: string[], signals: StopSignals): Promise<number> {
   if (asksFor(argv, '--version')) return print(version());
   let parsed;
   try {
-    const options: ParseArgsConfig['options'] = Object.fromEntries(Object.entries(command.options).map(([key, { type, default: value }]) => [key, value === undefined ? { type } : { type, default: value }]));
+    const options: ParseArgsConfig['options'] = Object.fromEntries(
+      Object.entries(command.options).map(([key, { type, default: value }]) => [
+        key,
+        value === undefined ? { type } : { type, default: value },
+      ]),
+    );
     parsed = parseArgs({ args: argv.slice(1), options, allowPositionals: command.args !== undefined, strict: true });
   } catch (error) {
     return refuse(`connect2erp ${name}: ${errorMessage(error)}`, commandUsage(name));

@@ -5,8 +5,16 @@ import { registerSecret } from './log.js';
 
 /** Node's codes for a server certificate that failed verification. */
 const CERTIFICATE_CODES = new Set([
-  'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_UNTRUSTED', 'CERT_REJECTED', 'CERT_SIGNATURE_FAILURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
@@ -26,7 +34,10 @@ export function certificateAuthority(tls: z.infer<typeof tlsSchema>): Buffer | u
  * a large upload or answer on a slow link is not cut off while it keeps moving (a deadline on the
  * whole call would cut it off on every retry).
  */
-export function connectionOptions(config: { timeouts: z.infer<typeof timeoutsSchema>; tls: z.infer<typeof tlsSchema> }) {
+export function connectionOptions(config: {
+  timeouts: z.infer<typeof timeoutsSchema>;
+  tls: z.infer<typeof tlsSchema>;
+}) {
   return {
     timeout: { connect: config.timeouts.connectMs, socket: config.timeouts.requestMs },
     https: {

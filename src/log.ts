@@ -41,16 +41,14 @@ const readable = winston.format.printf(({ level, message, timestamp, ...fields }
  * One logger for the process: JSON lines when stderr is not a terminal (containers, CI),
  * readable lines on a terminal. Secrets are masked by key name and by registered value.
  */
-export function createLogger(options: { level?: string; json?: boolean; stream?: NodeJS.WritableStream } = {}): winston.Logger {
+export function createLogger(
+  options: { level?: string; json?: boolean; stream?: NodeJS.WritableStream } = {},
+): winston.Logger {
   const stream = options.stream ?? process.stderr;
   const json = options.json ?? !(stream as { isTTY?: boolean }).isTTY;
   return winston.createLogger({
     level: options.level ?? process.env.CONNECT2ERP_LOG_LEVEL ?? 'info',
-    format: winston.format.combine(
-      redactFormat(),
-      winston.format.timestamp(),
-      json ? winston.format.json() : readable,
-    ),
+    format: winston.format.combine(redactFormat(), winston.format.timestamp(), json ? winston.format.json() : readable),
     transports: [new winston.transports.Stream({ stream })],
   });
 }

@@ -18,12 +18,19 @@ export class StoppableLimit {
   private readonly limit: LimitFunction;
   private readonly waiting = new Set<() => void>();
 
-  constructor(concurrency: number, private readonly stop: AbortSignal) {
+  constructor(
+    concurrency: number,
+    private readonly stop: AbortSignal,
+  ) {
     this.limit = pLimit(concurrency);
-    stop.addEventListener('abort', () => {
-      for (const refuse of this.waiting) refuse();
-      this.waiting.clear();
-    }, { once: true });
+    stop.addEventListener(
+      'abort',
+      () => {
+        for (const refuse of this.waiting) refuse();
+        this.waiting.clear();
+      },
+      { once: true },
+    );
   }
 
   run<T>(what: string, work: () => Promise<T>): Promise<T> {

@@ -17,15 +17,18 @@ function configDir(files: Record<string, string>): ReturnType<typeof configLocat
   return configLocation({ config: join(root, 'config') });
 }
 
-const STORAGE = 'url: http://127.0.0.1:8080/nuxeo\nauth: {type: basic, username: Administrator, password: "${env:NUXEO_PASSWORD}"}\nadminPath: /default-domain/workspaces/admin\n';
-const ERP = 'systems:\n  - name: S4H\n    client: "100"\n    rfc: {url: "http://127.0.0.1:8081/sap/bc/soap/rfc", auth: {username: U, password: "${env:SAP_PASSWORD}"}}\n';
+const STORAGE =
+  'url: http://127.0.0.1:8080/nuxeo\nauth: {type: basic, username: Administrator, password: "${env:NUXEO_PASSWORD}"}\nadminPath: /default-domain/workspaces/admin\n';
+const ERP =
+  'systems:\n  - name: S4H\n    client: "100"\n    rfc: {url: "http://127.0.0.1:8081/sap/bc/soap/rfc", auth: {username: U, password: "${env:SAP_PASSWORD}"}}\n';
 const TASK = 'name: link\nuseCase: link\nfunction: RFC\nschedule: "*/5 * * * *"\n';
 
 function problems(location: ReturnType<typeof configLocation>): string[] {
   try {
     loadConfig(location);
   } catch (error) {
-    if (error instanceof ConfigError) return error.problems.map((p) => `${p.file.split('/').slice(-2).join('/')}|${p.path}|${p.message}`);
+    if (error instanceof ConfigError)
+      return error.problems.map((p) => `${p.file.split('/').slice(-2).join('/')}|${p.path}|${p.message}`);
     throw error;
   }
   return [];
@@ -34,7 +37,11 @@ function problems(location: ReturnType<typeof configLocation>): string[] {
 t.test('the shipped configuration is valid', async (t) => {
   const config = loadConfig(configLocation({ config: join(import.meta.dirname, '..', 'config') }));
   t.same(config.tasks.map((task) => task.useCase).sort(), ['barcode', 'link', 'workflow']);
-  t.equal(config.storage.auth.type === 'basic' && config.storage.auth.password, 'secret-nuxeo', 'password from ${env:…}');
+  t.equal(
+    config.storage.auth.type === 'basic' && config.storage.auth.password,
+    'secret-nuxeo',
+    'password from ${env:…}',
+  );
   t.equal(config.storage.tls.rejectUnauthorized, true, 'TLS verification on by default');
 });
 
@@ -47,12 +54,17 @@ t.test('a secret can come from a mounted file', async (t) => {
     'jobs/link.yaml': TASK,
   });
   const config = loadConfig(location);
-  t.same(config.storage.auth, { type: 'token', token: 'file-token-value' }, 'trailing newline of the mounted file dropped');
+  t.same(
+    config.storage.auth,
+    { type: 'token', token: 'file-token-value' },
+    'trailing newline of the mounted file dropped',
+  );
 });
 
 t.test('every problem is reported at once, with file and key path', async (t) => {
   const location = configDir({
-    'config/storage.yaml': 'url: ftp://nope\nauth: {type: basic, username: A, password: "${env:C2E_UNSET_VARIABLE}"}\nadminPath: relative\npageSize: 5000\ntypo: 1\n',
+    'config/storage.yaml':
+      'url: ftp://nope\nauth: {type: basic, username: A, password: "${env:C2E_UNSET_VARIABLE}"}\nadminPath: relative\npageSize: 5000\ntypo: 1\n',
     'config/erpHttp.yaml': 'systems:\n  - name: S4H\n    client: "1"\n',
     'jobs/link.yaml': 'name: Link!\nuseCase: linking\nfunction: RFC\nschedule: "every minute"\nfilter: "dc:title = "\n',
     'jobs/broken.yaml': 'name: [unclosed\n',
@@ -72,9 +84,20 @@ t.test('every problem is reported at once, with file and key path', async (t) =>
     'jobs/link.yaml|filter|not an NXQL condition',
     'jobs/broken.yaml||Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 1:',
   ];
-  for (const prefix of expected) t.ok(found.some((p) => p.startsWith(prefix)), `reports ${prefix}`);
-  t.ok(found.some((p) => p.includes('typo')), 'an unknown key is named');
-  t.same(found.filter((p) => p.startsWith('config/storage.yaml|auth.password|')), [expected[0]], 'an unset variable is one problem, not also an empty password');
+  for (const prefix of expected)
+    t.ok(
+      found.some((p) => p.startsWith(prefix)),
+      `reports ${prefix}`,
+    );
+  t.ok(
+    found.some((p) => p.includes('typo')),
+    'an unknown key is named',
+  );
+  t.same(
+    found.filter((p) => p.startsWith('config/storage.yaml|auth.password|')),
+    [expected[0]],
+    'an unset variable is one problem, not also an empty password',
+  );
 });
 
 t.test('cross-file references are checked', async (t) => {
@@ -93,9 +116,10 @@ t.test('cross-file references are checked', async (t) => {
 
 t.test('missing files and unreadable CA files are named', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'c2e-empty-'));
-  t.same(problems(configLocation({ config: join(root, 'config') })).map((p) => p.split('|').slice(1).join('|')), [
-    '|cannot read the file', '|cannot read the file', '|cannot read the jobs folder',
-  ]);
+  t.same(
+    problems(configLocation({ config: join(root, 'config') })).map((p) => p.split('|').slice(1).join('|')),
+    ['|cannot read the file', '|cannot read the file', '|cannot read the jobs folder'],
+  );
   const location = configDir({
     'config/storage.yaml': `${STORAGE}tls: {caFile: /nonexistent/ca.pem}\n`,
     'config/erpHttp.yaml': ERP,
@@ -105,7 +129,8 @@ t.test('missing files and unreadable CA files are named', async (t) => {
 });
 
 t.test('duplicate systems, a transport the system lacks, a missing secret file and an empty file', async (t) => {
-  const restOnly = '  - name: REST\n    client: "100"\n    rest: {url: "https://s4.example.com", auth: {username: U, password: p}}\n';
+  const restOnly =
+    '  - name: REST\n    client: "100"\n    rest: {url: "https://s4.example.com", auth: {username: U, password: p}}\n';
   const location = configDir({
     'config/storage.yaml': `url: https://n.example.com/nuxeo\nauth: {type: token, token: "\${file:/nonexistent/token}"}\nadminPath: /x\n`,
     'config/erpHttp.yaml': `${ERP}${ERP.replace('systems:\n', '')}${restOnly}`,
@@ -113,8 +138,15 @@ t.test('duplicate systems, a transport the system lacks, a missing secret file a
     'jobs/empty.yaml': '',
   });
   const found = problems(location);
-  t.same(found.filter((p) => p.startsWith('config/storage.yaml|')), ['config/storage.yaml|auth.token|cannot read file /nonexistent/token'], 'the secret file is named, once');
+  t.same(
+    found.filter((p) => p.startsWith('config/storage.yaml|')),
+    ['config/storage.yaml|auth.token|cannot read file /nonexistent/token'],
+    'the secret file is named, once',
+  );
   t.ok(found.includes('config/erpHttp.yaml|systems|system names must be unique'));
   t.ok(found.includes('jobs/link.yaml|systems.0|ERP system "REST" has no rfc connection'));
-  t.ok(found.some((p) => p.startsWith('jobs/empty.yaml|name|')), 'an empty file is checked like an empty object');
+  t.ok(
+    found.some((p) => p.startsWith('jobs/empty.yaml|name|')),
+    'an empty file is checked like an empty object',
+  );
 });

@@ -16,15 +16,26 @@ import { DEFAULT_GRACE_MS } from '../src/job/run.js';
 /** The Dockerfile and the Kubernetes manifests, read and checked against the project; the image's build steps run for real. */
 t.setTimeout(480_000);
 
-interface Instruction { keyword: string; args: string }
-interface Stage { image: string; name?: string; instructions: Instruction[] }
+interface Instruction {
+  keyword: string;
+  args: string;
+}
+interface Stage {
+  image: string;
+  name?: string;
+  instructions: Instruction[];
+}
 
 const execFileAsync = promisify(execFile);
 
 /** Dockerfile instructions per stage; continuation lines joined, comments dropped. */
 function parseDockerfile(text: string): Stage[] {
   const stages: Stage[] = [];
-  const lines = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const lines = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   for (const line of lines) {
     const [keyword, ...rest] = line.split(/\s+/);
     const args = rest.join(' ');
@@ -38,8 +49,10 @@ function parseDockerfile(text: string): Stage[] {
 
 const stages = parseDockerfile(readFileSync(join(PROJECT, 'Dockerfile'), 'utf8'));
 const [build, runtime] = stages;
-const all = (stage: Stage, keyword: string) => stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
-const env = (stage: Stage) => Object.fromEntries(all(stage, 'ENV').flatMap((a) => a.split(/\s+/).map((kv) => kv.split('=') as [string, string])));
+const all = (stage: Stage, keyword: string) =>
+  stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
+const env = (stage: Stage) =>
+  Object.fromEntries(all(stage, 'ENV').flatMap((a) => a.split(/\s+/).map((kv) => kv.split('=') as [string, string])));
 
 t.test('Dockerfile: two stages, production dependencies only, non-root, entrypoint connect2erp', async (t) => {
   t.equal(stages.length, 2);
@@ -48,30 +61,66 @@ t.test('Dockerfile: two stages, production dependencies only, non-root, entrypoi
   // Node.js 26 is the Active LTS line from 2026-10-28 (github.com/nodejs/Release, schedule.json); 20 ended on 2026-04-30.
   for (const stage of stages) t.match(stage.image, /^node:26-/, 'the Active LTS line of Node.js');
   t.equal(stages[0].image, stages[1].image, 'built and run on the same Node.js');
-  t.ok(all(runtime, 'RUN').some((r) => r.includes('npm ci --omit=dev')), 'the runtime stage installs production dependencies only');
-  t.same(all(runtime, 'COPY').filter((c) => c.startsWith('--from')), ['--from=build /app/dist ./dist'], 'only the compiled code comes from the build stage');
+  t.ok(
+    all(runtime, 'RUN').some((r) => r.includes('npm ci --omit=dev')),
+    'the runtime stage installs production dependencies only',
+  );
+  t.same(
+    all(runtime, 'COPY').filter((c) => c.startsWith('--from')),
+    ['--from=build /app/dist ./dist'],
+    'only the compiled code comes from the build stage',
+  );
   const user = all(runtime, 'USER').at(-1) as string;
   t.match(user, /^[1-9]\d*(:\d+)?$/, 'a numeric non-root user, which Kubernetes runAsNonRoot can check');
-  t.same(JSON.parse(all(runtime, 'ENTRYPOINT')[0]), ['node', '/app/bin/connect2erp.js'], 'docker run IMAGE <command> runs connect2erp <command>');
+  t.same(
+    JSON.parse(all(runtime, 'ENTRYPOINT')[0]),
+    ['node', '/app/bin/connect2erp.js'],
+    'docker run IMAGE <command> runs connect2erp <command>',
+  );
   t.same(JSON.parse(all(runtime, 'CMD')[0]), ['run']);
-  t.match(env(runtime), { NODE_ENV: 'production', CONNECT2ERP_CONFIG: '/app/config', CONNECT2ERP_JOBS: '/app/jobs', CONNECT2ERP_CRONTAB: '/app/crontab' }, 'configuration, jobs and crontab are mount points');
+  t.match(
+    env(runtime),
+    {
+      NODE_ENV: 'production',
+      CONNECT2ERP_CONFIG: '/app/config',
+      CONNECT2ERP_JOBS: '/app/jobs',
+      CONNECT2ERP_CRONTAB: '/app/crontab',
+    },
+    'configuration, jobs and crontab are mount points',
+  );
   for (const stage of stages) {
     for (const copy of all(stage, 'COPY').filter((c) => !c.startsWith('--from'))) {
       for (const source of copy.split(/\s+/).slice(0, -1)) t.ok(existsSync(join(PROJECT, source)), `${source} exists`);
     }
   }
   const ignored = readFileSync(join(PROJECT, '.dockerignore'), 'utf8').split('\n');
-  t.ok(['node_modules', 'dist', '.git'].every((p) => ignored.includes(p)), 'local node_modules, dist and .git stay out of the build context');
+  t.ok(
+    ['node_modules', 'dist', '.git'].every((p) => ignored.includes(p)),
+    'local node_modules, dist and .git stay out of the build context',
+  );
   t.ok(ignored.includes('sandbox'), 'the sandboxes stay out of the build context');
 });
 
-t.test('the product\'s build compiles no file of the sandboxes; theirs is a build of its own', async (t) => {
+t.test("the product's build compiles no file of the sandboxes; theirs is a build of its own", async (t) => {
   const tsc = join(PROJECT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const files = (project: string) => execFileSync(process.execPath, [tsc, '-p', project, '--listFilesOnly'], { cwd: PROJECT, encoding: 'utf8' }).split('\n').filter((f) => f.startsWith(PROJECT));
+  const files = (project: string) =>
+    execFileSync(process.execPath, [tsc, '-p', project, '--listFilesOnly'], { cwd: PROJECT, encoding: 'utf8' })
+      .split('\n')
+      .filter((f) => f.startsWith(PROJECT));
   const product = files('tsconfig.build.json');
-  t.ok(product.some((f) => f.endsWith('/src/cli.ts')) && product.some((f) => f.endsWith('/common/nxql/parse.ts')), 'the product and the shared module');
-  t.same(product.filter((f) => f.includes('/sandbox/')), [], 'no file of the sandboxes');
-  t.ok(files('tsconfig.sandbox.json').some((f) => f.endsWith('/sandbox/part.ts')), 'the sandboxes\' own build');
+  t.ok(
+    product.some((f) => f.endsWith('/src/cli.ts')) && product.some((f) => f.endsWith('/common/nxql/parse.ts')),
+    'the product and the shared module',
+  );
+  t.same(
+    product.filter((f) => f.includes('/sandbox/')),
+    [],
+    'no file of the sandboxes',
+  );
+  t.ok(
+    files('tsconfig.sandbox.json').some((f) => f.endsWith('/sandbox/part.ts')),
+    "the sandboxes' own build",
+  );
 });
 
 /** Run the stages' instructions in folders standing for their file systems: WORKDIR /app is `<stage>/app`. */
@@ -80,7 +129,10 @@ function buildLocally(root: string): string {
   stages.forEach((stage, i) => {
     const fsRoot = join(root, stage.name ?? `stage${i}`);
     let workdir = fsRoot;
-    const environment: Record<string, string> = { ...process.env as Record<string, string>, npm_config_update_notifier: 'false' };
+    const environment: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      npm_config_update_notifier: 'false',
+    };
     // The runtime stage ends with `npm cache clean --force`: it must clean a cache of its own, not this machine's.
     if (stage === runtime) environment.npm_config_cache = join(root, 'npm-cache');
     for (const { keyword, args } of stage.instructions) {
@@ -107,113 +159,187 @@ function buildLocally(root: string): string {
 }
 
 function listing(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).map((e) => `${join(e.parentPath, e.name)} ${statSync(join(e.parentPath, e.name)).mtimeMs}`).sort();
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .map((e) => `${join(e.parentPath, e.name)} ${statSync(join(e.parentPath, e.name)).mtimeMs}`)
+    .sort();
 }
 
-t.test('the image builds: its stages\' commands succeed in a clean folder, and the result runs a dry run writing nothing to its own files', async (t) => {
-  const app = buildLocally(t.testdir());
-  t.ok(existsSync(join(app, 'dist', 'src', 'cli.js')), 'compiled code from the build stage');
-  const shipped = readdirSync(app, { recursive: true, encoding: 'utf8' }).filter((path) => !path.startsWith('node_modules'));
-  t.same(shipped.filter((path) => /sandbox/i.test(path)), [], 'no file of the sandboxes in the image');
-  const modules = readdirSync(join(app, 'node_modules'));
-  t.ok(modules.includes('got') && modules.includes('winston'), 'production dependencies are installed');
-  t.notOk(['tap', 'typescript', join('@types', 'node'), 'nuxeo'].some((m) => existsSync(join(app, 'node_modules', m))), 'dev dependencies are not');
-  t.notOk(existsSync(join(app, 'src')) || existsSync(join(app, 'test')), 'no sources or tests in the image');
+t.test(
+  "the image builds: its stages' commands succeed in a clean folder, and the result runs a dry run writing nothing to its own files",
+  async (t) => {
+    const app = buildLocally(t.testdir());
+    t.ok(existsSync(join(app, 'dist', 'src', 'cli.js')), 'compiled code from the build stage');
+    const shipped = readdirSync(app, { recursive: true, encoding: 'utf8' }).filter(
+      (path) => !path.startsWith('node_modules'),
+    );
+    t.same(
+      shipped.filter((path) => /sandbox/i.test(path)),
+      [],
+      'no file of the sandboxes in the image',
+    );
+    const modules = readdirSync(join(app, 'node_modules'));
+    t.ok(modules.includes('got') && modules.includes('winston'), 'production dependencies are installed');
+    t.notOk(
+      ['tap', 'typescript', join('@types', 'node'), 'nuxeo'].some((m) => existsSync(join(app, 'node_modules', m))),
+      'dev dependencies are not',
+    );
+    t.notOk(existsSync(join(app, 'src')) || existsSync(join(app, 'test')), 'no sources or tests in the image');
 
-  const sandbox = await sandboxEnv(t);
-  await sandbox.upload('ERP/Workflow', 'approval.pdf');
-  const before = listing(app);
-  // Asynchronous: the sandbox answering it lives in this process.
-  const node = async (args: string[]) => {
-    try {
-      const { stdout, stderr } = await execFileAsync(process.execPath, [join(app, 'bin', 'connect2erp.js'), ...args], { cwd: app, env: { ...process.env, NODE_ENV: 'production', NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' } });
-      return { code: 0, out: stdout + stderr };
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      return { code: failed.code, out: failed.stdout + failed.stderr };
-    }
-  };
-  const missing = await node(['sandbox']);
-  t.equal(missing.code, 2, 'the sandbox command says the part is missing, exit 2');
-  t.match(missing.out, 'the sandboxes are not part of this installation (the production image leaves them out)');
-  const validate = await node(['validate', '--config', join(app, 'config')]);
-  t.equal(validate.code, 0, validate.out);
-  t.match(validate.out, '3 task(s), 1 ERP system(s), 3 schedule(s)', 'the image\'s crontab is beside its configuration');
-  const dry = await node(['run', '--dry-run', '--config', sandbox.location.configDir, '--jobs', join(app, 'jobs')]);
-  t.equal(dry.code, 0, dry.out);
-  t.match(dry.out, /dry run: nothing was written[\s\S]*approval\.pdf\s+workflow\s+planned\s+READY[\s\S]*values that would be written:/, 'the dry-run report');
-  t.same(listing(app), before, 'nothing in the image\'s own folder was created or changed: a read-only root file system is fine');
+    const sandbox = await sandboxEnv(t);
+    await sandbox.upload('ERP/Workflow', 'approval.pdf');
+    const before = listing(app);
+    // Asynchronous: the sandbox answering it lives in this process.
+    const node = async (args: string[]) => {
+      try {
+        const { stdout, stderr } = await execFileAsync(
+          process.execPath,
+          [join(app, 'bin', 'connect2erp.js'), ...args],
+          {
+            cwd: app,
+            env: { ...process.env, NODE_ENV: 'production', NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
+          },
+        );
+        return { code: 0, out: stdout + stderr };
+      } catch (error) {
+        const failed = error as { code: number; stdout: string; stderr: string };
+        return { code: failed.code, out: failed.stdout + failed.stderr };
+      }
+    };
+    const missing = await node(['sandbox']);
+    t.equal(missing.code, 2, 'the sandbox command says the part is missing, exit 2');
+    t.match(missing.out, 'the sandboxes are not part of this installation (the production image leaves them out)');
+    const validate = await node(['validate', '--config', join(app, 'config')]);
+    t.equal(validate.code, 0, validate.out);
+    t.match(
+      validate.out,
+      '3 task(s), 1 ERP system(s), 3 schedule(s)',
+      "the image's crontab is beside its configuration",
+    );
+    const dry = await node(['run', '--dry-run', '--config', sandbox.location.configDir, '--jobs', join(app, 'jobs')]);
+    t.equal(dry.code, 0, dry.out);
+    t.match(
+      dry.out,
+      /dry run: nothing was written[\s\S]*approval\.pdf\s+workflow\s+planned\s+READY[\s\S]*values that would be written:/,
+      'the dry-run report',
+    );
+    t.same(
+      listing(app),
+      before,
+      "nothing in the image's own folder was created or changed: a read-only root file system is fine",
+    );
 
-  // The configuration folder as the README's `kubectl create configmap` line builds it, mounted over /app/config.
-  const line = readFileSync(join(PROJECT, 'README.md'), 'utf8').split('\n').find((l) => l.startsWith('kubectl create configmap connect2erp-config ')) ?? '';
-  const files = [...line.matchAll(/--from-file=([^=\s]+)=\S+/g)].map((m) => m[1]);
-  t.same(files.sort(), ['erpHttp.yaml', 'storage.yaml'], 'the README puts two files into the configuration ConfigMap');
-  rmSync(join(app, 'config'), { recursive: true });
-  mkdirSync(join(app, 'config'));
-  for (const file of files) cpSync(join(sandbox.location.configDir, file), join(app, 'config', file));
-  const mounted = ['--config', join(app, 'config'), '--jobs', join(app, 'jobs')];
-  const valid = await node(['validate', ...mounted]);
-  t.equal(valid.code, 0, valid.out);
-  const mountedRun = await node(['run', '--dry-run', ...mounted]);
-  t.equal(mountedRun.code, 0, `a dry run with only the ConfigMap's files: ${mountedRun.out}`);
-  t.match(mountedRun.out, /approval\.pdf\s+workflow\s+planned\s+READY/);
+    // The configuration folder as the README's `kubectl create configmap` line builds it, mounted over /app/config.
+    const line =
+      readFileSync(join(PROJECT, 'README.md'), 'utf8')
+        .split('\n')
+        .find((l) => l.startsWith('kubectl create configmap connect2erp-config ')) ?? '';
+    const files = [...line.matchAll(/--from-file=([^=\s]+)=\S+/g)].map((m) => m[1]);
+    t.same(
+      files.sort(),
+      ['erpHttp.yaml', 'storage.yaml'],
+      'the README puts two files into the configuration ConfigMap',
+    );
+    rmSync(join(app, 'config'), { recursive: true });
+    mkdirSync(join(app, 'config'));
+    for (const file of files) cpSync(join(sandbox.location.configDir, file), join(app, 'config', file));
+    const mounted = ['--config', join(app, 'config'), '--jobs', join(app, 'jobs')];
+    const valid = await node(['validate', ...mounted]);
+    t.equal(valid.code, 0, valid.out);
+    const mountedRun = await node(['run', '--dry-run', ...mounted]);
+    t.equal(mountedRun.code, 0, `a dry run with only the ConfigMap's files: ${mountedRun.out}`);
+    t.match(mountedRun.out, /approval\.pdf\s+workflow\s+planned\s+READY/);
 
-  // What the program ships and a run needs is checked by validate, not found missing by a run.
-  rmSync(join(app, 'nuxeo-package', 'schemas', 'erp_task_status.xsd'));
-  const broken = await node(['validate', ...mounted]);
-  t.equal(broken.code, 2, 'an incomplete installation is a configuration error');
-  t.match(broken.out, /nuxeo-package\/schemas\/erp_task_status\.xsd: cannot read the file; it ships with connect2erp, so the installation is incomplete/);
-  const brokenRun = await node(['run', '--dry-run', ...mounted]);
-  t.equal(brokenRun.code, 2, 'and stops a run the same way, before any request');
-});
+    // What the program ships and a run needs is checked by validate, not found missing by a run.
+    rmSync(join(app, 'nuxeo-package', 'schemas', 'erp_task_status.xsd'));
+    const broken = await node(['validate', ...mounted]);
+    t.equal(broken.code, 2, 'an incomplete installation is a configuration error');
+    t.match(
+      broken.out,
+      /nuxeo-package\/schemas\/erp_task_status\.xsd: cannot read the file; it ships with connect2erp, so the installation is incomplete/,
+    );
+    const brokenRun = await node(['run', '--dry-run', ...mounted]);
+    t.equal(brokenRun.code, 2, 'and stops a run the same way, before any request');
+  },
+);
 
-const manifests = parseAllDocuments(readFileSync(join(PROJECT, 'deploy', 'kubernetes', 'cronjobs.yaml'), 'utf8')).map((d) => d.toJS() as Record<string, any>);
+const manifests = parseAllDocuments(readFileSync(join(PROJECT, 'deploy', 'kubernetes', 'cronjobs.yaml'), 'utf8')).map(
+  (d) => d.toJS() as Record<string, any>,
+);
 const project = loadConfig(configLocation({ config: join(PROJECT, 'config') }));
 const crontab = loadCrontab(join(PROJECT, 'crontab'), project.tasks, 'jobs');
 
-t.test('Kubernetes: one CronJob per task, on its crontab line with its arguments, bounded in time and resources', async (t) => {
-  const version = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version as string;
-  t.same(manifests.map((m) => m.metadata.name).sort(), project.tasks.filter((task) => task.enabled).map((task) => `connect2erp-${task.name}`).sort(), 'a CronJob for every enabled task in jobs/');
-  for (const cronJob of manifests) {
-    const name = cronJob.metadata.name as string;
-    const spec = cronJob.spec;
-    const job = spec.jobTemplate.spec;
-    const pod = job.template.spec;
-    const [container] = pod.containers;
-    const line = crontab.find((e) => `connect2erp-${e.task}` === name);
-    t.equal(cronJob.apiVersion, 'batch/v1', name);
-    t.equal(cronJob.kind, 'CronJob');
-    t.equal(spec.schedule, line?.schedule, `${name}: the schedule of its crontab line`);
-    t.same(container.args, line?.args, `${name}: the arguments of its crontab line`);
-    t.equal(spec.concurrencyPolicy, 'Forbid', `${name}: never overlaps itself`);
-    t.equal(job.backoffLimit, 0, `${name}: failed documents wait for the next run's back-off, the pod is not re-run`);
-    t.equal(pod.restartPolicy, 'Never');
-    const maxDuration = parseDuration(container.args[container.args.indexOf('--max-duration') + 1]) as number;
-    const [next, after] = new Cron(spec.schedule, { paused: true }).nextRuns(2);
-    const interval = after.getTime() - next.getTime();
-    t.ok(maxDuration + DEFAULT_GRACE_MS <= job.activeDeadlineSeconds * 1000, `${name}: --max-duration and the grace period end before the deadline`);
-    t.ok(job.activeDeadlineSeconds * 1000 <= interval, `${name}: the deadline comes before the next scheduled run`);
-    t.ok(pod.terminationGracePeriodSeconds * 1000 > DEFAULT_GRACE_MS, `${name}: Kubernetes waits longer than the grace period before SIGKILL`);
-    t.equal(container.image, `connect2erp:${version}`, `${name}: the image of this version`);
-    t.ok(container.resources.requests.cpu && container.resources.requests.memory && container.resources.limits.memory, `${name}: resource requests and a memory limit`);
-    t.match(container.securityContext, { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false }, `${name}: read-only root file system`);
-    t.match(pod.securityContext, { runAsNonRoot: true }, `${name}: non-root`);
-    const volumes = Object.fromEntries(pod.volumes.map((v: any) => [v.name, v]));
-    const mounts = Object.fromEntries(container.volumeMounts.map((m: any) => [m.mountPath, volumes[m.name]]));
-    t.equal(mounts['/app/config']?.configMap?.name, 'connect2erp-config', `${name}: configuration from a ConfigMap`);
-    t.equal(mounts['/app/jobs']?.configMap?.name, 'connect2erp-jobs', `${name}: jobs from a ConfigMap`);
-    t.ok(mounts['/tmp']?.emptyDir, `${name}: a writable /tmp for reports`);
-    t.same(container.envFrom, [{ secretRef: { name: 'connect2erp-secrets' } }], `${name}: secrets from a Secret, as environment variables`);
-  }
-});
+t.test(
+  'Kubernetes: one CronJob per task, on its crontab line with its arguments, bounded in time and resources',
+  async (t) => {
+    const version = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version as string;
+    t.same(
+      manifests.map((m) => m.metadata.name).sort(),
+      project.tasks
+        .filter((task) => task.enabled)
+        .map((task) => `connect2erp-${task.name}`)
+        .sort(),
+      'a CronJob for every enabled task in jobs/',
+    );
+    for (const cronJob of manifests) {
+      const name = cronJob.metadata.name as string;
+      const spec = cronJob.spec;
+      const job = spec.jobTemplate.spec;
+      const pod = job.template.spec;
+      const [container] = pod.containers;
+      const line = crontab.find((e) => `connect2erp-${e.task}` === name);
+      t.equal(cronJob.apiVersion, 'batch/v1', name);
+      t.equal(cronJob.kind, 'CronJob');
+      t.equal(spec.schedule, line?.schedule, `${name}: the schedule of its crontab line`);
+      t.same(container.args, line?.args, `${name}: the arguments of its crontab line`);
+      t.equal(spec.concurrencyPolicy, 'Forbid', `${name}: never overlaps itself`);
+      t.equal(job.backoffLimit, 0, `${name}: failed documents wait for the next run's back-off, the pod is not re-run`);
+      t.equal(pod.restartPolicy, 'Never');
+      const maxDuration = parseDuration(container.args[container.args.indexOf('--max-duration') + 1]) as number;
+      const [next, after] = new Cron(spec.schedule, { paused: true }).nextRuns(2);
+      const interval = after.getTime() - next.getTime();
+      t.ok(
+        maxDuration + DEFAULT_GRACE_MS <= job.activeDeadlineSeconds * 1000,
+        `${name}: --max-duration and the grace period end before the deadline`,
+      );
+      t.ok(job.activeDeadlineSeconds * 1000 <= interval, `${name}: the deadline comes before the next scheduled run`);
+      t.ok(
+        pod.terminationGracePeriodSeconds * 1000 > DEFAULT_GRACE_MS,
+        `${name}: Kubernetes waits longer than the grace period before SIGKILL`,
+      );
+      t.equal(container.image, `connect2erp:${version}`, `${name}: the image of this version`);
+      t.ok(
+        container.resources.requests.cpu && container.resources.requests.memory && container.resources.limits.memory,
+        `${name}: resource requests and a memory limit`,
+      );
+      t.match(
+        container.securityContext,
+        { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false },
+        `${name}: read-only root file system`,
+      );
+      t.match(pod.securityContext, { runAsNonRoot: true }, `${name}: non-root`);
+      const volumes = Object.fromEntries(pod.volumes.map((v: any) => [v.name, v]));
+      const mounts = Object.fromEntries(container.volumeMounts.map((m: any) => [m.mountPath, volumes[m.name]]));
+      t.equal(mounts['/app/config']?.configMap?.name, 'connect2erp-config', `${name}: configuration from a ConfigMap`);
+      t.equal(mounts['/app/jobs']?.configMap?.name, 'connect2erp-jobs', `${name}: jobs from a ConfigMap`);
+      t.ok(mounts['/tmp']?.emptyDir, `${name}: a writable /tmp for reports`);
+      t.same(
+        container.envFrom,
+        [{ secretRef: { name: 'connect2erp-secrets' } }],
+        `${name}: secrets from a Secret, as environment variables`,
+      );
+    }
+  },
+);
 
 t.test('Kubernetes: the Secret the manifests name carries every variable the configuration refers to', async (t) => {
   const references = new Set<string>();
   for (const file of ['storage.yaml', 'erpHttp.yaml']) {
-    for (const match of readFileSync(join(PROJECT, 'config', file), 'utf8').matchAll(/\$\{env:([A-Z_]+)\}/g)) references.add(match[1]);
+    for (const match of readFileSync(join(PROJECT, 'config', file), 'utf8').matchAll(/\$\{env:([A-Z_]+)\}/g))
+      references.add(match[1]);
   }
   const header = readFileSync(join(PROJECT, 'deploy', 'kubernetes', 'cronjobs.yaml'), 'utf8');
-  const secretLine = header.split('\n').find((l) => l.includes('kubectl create secret generic connect2erp-secrets')) ?? '';
+  const secretLine =
+    header.split('\n').find((l) => l.includes('kubectl create secret generic connect2erp-secrets')) ?? '';
   t.same([...references].sort(), ['NUXEO_PASSWORD', 'SAP_PASSWORD']);
   for (const name of references) t.match(secretLine, `--from-literal=${name}=`, `${name} is in the Secret`);
   const readme = readFileSync(join(PROJECT, 'README.md'), 'utf8');

@@ -18,80 +18,109 @@ const intake = (env: Env) => env.job({ task: 'link' });
 async function killAfterErpCall(env: Env, task: string, uid: string, landed: () => boolean): Promise<void> {
   // Claim and status write of this document each take 1.5 s: the kill falls inside the second.
   env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, delayMs: 1500, times: 2 });
-  const child = spawn(process.execPath, [...process.execArgv, CLI, 'run', '--task', task, '--config', env.location.configDir], {
-    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' }, stdio: 'ignore',
-  });
+  const child = spawn(
+    process.execPath,
+    [...process.execArgv, CLI, 'run', '--task', task, '--config', env.location.configDir],
+    {
+      env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
+      stdio: 'ignore',
+    },
+  );
   const exited = once(child, 'exit');
   while (!landed()) await sleep(10);
   child.kill('SIGKILL');
   await exited;
 }
 
-t.test('a run killed between the ERP call and the status write: the next run creates no second link, bar code row or work item', async (t) => {
-  // The link is looked up; the bar code row and the work item cannot be: an operator decides.
-  const env = await sandboxEnv(t);
-  for (const task of ['link', 'barcode', 'workflow']) appendFileSync(join(env.location.jobsDir, `${task}.yaml`), 'claimTimeoutMs: 300\n');
-  const invoice = await env.upload('ERP/Invoices', 'invoice.pdf');
-  const scan = await env.upload('ERP/Barcode', 'scan.pdf');
-  const approval = await env.upload('ERP/Workflow', 'approval.pdf');
-  await intake(env);
-  env.fill(invoice, { 'erpCreateALDocument:erpObjectId': '4711' });
-  env.fill(scan, { 'erpBarcode:barcode': 'BC-9' });
+t.test(
+  'a run killed between the ERP call and the status write: the next run creates no second link, bar code row or work item',
+  async (t) => {
+    // The link is looked up; the bar code row and the work item cannot be: an operator decides.
+    const env = await sandboxEnv(t);
+    for (const task of ['link', 'barcode', 'workflow'])
+      appendFileSync(join(env.location.jobsDir, `${task}.yaml`), 'claimTimeoutMs: 300\n');
+    const invoice = await env.upload('ERP/Invoices', 'invoice.pdf');
+    const scan = await env.upload('ERP/Barcode', 'scan.pdf');
+    const approval = await env.upload('ERP/Workflow', 'approval.pdf');
+    await intake(env);
+    env.fill(invoice, { 'erpCreateALDocument:erpObjectId': '4711' });
+    env.fill(scan, { 'erpBarcode:barcode': 'BC-9' });
 
-  await killAfterErpCall(env, 'link', invoice, () => env.erp.tables.links.length > 0);
-  await killAfterErpCall(env, 'barcode', scan, () => env.erp.tables.barcodes.length > 0);
-  await killAfterErpCall(env, 'workflow', approval, () => env.erp.tables.inbox.length > 0);
-  t.same([invoice, scan, approval].map((uid) => env.props(uid)['erpTaskStatus:status']), ['IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS'], 'the killed runs left their claims');
+    await killAfterErpCall(env, 'link', invoice, () => env.erp.tables.links.length > 0);
+    await killAfterErpCall(env, 'barcode', scan, () => env.erp.tables.barcodes.length > 0);
+    await killAfterErpCall(env, 'workflow', approval, () => env.erp.tables.inbox.length > 0);
+    t.same(
+      [invoice, scan, approval].map((uid) => env.props(uid)['erpTaskStatus:status']),
+      ['IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS'],
+      'the killed runs left their claims',
+    );
 
-  await sleep(400); // the claims expire
-  const next = await env.run();
-  t.same(next.tasks.link.counts, { DONE: 1 }, 'the link is found in SAP and counts as done');
-  t.same(next.tasks.barcode.counts, { FAILED: 1 }, 'the bar code row cannot be looked up, and no source says SAP ignores it sent again: an operator decides');
-  t.same(next.tasks.workflow.counts, { FAILED: 1 }, 'the work item cannot be looked up: an operator decides');
-  t.equal(env.erp.tables.links.length, 1, 'one link');
-  t.equal(env.erp.tables.barcodes.length, 1, 'one bar code row');
-  t.equal(env.erp.tables.inbox.length, 1, 'one work item');
-  for (const uid of [scan, approval]) t.match(env.props(uid)['erpTaskStatus:message'], /^run [0-9a-f-]+ was interrupted while sending this document and SAP may have it already: check in SAP, then `connect2erp retry --doc /);
-  await env.run();
-  t.equal(env.erp.tables.inbox.length, 1, 'and no later run sends it by itself');
-});
+    await sleep(400); // the claims expire
+    const next = await env.run();
+    t.same(next.tasks.link.counts, { DONE: 1 }, 'the link is found in SAP and counts as done');
+    t.same(
+      next.tasks.barcode.counts,
+      { FAILED: 1 },
+      'the bar code row cannot be looked up, and no source says SAP ignores it sent again: an operator decides',
+    );
+    t.same(next.tasks.workflow.counts, { FAILED: 1 }, 'the work item cannot be looked up: an operator decides');
+    t.equal(env.erp.tables.links.length, 1, 'one link');
+    t.equal(env.erp.tables.barcodes.length, 1, 'one bar code row');
+    t.equal(env.erp.tables.inbox.length, 1, 'one work item');
+    for (const uid of [scan, approval])
+      t.match(
+        env.props(uid)['erpTaskStatus:message'],
+        /^run [0-9a-f-]+ was interrupted while sending this document and SAP may have it already: check in SAP, then `connect2erp retry --doc /,
+      );
+    await env.run();
+    t.equal(env.erp.tables.inbox.length, 1, 'and no later run sends it by itself');
+  },
+);
 
-t.test('SAP failing at first (503, time-outs, dropped connections): the backlog ends DONE with nothing twice', async (t) => {
-  const env = await sandboxEnv(t);
-  const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
-  writeFileSync(erpYaml, `${readFileSync(erpYaml, 'utf8')}    timeouts: {requestMs: 300}\n`);
-  for (const task of ['link', 'barcode']) {
-    const settings = `name: ${task}\nuseCase: ${task}\nfunction: RFC\nschedule: "* * * * *"\nattempts: 20\nbatchSize: 5\nbackoff: {initialMs: 1, factor: 1}\n`;
-    writeFileSync(join(env.location.jobsDir, `${task}.yaml`), settings);
-  }
-  const invoices = await Promise.all(Array.from({ length: 12 }, (_, i) => env.upload('ERP/Invoices', `invoice-${i}.pdf`)));
-  const scans = await Promise.all(Array.from({ length: 12 }, (_, i) => env.upload('ERP/Barcode', `scan-${i}.pdf`)));
-  await intake(env);
-  invoices.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
-  scans.forEach((uid, i) => env.fill(uid, { 'erpBarcode:barcode': `BC-${i}` }));
-  const faults = env.erp.faults;
-  faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 503, times: 3 });
-  faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', status: 503, times: 2 });
-  faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', drop: true, times: 2 });
-  // SAP links the document but the answer comes too late: the lookup of the retry finds it.
-  faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', delayMs: 500, handleAfterDisconnect: true, times: 2 });
-  // Bar codes cannot be looked up: only faults where the call never reached SAP are retried for them.
-  faults.add({ functionName: 'BAPI_BARCODE_SENDLIST', status: 503, times: 2 });
+t.test(
+  'SAP failing at first (503, time-outs, dropped connections): the backlog ends DONE with nothing twice',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+    writeFileSync(erpYaml, `${readFileSync(erpYaml, 'utf8')}    timeouts: {requestMs: 300}\n`);
+    for (const task of ['link', 'barcode']) {
+      const settings = `name: ${task}\nuseCase: ${task}\nfunction: RFC\nschedule: "* * * * *"\nattempts: 20\nbatchSize: 5\nbackoff: {initialMs: 1, factor: 1}\n`;
+      writeFileSync(join(env.location.jobsDir, `${task}.yaml`), settings);
+    }
+    const invoices = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => env.upload('ERP/Invoices', `invoice-${i}.pdf`)),
+    );
+    const scans = await Promise.all(Array.from({ length: 12 }, (_, i) => env.upload('ERP/Barcode', `scan-${i}.pdf`)));
+    await intake(env);
+    invoices.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
+    scans.forEach((uid, i) => env.fill(uid, { 'erpBarcode:barcode': `BC-${i}` }));
+    const faults = env.erp.faults;
+    faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 503, times: 3 });
+    faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', status: 503, times: 2 });
+    faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', drop: true, times: 2 });
+    // SAP links the document but the answer comes too late: the lookup of the retry finds it.
+    faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', delayMs: 500, handleAfterDisconnect: true, times: 2 });
+    // Bar codes cannot be looked up: only faults where the call never reached SAP are retried for them.
+    faults.add({ functionName: 'BAPI_BARCODE_SENDLIST', status: 503, times: 2 });
 
-  let runs = 0;
-  let retries = 0;
-  for (; runs < 15; runs++) {
-    const report = await env.run();
-    t.same(report.problems, [], 'the configuration is valid');
-    retries += (report.tasks.link?.counts.RETRY ?? 0) + (report.tasks.barcode?.counts.RETRY ?? 0);
-    if ([...invoices, ...scans].every((uid) => env.props(uid)['erpTaskStatus:status'] === 'DONE')) break;
-    await sleep(5);
-  }
-  t.ok(runs < 15, `every document DONE after ${runs + 1} runs`);
-  t.ok(retries >= 5, `${retries} retries on the way`);
-  t.equal(new Set(env.erp.tables.links.map((l) => l.OBJECT_ID)).size, 12);
-  t.equal(env.erp.tables.links.length, 12, 'no link twice');
-  t.equal(env.erp.tables.barcodes.length, 12, 'no bar code row twice');
-  const attempts = [...invoices, ...scans].reduce((sum, uid) => sum + Number(env.props(uid)['erpTaskStatus:attempts'] ?? 0), 0);
-  t.equal(attempts, retries, 'each failed try is counted on its document, once');
-});
+    let runs = 0;
+    let retries = 0;
+    for (; runs < 15; runs++) {
+      const report = await env.run();
+      t.same(report.problems, [], 'the configuration is valid');
+      retries += (report.tasks.link?.counts.RETRY ?? 0) + (report.tasks.barcode?.counts.RETRY ?? 0);
+      if ([...invoices, ...scans].every((uid) => env.props(uid)['erpTaskStatus:status'] === 'DONE')) break;
+      await sleep(5);
+    }
+    t.ok(runs < 15, `every document DONE after ${runs + 1} runs`);
+    t.ok(retries >= 5, `${retries} retries on the way`);
+    t.equal(new Set(env.erp.tables.links.map((l) => l.OBJECT_ID)).size, 12);
+    t.equal(env.erp.tables.links.length, 12, 'no link twice');
+    t.equal(env.erp.tables.barcodes.length, 12, 'no bar code row twice');
+    const attempts = [...invoices, ...scans].reduce(
+      (sum, uid) => sum + Number(env.props(uid)['erpTaskStatus:attempts'] ?? 0),
+      0,
+    );
+    t.equal(attempts, retries, 'each failed try is counted on its document, once');
+  },
+);

@@ -14,7 +14,11 @@ async function restEnv(t: Test): Promise<Env> {
   return env;
 }
 
-const CSRF_REQUIRED = { status: 403, headers: { 'X-CSRF-Token': 'Required', 'Content-Type': 'application/json' }, body: '{"error":{"code":"/IWFND/CM_BEC/026","message":{"value":"CSRF token validation failed"}}}' };
+const CSRF_REQUIRED = {
+  status: 403,
+  headers: { 'X-CSRF-Token': 'Required', 'Content-Type': 'application/json' },
+  body: '{"error":{"code":"/IWFND/CM_BEC/026","message":{"value":"CSRF token validation failed"}}}',
+};
 
 t.test('link over Rest: the file is uploaded to the attachment service once, after a CSRF handshake', async (t) => {
   const env = await restEnv(t);
@@ -22,24 +26,50 @@ t.test('link over Rest: the file is uploaded to the attachment service once, aft
   await env.run();
   env.fill(uid, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
   const dry = await env.run(true);
-  t.same(dry.plannedCalls.map((c) => c.call), ['POST /sap/opu/odata/sap/API_CV_ATTACHMENT_SRV/AttachmentContentSet'], 'the dry run plans the upload');
-  t.match(dry.plannedCalls[0].params, { Slug: 'invoice-1.pdf', BusinessObjectTypeName: 'BKPF', LinkedSAPObjectKey: '100019000000222023', 'Content-Type': 'application/pdf' });
+  t.same(
+    dry.plannedCalls.map((c) => c.call),
+    ['POST /sap/opu/odata/sap/API_CV_ATTACHMENT_SRV/AttachmentContentSet'],
+    'the dry run plans the upload',
+  );
+  t.match(dry.plannedCalls[0].params, {
+    Slug: 'invoice-1.pdf',
+    BusinessObjectTypeName: 'BKPF',
+    LinkedSAPObjectKey: '100019000000222023',
+    'Content-Type': 'application/pdf',
+  });
   t.equal(env.erp.tables.attachments.length, 0);
 
   // Gateway forgets the session in the middle of the run: the client fetches a new token and writes again.
   env.erp.faults.add({ functionName: 'AttachmentContentSet', ...CSRF_REQUIRED });
   const report = await env.run();
   t.same(report.tasks.link.counts, { DONE: 1 });
-  const blob = env.sandbox.store.blobBytes((env.sandbox.store.get(uid) as StoredDoc).properties['file:content'] as never);
-  t.match(env.erp.tables.attachments, [{ BusinessObjectTypeName: 'BKPF', LinkedSAPObjectKey: '100019000000222023', FileName: 'invoice-1.pdf', MimeType: 'application/pdf', FileSize: String(blob.length) }]);
-  t.equal(env.props(uid)['erpTaskStatus:erpReference'], 'BKPF 100019000000222023 0000000001', 'the reference carries the document info record number');
+  const blob = env.sandbox.store.blobBytes(
+    (env.sandbox.store.get(uid) as StoredDoc).properties['file:content'] as never,
+  );
+  t.match(env.erp.tables.attachments, [
+    {
+      BusinessObjectTypeName: 'BKPF',
+      LinkedSAPObjectKey: '100019000000222023',
+      FileName: 'invoice-1.pdf',
+      MimeType: 'application/pdf',
+      FileSize: String(blob.length),
+    },
+  ]);
+  t.equal(
+    env.props(uid)['erpTaskStatus:erpReference'],
+    'BKPF 100019000000222023 0000000001',
+    'the reference carries the document info record number',
+  );
 
   // The status write was lost. GetAllOriginals cannot tell this document's upload from another's with
   // the same name and size: no second upload by itself, an operator decides.
   env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
   const again = await env.run();
   t.same(again.tasks.link.counts, { FAILED: 1 });
-  t.match(env.props(uid)['erpTaskStatus:message'], /SAP may have it already: check in SAP, then `connect2erp retry --doc /);
+  t.match(
+    env.props(uid)['erpTaskStatus:message'],
+    /SAP may have it already: check in SAP, then `connect2erp retry --doc /,
+  );
   t.equal(env.erp.tables.attachments.length, 1, 'no second attachment');
 });
 
@@ -50,7 +80,10 @@ t.test('link over Rest: SAP refusing the object, a token refused twice, and wron
   env.fill(wrong, { 'erpCreateALDocument:erpObjectId': '4711', 'erpCreateALDocument:erpObject': 'VBRK' });
   const refused = await env.run();
   t.same(refused.tasks.link.counts, { FAILED: 1 });
-  t.match(env.props(wrong)['erpTaskStatus:message'], 'POST /sap/opu/odata/sap/API_CV_ATTACHMENT_SRV/AttachmentContentSet on S4H: CV_ATTACHMENT_SRV/003 User has no authorization for operation 03 on object VBRK 4711');
+  t.match(
+    env.props(wrong)['erpTaskStatus:message'],
+    'POST /sap/opu/odata/sap/API_CV_ATTACHMENT_SRV/AttachmentContentSet on S4H: CV_ATTACHMENT_SRV/003 User has no authorization for operation 03 on object VBRK 4711',
+  );
   t.equal(env.props(wrong)['erpTaskStatus:attempts'], 1, 'a business error is not retried');
 
   const csrf = await env.upload('ERP/Invoices', 'csrf.pdf');
@@ -63,7 +96,10 @@ t.test('link over Rest: SAP refusing the object, a token refused twice, and wron
   const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
   const text = readFileSync(erpYaml, 'utf8');
   const rest = text.lastIndexOf('password: ${env:SAP_PASSWORD}');
-  writeFileSync(erpYaml, `${text.slice(0, rest)}password: wrong${text.slice(rest + 'password: ${env:SAP_PASSWORD}'.length)}`);
+  writeFileSync(
+    erpYaml,
+    `${text.slice(0, rest)}password: wrong${text.slice(rest + 'password: ${env:SAP_PASSWORD}'.length)}`,
+  );
   const locked = await env.upload('ERP/Invoices', 'locked.pdf');
   await env.run();
   env.fill(locked, { 'erpCreateALDocument:erpObjectId': '4713' });
@@ -76,7 +112,10 @@ t.test('link over Rest: SAP refusing the object, a token refused twice, and wron
 t.test('a Rest link call declared with a lookup: a repeat finds the upload by what the lookup matches', async (t) => {
   const env = await restEnv(t);
   const file = join(env.location.jobsDir, 'link.yaml');
-  const declared = (templateYaml('link', 'Rest') as string).replace('  method: POST', '  lookup:\n    path: /GetAllOriginals?BusinessObjectTypeName={q:BusinessObjectTypeName}&LinkedSAPObjectKey={q:LinkedSAPObjectKey}\n    found: { list: results, match: { FileName: "{FileName}" } }\n  method: POST');
+  const declared = (templateYaml('link', 'Rest') as string).replace(
+    '  method: POST',
+    '  lookup:\n    path: /GetAllOriginals?BusinessObjectTypeName={q:BusinessObjectTypeName}&LinkedSAPObjectKey={q:LinkedSAPObjectKey}\n    found: { list: results, match: { FileName: "{FileName}" } }\n  method: POST',
+  );
   writeFileSync(file, `${readFileSync(file, 'utf8')}${declared}`);
   const uid = await env.upload('ERP/Invoices', 'invoice-1.pdf');
   await env.run();

@@ -23,97 +23,168 @@ const runTask = (env: Env, task: string) => {
 /** The intake alone (the link task has nothing ready yet): workflow documents become READY. */
 const intake = (env: Env) => runTask(env, 'link');
 const workflow = (env: Env) => runTask(env, 'workflow');
-const exception = (status: number, message: string) => ({ status, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ 'entity-type': 'exception', status, message }) });
-
-t.test('a 409, a 404 or a 500 on one document\'s write is that document\'s outcome: the rest of its page is sent and settled', async (t) => {
-  const env = await sandboxEnv(t);
-  const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 21);
-  await intake(env);
-  const [edited, deleted, deletedAfter, broken] = uids;
-  const faults = env.sandbox.faults;
-  faults.add({ method: 'PUT', path: `/id/${edited}`, ...exception(409, `${edited}, Invalid change token`) });
-  faults.add({ method: 'PUT', path: `/id/${deleted}`, ...exception(404, deleted) });
-  // Its claim goes through, its call too; the write of its outcome finds it gone.
-  faults.add({ method: 'PUT', path: `/id/${deletedAfter}`, skip: 1, ...exception(404, deletedAfter) });
-  faults.add({ method: 'PUT', path: `/id/${broken}`, ...exception(500, 'disk full') });
-  const report = await workflow(env);
-
-  const byUid = new Map(report.tasks.workflow.documents.map((d) => [d.uid, d]));
-  t.match(byUid.get(edited), { result: 'CLAIMED_ELSEWHERE' }, 'a claim that meets a change is left to whoever made it');
-  t.match(byUid.get(deleted), { result: 'GONE', message: 'deleted meanwhile' });
-  t.match(byUid.get(deletedAfter), { result: 'GONE' }, 'gone after its call: its work item is in SAP, nothing is left to write');
-  t.match(byUid.get(broken), { result: 'ERROR', message: /update .* failed with HTTP 500: disk full; not claimed, not sent: the next run looks at it again/ });
-  const others = uids.slice(4);
-  t.same(others.filter((uid) => status(env, uid) !== 'DONE'), [], 'the 17 others of the page are DONE');
-  t.equal(env.erp.tables.inbox.length, 18, 'the 17 and the one deleted after its call reached SAP; the others did not');
-  t.same([status(env, edited), status(env, broken)], ['READY', 'READY'], 'unchanged, for the next run');
-  t.same(report.warnings, [], 'the run was not stopped');
-  t.equal(report.exitCode, 1, 'exit 1: one document failed (the 500)');
-
-  // What the two 404s stood for.
-  for (const uid of [deleted, deletedAfter]) env.sandbox.store.remove(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc);
-  const next = await workflow(env);
-  t.same(next.tasks.workflow.counts, { DONE: 2 }, 'the next run sends the two left as they were');
-  t.equal(env.erp.tables.inbox.length, 20);
+const exception = (status: number, message: string) => ({
+  status,
+  headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify({ 'entity-type': 'exception', status, message }),
 });
 
-t.test('a claim whose answer was lost is recognised as the run\'s own: the document is sent once, DONE', async (t) => {
+t.test(
+  "a 409, a 404 or a 500 on one document's write is that document's outcome: the rest of its page is sent and settled",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 21);
+    await intake(env);
+    const [edited, deleted, deletedAfter, broken] = uids;
+    const faults = env.sandbox.faults;
+    faults.add({ method: 'PUT', path: `/id/${edited}`, ...exception(409, `${edited}, Invalid change token`) });
+    faults.add({ method: 'PUT', path: `/id/${deleted}`, ...exception(404, deleted) });
+    // Its claim goes through, its call too; the write of its outcome finds it gone.
+    faults.add({ method: 'PUT', path: `/id/${deletedAfter}`, skip: 1, ...exception(404, deletedAfter) });
+    faults.add({ method: 'PUT', path: `/id/${broken}`, ...exception(500, 'disk full') });
+    const report = await workflow(env);
+
+    const byUid = new Map(report.tasks.workflow.documents.map((d) => [d.uid, d]));
+    t.match(
+      byUid.get(edited),
+      { result: 'CLAIMED_ELSEWHERE' },
+      'a claim that meets a change is left to whoever made it',
+    );
+    t.match(byUid.get(deleted), { result: 'GONE', message: 'deleted meanwhile' });
+    t.match(
+      byUid.get(deletedAfter),
+      { result: 'GONE' },
+      'gone after its call: its work item is in SAP, nothing is left to write',
+    );
+    t.match(byUid.get(broken), {
+      result: 'ERROR',
+      message: /update .* failed with HTTP 500: disk full; not claimed, not sent: the next run looks at it again/,
+    });
+    const others = uids.slice(4);
+    t.same(
+      others.filter((uid) => status(env, uid) !== 'DONE'),
+      [],
+      'the 17 others of the page are DONE',
+    );
+    t.equal(
+      env.erp.tables.inbox.length,
+      18,
+      'the 17 and the one deleted after its call reached SAP; the others did not',
+    );
+    t.same([status(env, edited), status(env, broken)], ['READY', 'READY'], 'unchanged, for the next run');
+    t.same(report.warnings, [], 'the run was not stopped');
+    t.equal(report.exitCode, 1, 'exit 1: one document failed (the 500)');
+
+    // What the two 404s stood for.
+    for (const uid of [deleted, deletedAfter])
+      env.sandbox.store.remove(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc);
+    const next = await workflow(env);
+    t.same(next.tasks.workflow.counts, { DONE: 2 }, 'the next run sends the two left as they were');
+    t.equal(env.erp.tables.inbox.length, 20);
+  },
+);
+
+t.test("a claim whose answer was lost is recognised as the run's own: the document is sent once, DONE", async (t) => {
   const env = await sandboxEnv(t);
   const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 3);
   await intake(env);
   // The claim is written, its answer lost: the client sends it again and meets its own write (409).
   for (const uid of uids) env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, loseAnswer: true });
   const report = await workflow(env);
-  t.same(report.tasks.workflow.counts, { DONE: 3 }, 'not CLAIMED_ELSEWHERE, and never FAILED later as "SAP may have it"');
-  t.same(uids.map((uid) => status(env, uid)), ['DONE', 'DONE', 'DONE']);
+  t.same(
+    report.tasks.workflow.counts,
+    { DONE: 3 },
+    'not CLAIMED_ELSEWHERE, and never FAILED later as "SAP may have it"',
+  );
+  t.same(
+    uids.map((uid) => status(env, uid)),
+    ['DONE', 'DONE', 'DONE'],
+  );
   t.equal(env.erp.tables.inbox.length, 3, 'one work item each');
 });
 
-t.test('a run killed in the middle of a workflow task leaves at most maxConcurrentCalls documents for an operator', async (t) => {
-  const env = await sandboxEnv(t);
-  appendFileSync(join(env.location.jobsDir, 'workflow.yaml'), 'claimTimeoutMs: 1000\n');
-  const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 40);
-  await intake(env);
-  env.erp.faults.hold(); // SAP has the first calls and has not answered when the run dies
-  env.sandbox.index.catchUp();
-  const run = startCli(['run', '--task', 'workflow', '--config', env.location.configDir]);
-  await env.erp.faults.whenHeld(4);
-  run.child.kill('SIGKILL');
-  await run.exited;
-  t.equal(uids.filter((uid) => status(env, uid) === 'IN_PROGRESS').length, 4, 'only the documents whose calls were out were claimed');
-  env.erp.faults.release(); // SAP does the work it had; the answers go nowhere
-  await sleep(1100); // the dead run's claims expire
-  const next = await workflow(env);
-  t.same(next.tasks.workflow.counts, { FAILED: 4, DONE: 36 }, 'the 4 that may be in SAP go to an operator, the 36 others are sent');
-  t.equal(env.erp.tables.inbox.length, 40, 'one work item each: none lost, none twice');
-  t.equal(new Set(env.erp.tables.inbox.map((item) => item.ARC_DOC_ID)).size, 40);
-});
+t.test(
+  'a run killed in the middle of a workflow task leaves at most maxConcurrentCalls documents for an operator',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    appendFileSync(join(env.location.jobsDir, 'workflow.yaml'), 'claimTimeoutMs: 1000\n');
+    const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 40);
+    await intake(env);
+    env.erp.faults.hold(); // SAP has the first calls and has not answered when the run dies
+    env.sandbox.index.catchUp();
+    const run = startCli(['run', '--task', 'workflow', '--config', env.location.configDir]);
+    await env.erp.faults.whenHeld(4);
+    run.child.kill('SIGKILL');
+    await run.exited;
+    t.equal(
+      uids.filter((uid) => status(env, uid) === 'IN_PROGRESS').length,
+      4,
+      'only the documents whose calls were out were claimed',
+    );
+    env.erp.faults.release(); // SAP does the work it had; the answers go nowhere
+    await sleep(1100); // the dead run's claims expire
+    const next = await workflow(env);
+    t.same(
+      next.tasks.workflow.counts,
+      { FAILED: 4, DONE: 36 },
+      'the 4 that may be in SAP go to an operator, the 36 others are sent',
+    );
+    t.equal(env.erp.tables.inbox.length, 40, 'one work item each: none lost, none twice');
+    t.equal(new Set(env.erp.tables.inbox.map((item) => item.ARC_DOC_ID)).size, 40);
+  },
+);
 
-t.test('the other writes of a task: a user\'s edit meeting its "waiting for" note, a claim and its re-read both meeting changes', async (t) => {
-  const env = await sandboxEnv(t);
-  const [invoice, sibling] = await uploadMany(env, 'ERP/Invoices', 'invoice', 2);
-  const [approval] = await uploadMany(env, 'ERP/Workflow', 'approval', 1);
-  await intake(env);
-  // Set READY by hand without the invoice number: the task notes what it waits for, and meets a user's edit.
-  env.fill(invoice, { 'erpTaskStatus:status': 'READY' });
-  env.fill(sibling, { 'erpTaskStatus:status': 'READY' });
-  env.sandbox.faults.add({ method: 'PUT', path: `/id/${invoice}`, ...exception(409, `${invoice}, Invalid change token`) });
-  // The claim meets a change, and the document is gone by the time it is read again.
-  env.sandbox.faults.add({ method: 'PUT', path: `/id/${approval}`, ...exception(409, `${approval}, Invalid change token`) });
-  env.sandbox.faults.add({ method: 'GET', path: `/id/${approval}`, ...exception(404, approval) });
-  const report = await env.run();
-  const byUid = new Map(Object.values(report.tasks).flatMap((task) => task.documents).map((d) => [d.uid, d]));
-  t.match(byUid.get(invoice), { result: 'SKIPPED', message: 'changed by a user or another run meanwhile; the next run looks at it again' });
-  t.match(byUid.get(sibling), { result: 'PENDING_INPUT', message: 'waiting for erpCreateALDocument:erpObjectId' }, 'its neighbour is noted as waiting');
-  t.match(byUid.get(approval), { result: 'GONE' });
-  t.equal(report.exitCode, 0, 'nothing failed: the others have the documents');
-});
+t.test(
+  'the other writes of a task: a user\'s edit meeting its "waiting for" note, a claim and its re-read both meeting changes',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const [invoice, sibling] = await uploadMany(env, 'ERP/Invoices', 'invoice', 2);
+    const [approval] = await uploadMany(env, 'ERP/Workflow', 'approval', 1);
+    await intake(env);
+    // Set READY by hand without the invoice number: the task notes what it waits for, and meets a user's edit.
+    env.fill(invoice, { 'erpTaskStatus:status': 'READY' });
+    env.fill(sibling, { 'erpTaskStatus:status': 'READY' });
+    env.sandbox.faults.add({
+      method: 'PUT',
+      path: `/id/${invoice}`,
+      ...exception(409, `${invoice}, Invalid change token`),
+    });
+    // The claim meets a change, and the document is gone by the time it is read again.
+    env.sandbox.faults.add({
+      method: 'PUT',
+      path: `/id/${approval}`,
+      ...exception(409, `${approval}, Invalid change token`),
+    });
+    env.sandbox.faults.add({ method: 'GET', path: `/id/${approval}`, ...exception(404, approval) });
+    const report = await env.run();
+    const byUid = new Map(
+      Object.values(report.tasks)
+        .flatMap((task) => task.documents)
+        .map((d) => [d.uid, d]),
+    );
+    t.match(byUid.get(invoice), {
+      result: 'SKIPPED',
+      message: 'changed by a user or another run meanwhile; the next run looks at it again',
+    });
+    t.match(
+      byUid.get(sibling),
+      { result: 'PENDING_INPUT', message: 'waiting for erpCreateALDocument:erpObjectId' },
+      'its neighbour is noted as waiting',
+    );
+    t.match(byUid.get(approval), { result: 'GONE' });
+    t.equal(report.exitCode, 0, 'nothing failed: the others have the documents');
+  },
+);
 
 t.test('the repository refusing the credentials in the middle of a task stops the run, as at its start', async (t) => {
   const env = await sandboxEnv(t);
   const [first, second] = await uploadMany(env, 'ERP/Workflow', 'approval', 2);
   await intake(env);
-  const refused = { status: 401, headers: { 'Content-Type': 'text/html' }, body: '<html><body><h1>401 Unauthorized</h1></body></html>' };
+  const refused = {
+    status: 401,
+    headers: { 'Content-Type': 'text/html' },
+    body: '<html><body><h1>401 Unauthorized</h1></body></html>',
+  };
   env.sandbox.faults.add({ method: 'PUT', path: `/id/${first}`, ...refused });
   const atClaim = await workflow(env);
   t.equal(atClaim.exitCode, 2);
@@ -121,40 +192,84 @@ t.test('the repository refusing the credentials in the middle of a task stops th
   t.match(atClaim.tasks.workflow, { state: 'stopped' });
   // Its claim went through and its work item is in SAP; the write of its outcome is refused.
   env.sandbox.faults.add({ method: 'PUT', path: `/id/${second}`, skip: 1, ...refused });
-  env.fill(second, { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:claimedBy': null, 'erpTaskStatus:claimExpires': null });
+  env.fill(second, {
+    'erpTaskStatus:status': 'READY',
+    'erpTaskStatus:claimedBy': null,
+    'erpTaskStatus:claimExpires': null,
+  });
   const atSettle = await workflow(env);
   t.equal(atSettle.exitCode, 2);
   t.equal(status(env, second), 'IN_PROGRESS', 'left claimed, so that a later run takes it over as after a crash');
 });
 
-t.test('four runs started together on one backlog, on a search index that lags: each document done once, one folder each, every run exits 0', async (t) => {
-  const env = await sandboxEnv(t); // the index lags every write by a second, as a stock Nuxeo's
-  // Invoices and scans labelled earlier and completed by users: READY for the link and bar-code tasks.
-  const invoices = await uploadMany(env, 'ERP/Invoices', 'invoice', 16);
-  const scans = await uploadMany(env, 'ERP/Barcode', 'scan', 16);
-  await intake(env);
-  invoices.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
-  scans.forEach((uid, i) => env.fill(uid, { 'erpBarcode:barcode': `BC-${i}` }));
-  env.sandbox.index.catchUp();
-  // New ones: approvals for the workflow task, invoices that get folders and wait for their number, scans that wait for their bar code.
-  const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 40);
-  const newInvoices = await uploadMany(env, 'ERP/Invoices', 'new-invoice', 8);
-  const newScans = await uploadMany(env, 'ERP/Barcode', 'new-scan', 8);
-  env.sandbox.faults.latencyMs = 2;
-  env.erp.faults.latencyMs = 20;
-  env.sandbox.index.catchUp(); // the backlog is indexed; what the four runs write is not, for a second
-  const runs = Array.from({ length: 4 }, (_, i) => startCli(['run', '--config', env.location.configDir, '--report', join(env.dir, `run-${i}.json`)]));
-  const results = await Promise.all(runs.map((r) => r.exited));
-  t.same(results.map((r) => r.code), [0, 0, 0, 0], results.map((r) => r.stderr.split('\n').filter((l) => /"level":"(warn|error)"/.test(l)).slice(0, 3).join('\n')).join('\n'));
+t.test(
+  'four runs started together on one backlog, on a search index that lags: each document done once, one folder each, every run exits 0',
+  async (t) => {
+    const env = await sandboxEnv(t); // the index lags every write by a second, as a stock Nuxeo's
+    // Invoices and scans labelled earlier and completed by users: READY for the link and bar-code tasks.
+    const invoices = await uploadMany(env, 'ERP/Invoices', 'invoice', 16);
+    const scans = await uploadMany(env, 'ERP/Barcode', 'scan', 16);
+    await intake(env);
+    invoices.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
+    scans.forEach((uid, i) => env.fill(uid, { 'erpBarcode:barcode': `BC-${i}` }));
+    env.sandbox.index.catchUp();
+    // New ones: approvals for the workflow task, invoices that get folders and wait for their number, scans that wait for their bar code.
+    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 40);
+    const newInvoices = await uploadMany(env, 'ERP/Invoices', 'new-invoice', 8);
+    const newScans = await uploadMany(env, 'ERP/Barcode', 'new-scan', 8);
+    env.sandbox.faults.latencyMs = 2;
+    env.erp.faults.latencyMs = 20;
+    env.sandbox.index.catchUp(); // the backlog is indexed; what the four runs write is not, for a second
+    const runs = Array.from({ length: 4 }, (_, i) =>
+      startCli(['run', '--config', env.location.configDir, '--report', join(env.dir, `run-${i}.json`)]),
+    );
+    const results = await Promise.all(runs.map((r) => r.exited));
+    t.same(
+      results.map((r) => r.code),
+      [0, 0, 0, 0],
+      results
+        .map((r) =>
+          r.stderr
+            .split('\n')
+            .filter((l) => /"level":"(warn|error)"/.test(l))
+            .slice(0, 3)
+            .join('\n'),
+        )
+        .join('\n'),
+    );
 
-  const once = (values: string[]) => new Set(values).size === values.length;
-  t.same([env.erp.tables.links.length, env.erp.tables.barcodes.length, env.erp.tables.inbox.length], [16, 16, 40], 'every link, bar code and work item made');
-  t.ok(once(env.erp.tables.links.map((l) => l.ARC_DOC_ID)) && once(env.erp.tables.barcodes.map((b) => b.DOCID)) && once(env.erp.tables.inbox.map((w) => w.ARC_DOC_ID)), 'none of them twice');
-  t.same([...invoices, ...scans, ...approvals].filter((uid) => status(env, uid) !== 'DONE'), [], 'all DONE');
-  t.same([...newInvoices, ...newScans].map((uid) => status(env, uid)).filter((s) => s !== 'PENDING_INPUT'), [], 'the new invoices and scans wait for their values');
-  for (const uid of [...invoices, ...newInvoices]) {
-    const folders = [...env.sandbox.store.all()].filter((d) => d.type === 'Folder' && d.properties['dc:source'] === uid);
-    if (folders.length !== 1) t.fail(`invoice ${uid} has ${folders.length} archive-link folders`);
-  }
-  t.equal([...env.sandbox.store.all()].filter((d) => d.properties['erpTaskStatus:status'] === 'IN_PROGRESS').length, 0, 'nothing left claimed');
-});
+    const once = (values: string[]) => new Set(values).size === values.length;
+    t.same(
+      [env.erp.tables.links.length, env.erp.tables.barcodes.length, env.erp.tables.inbox.length],
+      [16, 16, 40],
+      'every link, bar code and work item made',
+    );
+    t.ok(
+      once(env.erp.tables.links.map((l) => l.ARC_DOC_ID)) &&
+        once(env.erp.tables.barcodes.map((b) => b.DOCID)) &&
+        once(env.erp.tables.inbox.map((w) => w.ARC_DOC_ID)),
+      'none of them twice',
+    );
+    t.same(
+      [...invoices, ...scans, ...approvals].filter((uid) => status(env, uid) !== 'DONE'),
+      [],
+      'all DONE',
+    );
+    t.same(
+      [...newInvoices, ...newScans].map((uid) => status(env, uid)).filter((s) => s !== 'PENDING_INPUT'),
+      [],
+      'the new invoices and scans wait for their values',
+    );
+    for (const uid of [...invoices, ...newInvoices]) {
+      const folders = [...env.sandbox.store.all()].filter(
+        (d) => d.type === 'Folder' && d.properties['dc:source'] === uid,
+      );
+      if (folders.length !== 1) t.fail(`invoice ${uid} has ${folders.length} archive-link folders`);
+    }
+    t.equal(
+      [...env.sandbox.store.all()].filter((d) => d.properties['erpTaskStatus:status'] === 'IN_PROGRESS').length,
+      0,
+      'nothing left claimed',
+    );
+  },
+);

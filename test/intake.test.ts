@@ -8,7 +8,9 @@ import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 const INVOICES = '/default-domain/workspaces/ERP/Invoices';
 
 function snapshot(docs: Iterable<StoredDoc>): string {
-  return JSON.stringify([...docs].map((d) => [d.uid, d.path, d.facets, d.properties, d.sysChange, d.userChange]).sort());
+  return JSON.stringify(
+    [...docs].map((d) => [d.uid, d.path, d.facets, d.properties, d.sysChange, d.userChange]).sort(),
+  );
 }
 
 t.test('a run labels new files per mapping entry, with folders and status', async (t) => {
@@ -34,11 +36,23 @@ t.test('a run labels new files per mapping entry, with folders and status', asyn
   t.notOk(folder.facets.includes('fct_erp_task_status'), 'the status lives on the file only');
 
   t.equal(env.sandbox.store.get(scan)?.properties['erpTaskStatus:status'], 'PENDING_INPUT');
-  t.equal(env.sandbox.store.get(flow)?.properties['erpTaskStatus:status'], 'DONE', 'the ready one goes on to its task in the same run');
-  t.same(env.erp.tables.inbox.map((w) => [w.ARC_DOC_ID, w.AR_OBJECT, w.agents]), [[flow, 'ZINVWF', [{ OTYPE: 'US', OBJID: 'APPROVER1' }]]], 'a work item for the agent SAP\'s presetting names for the document type');
+  t.equal(
+    env.sandbox.store.get(flow)?.properties['erpTaskStatus:status'],
+    'DONE',
+    'the ready one goes on to its task in the same run',
+  );
+  t.same(
+    env.erp.tables.inbox.map((w) => [w.ARC_DOC_ID, w.AR_OBJECT, w.agents]),
+    [[flow, 'ZINVWF', [{ OTYPE: 'US', OBJID: 'APPROVER1' }]]],
+    "a work item for the agent SAP's presetting names for the document type",
+  );
 
   const again = await env.run();
-  t.same(again.intake.counts, { labelled: 0, planned: 0, ready: 0, pendingInput: 0, skipped: 0, errors: 0 }, 'a second run finds nothing new');
+  t.same(
+    again.intake.counts,
+    { labelled: 0, planned: 0, ready: 0, pendingInput: 0, skipped: 0, errors: 0 },
+    'a second run finds nothing new',
+  );
 });
 
 t.test('dry run writes nothing and reports the plan', async (t) => {
@@ -56,7 +70,9 @@ t.test('dry run writes nothing and reports the plan', async (t) => {
 });
 
 t.test('the deepest mapped path wins and $ references resolve or fail per document', async (t) => {
-  const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, unknown> & { properties: Record<string, unknown> }> };
+  const mapping = JSON.parse(MAPPING) as {
+    mapping: Array<Record<string, unknown> & { properties: Record<string, unknown> }>;
+  };
   const deeper = structuredClone(mapping.mapping[2]);
   deeper.path = '/default-domain/workspaces/ERP/Workflow/Urgent';
   deeper.properties['erpStartWorkflow:erpObjId'] = '$dc:description';
@@ -65,7 +81,11 @@ t.test('the deepest mapped path wins and $ references resolve or fail per docume
   const env = await sandboxEnv(t, { mapping: JSON.stringify(mapping) });
   const api = `${env.baseUrl}/api/v1`;
   await fetch(`${api}/path/default-domain/workspaces/ERP/Workflow`, {
-    method: 'POST', headers: { Authorization: `Basic ${Buffer.from('Administrator:Administrator').toString('base64')}`, 'Content-Type': 'application/json' },
+    method: 'POST',
+    headers: {
+      Authorization: `Basic ${Buffer.from('Administrator:Administrator').toString('base64')}`,
+      'Content-Type': 'application/json',
+    },
     body: JSON.stringify({ 'entity-type': 'document', type: 'Folder', name: 'Urgent' }),
   });
   const urgent = await env.upload('ERP/Workflow/Urgent', 'urgent.pdf');
@@ -79,7 +99,12 @@ t.test('the deepest mapped path wins and $ references resolve or fail per docume
   t.notOk(env.sandbox.store.get(urgent)?.facets.length, 'nothing written on the document');
 
   const actor = env.sandbox.actor();
-  env.sandbox.store.update(actor, env.sandbox.store.get(urgent) as StoredDoc, { 'dc:description': 'APPROVER9' }, NO_BLOBS);
+  env.sandbox.store.update(
+    actor,
+    env.sandbox.store.get(urgent) as StoredDoc,
+    { 'dc:description': 'APPROVER9' },
+    NO_BLOBS,
+  );
   await env.run();
   const fixed = env.sandbox.store.get(urgent) as StoredDoc;
   t.equal(fixed.properties['erpStartWorkflow:erpObjId'], 'APPROVER9', 'the next run picks it up once the value exists');
@@ -117,7 +142,8 @@ t.test('a run killed between any two steps is completed by the next run', async 
       };
     }
     await env.run();
-    for (const method of ['create', 'update', 'addFacet', 'move'] as const) delete (store as unknown as Record<string, unknown>)[method];
+    for (const method of ['create', 'update', 'addFacet', 'move'] as const)
+      delete (store as unknown as Record<string, unknown>)[method];
     await sleep(150); // a claim the crashed run held expires
     const second = await env.run();
     t.equal(second.intake.counts.errors, 0, `after a crash at step ${crashAfter}: no error`);
@@ -129,7 +155,11 @@ t.test('a run killed between any two steps is completed by the next run', async 
     const folders = [...store.all()].filter((d) => d.type === 'Folder' && d.properties['dc:source'] === uid);
     t.equal(folders.length, 1, `step ${crashAfter}: exactly one folder`);
     t.equal(folders[0].properties['erpHttpContent:docId'], uid, `step ${crashAfter}: folder labelled`);
-    t.equal([...store.descendants(folders[0].uid)].filter((d) => d.type === 'Folder').length, 0, `step ${crashAfter}: no folder inside the folder`);
+    t.equal(
+      [...store.descendants(folders[0].uid)].filter((d) => d.type === 'Folder').length,
+      0,
+      `step ${crashAfter}: no folder inside the folder`,
+    );
   }
 });
 
@@ -142,68 +172,105 @@ t.test('a property the server silently drops is an error on that document, never
   const record = report.intake.documents.find((d) => d.uid === uid);
   t.equal(record?.result, 'error');
   t.match(record?.error, /did not store erpTaskStatus:status, erpTaskStatus:attempts on .*dropped.pdf/);
-  t.notOk(env.sandbox.store.get(uid)?.properties['erpHttpContent:docId'], 'docId reset, so the next run retries the document');
+  t.notOk(
+    env.sandbox.store.get(uid)?.properties['erpHttpContent:docId'],
+    'docId reset, so the next run retries the document',
+  );
 });
 
-t.test('load on the repository: labelling costs one write per document, plus a search and one AddFacet per facet for each page', async (t) => {
-  const env = await sandboxEnv(t);
-  const actor = env.sandbox.actor();
-  const workflow = env.sandbox.store.getByPath('/default-domain/workspaces/ERP/Workflow') as StoredDoc;
-  for (let i = 0; i < 250; i++) env.sandbox.store.create(actor, workflow, { type: 'File', name: `wf-${i}.pdf`, properties: { 'dc:title': `wf-${i}` } }, NO_BLOBS);
-  const requests = new Map<string, number>();
-  const schemasAsked = new Set<string>();
-  env.sandbox.faults.observe = (req) => {
-    const kind = `${req.method} ${/AddFacet|search|\/id\//.exec(req.url ?? '')?.[0] ?? 'other'}`;
-    requests.set(kind, (requests.get(kind) ?? 0) + 1);
-    if (kind === 'GET search' && new URL(req.url ?? '', 'http://x').searchParams.get('query')?.includes('FROM File') === true) schemasAsked.add(String(req.headers.properties).split(',').sort().join(','));
-  };
-  const report = await env.run();
-  t.equal(report.intake.counts.labelled, 250);
-  t.equal(report.tasks.workflow.counts.DONE, 250);
-  t.same([...schemasAsked].sort(), [
-    // The intake, per mapping entry: its use case's, the status, those of its $ references, and those
-    // its tasks read (they send what it labels in the same run): the bar-code call's document class
-    // comes from the file's MIME type.
-    'dublincore,erp_barcode,erp_http_content,erp_task_status,file',
-    'dublincore,erp_create_al_document,erp_http_content,erp_task_status,file',
-    'dublincore,erp_http_content,erp_start_workflow,erp_task_status',
-    // Each task: its use case's, the status, and those its call's values come from.
-    'erp_barcode,erp_http_content,erp_task_status,file',
-    'erp_create_al_document,erp_http_content,erp_task_status',
-    'erp_http_content,erp_start_workflow,erp_task_status',
-  ], 'pages carry only the schemas their documents are read for, never every schema');
-  t.equal(requests.get('POST AddFacet'), 3 * 3, 'three pages of 100, one call per facet each');
-  t.equal(requests.get('PUT /id/'), 250 + 2 * 250, 'intake: one write per document; the task: its claim and its outcome');
-  t.equal(env.erp.tables.inbox.length, 250, 'one work item each');
-});
+t.test(
+  'load on the repository: labelling costs one write per document, plus a search and one AddFacet per facet for each page',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const actor = env.sandbox.actor();
+    const workflow = env.sandbox.store.getByPath('/default-domain/workspaces/ERP/Workflow') as StoredDoc;
+    for (let i = 0; i < 250; i++)
+      env.sandbox.store.create(
+        actor,
+        workflow,
+        { type: 'File', name: `wf-${i}.pdf`, properties: { 'dc:title': `wf-${i}` } },
+        NO_BLOBS,
+      );
+    const requests = new Map<string, number>();
+    const schemasAsked = new Set<string>();
+    env.sandbox.faults.observe = (req) => {
+      const kind = `${req.method} ${/AddFacet|search|\/id\//.exec(req.url ?? '')?.[0] ?? 'other'}`;
+      requests.set(kind, (requests.get(kind) ?? 0) + 1);
+      if (
+        kind === 'GET search' &&
+        new URL(req.url ?? '', 'http://x').searchParams.get('query')?.includes('FROM File') === true
+      )
+        schemasAsked.add(String(req.headers.properties).split(',').sort().join(','));
+    };
+    const report = await env.run();
+    t.equal(report.intake.counts.labelled, 250);
+    t.equal(report.tasks.workflow.counts.DONE, 250);
+    t.same(
+      [...schemasAsked].sort(),
+      [
+        // The intake, per mapping entry: its use case's, the status, those of its $ references, and those
+        // its tasks read (they send what it labels in the same run): the bar-code call's document class
+        // comes from the file's MIME type.
+        'dublincore,erp_barcode,erp_http_content,erp_task_status,file',
+        'dublincore,erp_create_al_document,erp_http_content,erp_task_status,file',
+        'dublincore,erp_http_content,erp_start_workflow,erp_task_status',
+        // Each task: its use case's, the status, and those its call's values come from.
+        'erp_barcode,erp_http_content,erp_task_status,file',
+        'erp_create_al_document,erp_http_content,erp_task_status',
+        'erp_http_content,erp_start_workflow,erp_task_status',
+      ],
+      'pages carry only the schemas their documents are read for, never every schema',
+    );
+    t.equal(requests.get('POST AddFacet'), 3 * 3, 'three pages of 100, one call per facet each');
+    t.equal(
+      requests.get('PUT /id/'),
+      250 + 2 * 250,
+      'intake: one write per document; the task: its claim and its outcome',
+    );
+    t.equal(env.erp.tables.inbox.length, 250, 'one work item each');
+  },
+);
 
-t.test('with archive-link folders, the facets of the page\'s files and of its folders take one call per facet each', async (t) => {
-  const env = await sandboxEnv(t);
-  const actor = env.sandbox.actor();
-  const invoices = env.sandbox.store.getByPath(INVOICES) as StoredDoc;
-  const blob = env.sandbox.store.storeBlob(Buffer.from('%PDF-1.4'), 'scan.pdf', 'application/pdf');
-  for (let i = 0; i < 30; i++) {
-    const properties = { 'dc:title': `inv-${i}`, 'file:content': { 'upload-batch': 'b' } };
-    env.sandbox.store.create(actor, invoices, { type: 'File', name: `inv-${i}.pdf`, properties }, () => ({ ...blob, name: `inv-${i}.pdf` }));
-  }
-  const requests = new Map<string, number>();
-  env.sandbox.faults.observe = (req) => {
-    const operation = /(AddFacet|Document\.Move)/.exec(req.url ?? '')?.[1];
-    const kind = `${req.method} ${operation ?? /search|\/id\//.exec(req.url ?? '')?.[0] ?? 'other'}`;
-    requests.set(kind, (requests.get(kind) ?? 0) + 1);
-  };
-  // The intake alone: every task switched off.
-  for (const file of readdirSync(env.location.jobsDir)) {
-    const path = join(env.location.jobsDir, file);
-    writeFileSync(path, readFileSync(path, 'utf8').replace(/^enabled: true/m, 'enabled: false'));
-  }
-  const report = await env.run();
-  t.same(Object.keys(report.tasks), [], 'no task ran');
-  t.equal(report.intake.counts.labelled, 30);
-  t.equal(requests.get('POST AddFacet'), 3 + 2, 'the files\' three facets, then the folders\' two, for the whole page');
-  t.equal(requests.get('PUT /id/'), 3 * 30, 'per file: its claim, its folder\'s values, its own values');
-  t.equal(requests.get('POST Document.Move'), 30, 'each file into its folder');
-  const folders = [...env.sandbox.store.all()].filter((d) => d.type === 'Folder' && d.parentId === invoices.uid);
-  t.equal(folders.length, 30);
-  t.ok(folders.every((f) => f.facets.includes('fct_erp_http_content') && f.properties['erpHttpContent:docId'] === f.properties['dc:source']), 'every folder has its facets and values');
-});
+t.test(
+  "with archive-link folders, the facets of the page's files and of its folders take one call per facet each",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const actor = env.sandbox.actor();
+    const invoices = env.sandbox.store.getByPath(INVOICES) as StoredDoc;
+    const blob = env.sandbox.store.storeBlob(Buffer.from('%PDF-1.4'), 'scan.pdf', 'application/pdf');
+    for (let i = 0; i < 30; i++) {
+      const properties = { 'dc:title': `inv-${i}`, 'file:content': { 'upload-batch': 'b' } };
+      env.sandbox.store.create(actor, invoices, { type: 'File', name: `inv-${i}.pdf`, properties }, () => ({
+        ...blob,
+        name: `inv-${i}.pdf`,
+      }));
+    }
+    const requests = new Map<string, number>();
+    env.sandbox.faults.observe = (req) => {
+      const operation = /(AddFacet|Document\.Move)/.exec(req.url ?? '')?.[1];
+      const kind = `${req.method} ${operation ?? /search|\/id\//.exec(req.url ?? '')?.[0] ?? 'other'}`;
+      requests.set(kind, (requests.get(kind) ?? 0) + 1);
+    };
+    // The intake alone: every task switched off.
+    for (const file of readdirSync(env.location.jobsDir)) {
+      const path = join(env.location.jobsDir, file);
+      writeFileSync(path, readFileSync(path, 'utf8').replace(/^enabled: true/m, 'enabled: false'));
+    }
+    const report = await env.run();
+    t.same(Object.keys(report.tasks), [], 'no task ran');
+    t.equal(report.intake.counts.labelled, 30);
+    t.equal(requests.get('POST AddFacet'), 3 + 2, "the files' three facets, then the folders' two, for the whole page");
+    t.equal(requests.get('PUT /id/'), 3 * 30, "per file: its claim, its folder's values, its own values");
+    t.equal(requests.get('POST Document.Move'), 30, 'each file into its folder');
+    const folders = [...env.sandbox.store.all()].filter((d) => d.type === 'Folder' && d.parentId === invoices.uid);
+    t.equal(folders.length, 30);
+    t.ok(
+      folders.every(
+        (f) =>
+          f.facets.includes('fct_erp_http_content') &&
+          f.properties['erpHttpContent:docId'] === f.properties['dc:source'],
+      ),
+      'every folder has its facets and values',
+    );
+  },
+);

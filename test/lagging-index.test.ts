@@ -21,32 +21,54 @@ const run = (env: Env, task?: string) => runJob({ location: env.location, dryRun
 const behindTheIndex = (env: Env, uid: string, values: Record<string, unknown>) =>
   env.sandbox.store.update(env.sandbox.actor(), env.sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {});
 
-t.test('what a run labels it sends in the same run, though its search cannot see the labels yet; the next run relabels nothing', async (t) => {
-  const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
-  const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 4);
-  const first = await run(env);
-  t.equal(first.intake.counts.labelled, 4);
-  t.same(first.tasks.workflow.counts, { DONE: 4 }, 'sent in the same run');
-  const tokens = uids.map((uid) => token(env, uid));
+t.test(
+  'what a run labels it sends in the same run, though its search cannot see the labels yet; the next run relabels nothing',
+  async (t) => {
+    const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
+    const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 4);
+    const first = await run(env);
+    t.equal(first.intake.counts.labelled, 4);
+    t.same(first.tasks.workflow.counts, { DONE: 4 }, 'sent in the same run');
+    const tokens = uids.map((uid) => token(env, uid));
 
-  const second = await run(env);
-  t.equal(second.intake.counts.labelled, 0, 'the index still has them unlabelled; the documents it returns are labelled: left alone');
-  t.same(uids.map((uid) => token(env, uid)), tokens, 'not one of them written again (a relabel would put them back to READY)');
-  t.same(uids.map((uid) => status(env, uid)), ['DONE', 'DONE', 'DONE', 'DONE']);
-  t.equal(env.erp.tables.inbox.length, 4);
-});
+    const second = await run(env);
+    t.equal(
+      second.intake.counts.labelled,
+      0,
+      'the index still has them unlabelled; the documents it returns are labelled: left alone',
+    );
+    t.same(
+      uids.map((uid) => token(env, uid)),
+      tokens,
+      'not one of them written again (a relabel would put them back to READY)',
+    );
+    t.same(
+      uids.map((uid) => status(env, uid)),
+      ['DONE', 'DONE', 'DONE', 'DONE'],
+    );
+    t.equal(env.erp.tables.inbox.length, 4);
+  },
+);
 
-t.test('a task\'s search returns documents that are done, or claimed by another run: neither is sent', async (t) => {
+t.test("a task's search returns documents that are done, or claimed by another run: neither is sent", async (t) => {
   const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
   const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 4);
   await run(env, 'link'); // the intake alone: the workflow documents are READY
   env.sandbox.index.catchUp(); // the index has them READY, and keeps them so
   t.same((await run(env, 'workflow')).tasks.workflow.counts, { DONE: 4 });
   const [taken] = uids;
-  behindTheIndex(env, taken, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimedBy': 'another-run', 'erpTaskStatus:claimExpires': new Date(Date.now() + 60_000).toISOString() });
+  behindTheIndex(env, taken, {
+    'erpTaskStatus:status': 'IN_PROGRESS',
+    'erpTaskStatus:claimedBy': 'another-run',
+    'erpTaskStatus:claimExpires': new Date(Date.now() + 60_000).toISOString(),
+  });
 
   const again = await run(env, 'workflow');
-  t.same(again.tasks.workflow.counts, { CLAIMED_ELSEWHERE: 1 }, 'four READY hits: three are DONE (skipped, nothing to report), one another run holds');
+  t.same(
+    again.tasks.workflow.counts,
+    { CLAIMED_ELSEWHERE: 1 },
+    'four READY hits: three are DONE (skipped, nothing to report), one another run holds',
+  );
   t.equal(env.erp.tables.inbox.length, 4, 'no second work item');
   t.equal(again.exitCode, 0);
 });
@@ -72,75 +94,155 @@ t.test('a server whose maximum page size is below pageSize: every page is read a
   const report = await run(env, 'link');
   t.equal(report.intake.counts.labelled, 7, 'the intake reads every page');
   env.sandbox.index.catchUp(); // the next scheduled run
-  t.same((await run(env, 'workflow')).tasks.workflow.counts, { DONE: 7 }, 'and a task\'s search (its batch size, 50, is clamped too)');
-  t.same(uids.map((uid) => status(env, uid)).filter((s) => s !== 'DONE'), []);
+  t.same(
+    (await run(env, 'workflow')).tasks.workflow.counts,
+    { DONE: 7 },
+    "and a task's search (its batch size, 50, is clamped too)",
+  );
+  t.same(
+    uids.map((uid) => status(env, uid)).filter((s) => s !== 'DONE'),
+    [],
+  );
 });
 
-t.test('what the intake labelled is sent in the same run only as the task\'s systems and filter allow', async (t) => {
+t.test("what the intake labelled is sent in the same run only as the task's systems and filter allow", async (t) => {
   const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
   const { jobsDir, configDir } = env.location;
-  const edit = (file: string, change: (text: string) => string) => writeFileSync(file, change(readFileSync(file, 'utf8')));
+  const edit = (file: string, change: (text: string) => string) =>
+    writeFileSync(file, change(readFileSync(file, 'utf8')));
   const workflowYaml = join(jobsDir, 'workflow.yaml');
   const original = readFileSync(workflowYaml, 'utf8');
-  edit(join(configDir, 'erpHttp.yaml'), (text) => `${text}  - name: ECC\n    client: "200"\n    rfc: {url: "http://127.0.0.1:1", auth: {username: U, password: p}}\n`);
+  edit(
+    join(configDir, 'erpHttp.yaml'),
+    (text) =>
+      `${text}  - name: ECC\n    client: "200"\n    rfc: {url: "http://127.0.0.1:1", auth: {username: U, password: p}}\n`,
+  );
   writeFileSync(workflowYaml, `${original}systems: [ECC]\n`);
   await env.upload('ERP/Workflow', 'a.pdf');
   t.same((await run(env)).tasks.workflow.counts, {}, 'a.pdf is for S4H, the task for ECC only');
   writeFileSync(workflowYaml, `${original}filter: "dc:title <> 'b.pdf'"\n`);
   await env.upload('ERP/Workflow', 'b.pdf');
   const c = await env.upload('ERP/Workflow', 'c.pdf');
-  t.same((await run(env)).tasks.workflow.counts, { DONE: 1 }, 'the filter is asked of the repository: b.pdf is left out');
-  t.same(env.erp.tables.inbox.map((item) => item.ARC_DOC_ID), [c]);
+  t.same(
+    (await run(env)).tasks.workflow.counts,
+    { DONE: 1 },
+    'the filter is asked of the repository: b.pdf is left out',
+  );
+  t.same(
+    env.erp.tables.inbox.map((item) => item.ARC_DOC_ID),
+    [c],
+  );
 });
 
 t.test('a task stopped while it sends what the intake labelled claims nothing more', async (t) => {
   const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
   const workflowYaml = join(env.location.jobsDir, 'workflow.yaml');
-  writeFileSync(workflowYaml, readFileSync(workflowYaml, 'utf8').replace('batchSize: 50', 'batchSize: 1').replace('concurrency: 2', 'concurrency: 1'));
+  writeFileSync(
+    workflowYaml,
+    readFileSync(workflowYaml, 'utf8')
+      .replace('batchSize: 50', 'batchSize: 1')
+      .replace('concurrency: 2', 'concurrency: 1'),
+  );
   await uploadMany(env, 'ERP/Workflow', 'approval', 4);
   const stop = new AbortController();
-  const report = await runJob({ location: env.location, dryRun: false, stop: stop.signal, onDocument: (phase) => phase === 'task workflow' && stop.abort('SIGTERM') }, quietLog);
+  const report = await runJob(
+    {
+      location: env.location,
+      dryRun: false,
+      stop: stop.signal,
+      onDocument: (phase) => phase === 'task workflow' && stop.abort('SIGTERM'),
+    },
+    quietLog,
+  );
   t.match(report.tasks.workflow, { state: 'stopped', reason: 'SIGTERM' });
   t.ok(env.erp.tables.inbox.length < 4, `${env.erp.tables.inbox.length} of 4 sent before the stop, none after`);
 });
 
-t.test('a file moved behind the index, out of its mapped folder or into a deeper one, is labelled for where it is, not where the index saw it', async (t) => {
-  const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, unknown> & { path: string; properties: Record<string, unknown> }> };
-  const workflow = mapping.mapping.find((entry) => entry.path.endsWith('/Workflow')) as (typeof mapping.mapping)[number];
-  mapping.mapping.push({ ...workflow, path: `${workflow.path}/Urgent`, properties: { ...workflow.properties, 'erpStartWorkflow:erpObjId': 'APPROVER2' } });
-  const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } }, mapping: JSON.stringify(mapping) });
-  const store = env.sandbox.store;
-  const parent = store.getByPath('/default-domain/workspaces/ERP/Workflow') as StoredDoc;
-  const urgent = env.sandbox.index.sync(() => store.create(env.sandbox.actor(), parent, { type: 'Workspace', name: 'Urgent', properties: {} }, NO_BLOBS));
-  const moved = await env.upload('ERP/Workflow', 'moved.pdf');
-  const away = await env.upload('ERP/Workflow', 'away.pdf');
-  store.move(env.sandbox.actor(), store.get(moved) as StoredDoc, urgent);
-  store.move(env.sandbox.actor(), store.get(away) as StoredDoc, store.getByPath('/default-domain/workspaces/ERP/Invoices') as StoredDoc);
-  const stale = await run(env);
-  t.equal(stale.intake.counts.labelled, 0, 'both come back from the Workflow entry\'s search, and are under another entry now: left alone');
-  env.sandbox.index.catchUp();
-  await run(env);
-  t.equal(env.props(moved)['erpStartWorkflow:erpObjId'], 'APPROVER2', 'labelled by the deeper entry, once its search finds it');
-  t.ok(env.props(away)['erpCreateALDocument:erpObject'] === 'BKPF' && env.props(away)['erpStartWorkflow:erpObjId'] === undefined, 'and the other as an invoice');
-});
+t.test(
+  'a file moved behind the index, out of its mapped folder or into a deeper one, is labelled for where it is, not where the index saw it',
+  async (t) => {
+    const mapping = JSON.parse(MAPPING) as {
+      mapping: Array<Record<string, unknown> & { path: string; properties: Record<string, unknown> }>;
+    };
+    const workflow = mapping.mapping.find((entry) =>
+      entry.path.endsWith('/Workflow'),
+    ) as (typeof mapping.mapping)[number];
+    mapping.mapping.push({
+      ...workflow,
+      path: `${workflow.path}/Urgent`,
+      properties: { ...workflow.properties, 'erpStartWorkflow:erpObjId': 'APPROVER2' },
+    });
+    const env = await sandboxEnv(t, {
+      sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } },
+      mapping: JSON.stringify(mapping),
+    });
+    const store = env.sandbox.store;
+    const parent = store.getByPath('/default-domain/workspaces/ERP/Workflow') as StoredDoc;
+    const urgent = env.sandbox.index.sync(() =>
+      store.create(env.sandbox.actor(), parent, { type: 'Workspace', name: 'Urgent', properties: {} }, NO_BLOBS),
+    );
+    const moved = await env.upload('ERP/Workflow', 'moved.pdf');
+    const away = await env.upload('ERP/Workflow', 'away.pdf');
+    store.move(env.sandbox.actor(), store.get(moved) as StoredDoc, urgent);
+    store.move(
+      env.sandbox.actor(),
+      store.get(away) as StoredDoc,
+      store.getByPath('/default-domain/workspaces/ERP/Invoices') as StoredDoc,
+    );
+    const stale = await run(env);
+    t.equal(
+      stale.intake.counts.labelled,
+      0,
+      "both come back from the Workflow entry's search, and are under another entry now: left alone",
+    );
+    env.sandbox.index.catchUp();
+    await run(env);
+    t.equal(
+      env.props(moved)['erpStartWorkflow:erpObjId'],
+      'APPROVER2',
+      'labelled by the deeper entry, once its search finds it',
+    );
+    t.ok(
+      env.props(away)['erpCreateALDocument:erpObject'] === 'BKPF' &&
+        env.props(away)['erpStartWorkflow:erpObjId'] === undefined,
+      'and the other as an invoice',
+    );
+  },
+);
 
-t.test('a run keeps the last 2,000 documents its intake labelled for its tasks: the earlier ones wait for the index, and the next run', async (t) => {
-  const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
-  const { store } = env.sandbox;
-  const parent = store.getByPath('/default-domain/workspaces/ERP/Workflow') as StoredDoc;
-  const blob = store.storeBlob(Buffer.from('%PDF-1.4 approval'), 'approval.pdf', 'application/pdf');
-  // Uploaded long ago: the index has them unlabelled.
-  const uids = env.sandbox.index.sync(() => Array.from({ length: LABELLED_HELD + 5 }, (_, i) =>
-    store.create(env.sandbox.actor(), parent, { type: 'File', name: `approval-${i}.pdf`, properties: { 'dc:title': `approval-${i}` } }, () => ({ ...blob, name: `approval-${i}.pdf` })).uid));
-  const first = await run(env);
-  t.equal(first.intake.counts.labelled, LABELLED_HELD + 5);
-  t.same(first.tasks.workflow.counts, { DONE: LABELLED_HELD }, 'the last 2,000 labelled are sent in the same run');
-  const left = uids.filter((uid) => status(env, uid) === 'READY');
-  t.equal(left.length, 5);
-  // The intake reads by ecm:uuid, a page of 100 at a time: the first labelled are on its first page.
-  const firstPage = new Set([...uids].sort().slice(0, 100));
-  t.ok(left.every((uid) => firstPage.has(uid)), 'those left are among the first labelled');
-  env.sandbox.index.catchUp();
-  t.same((await run(env)).tasks.workflow.counts, { DONE: 5 }, 'the next run finds them');
-  t.equal(env.erp.tables.inbox.length, LABELLED_HELD + 5);
-});
+t.test(
+  'a run keeps the last 2,000 documents its intake labelled for its tasks: the earlier ones wait for the index, and the next run',
+  async (t) => {
+    const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
+    const { store } = env.sandbox;
+    const parent = store.getByPath('/default-domain/workspaces/ERP/Workflow') as StoredDoc;
+    const blob = store.storeBlob(Buffer.from('%PDF-1.4 approval'), 'approval.pdf', 'application/pdf');
+    // Uploaded long ago: the index has them unlabelled.
+    const uids = env.sandbox.index.sync(() =>
+      Array.from(
+        { length: LABELLED_HELD + 5 },
+        (_, i) =>
+          store.create(
+            env.sandbox.actor(),
+            parent,
+            { type: 'File', name: `approval-${i}.pdf`, properties: { 'dc:title': `approval-${i}` } },
+            () => ({ ...blob, name: `approval-${i}.pdf` }),
+          ).uid,
+      ),
+    );
+    const first = await run(env);
+    t.equal(first.intake.counts.labelled, LABELLED_HELD + 5);
+    t.same(first.tasks.workflow.counts, { DONE: LABELLED_HELD }, 'the last 2,000 labelled are sent in the same run');
+    const left = uids.filter((uid) => status(env, uid) === 'READY');
+    t.equal(left.length, 5);
+    // The intake reads by ecm:uuid, a page of 100 at a time: the first labelled are on its first page.
+    const firstPage = new Set([...uids].sort().slice(0, 100));
+    t.ok(
+      left.every((uid) => firstPage.has(uid)),
+      'those left are among the first labelled',
+    );
+    env.sandbox.index.catchUp();
+    t.same((await run(env)).tasks.workflow.counts, { DONE: 5 }, 'the next run finds them');
+    t.equal(env.erp.tables.inbox.length, LABELLED_HELD + 5);
+  },
+);

@@ -9,52 +9,92 @@ import { cli } from './helpers/run-cli.js';
 const NUXEO_SECRET = 'Nx-S3cret-4711';
 const SAP_SECRET = 'Sap-S3cret-0815';
 
-t.test('a run at debug level over RFC and Rest: every line has the run id, document lines the task and uid, no secret anywhere', async (t) => {
-  const env = await sandboxEnv(t, { users: { connector: { password: NUXEO_SECRET, groups: ['administrators'] } } });
-  env.erp.customizing.users.LOGTEST = { password: SAP_SECRET, rfc: '*' };
-  const { configDir, jobsDir } = env.location;
-  const storage = join(configDir, 'storage.yaml');
-  writeFileSync(storage, readFileSync(storage, 'utf8').replace('username: Administrator', 'username: connector'));
-  // The SAP password comes from a mounted file, the repository's from the environment.
-  const secretFile = join(env.dir, 'sap-password');
-  writeFileSync(secretFile, `${SAP_SECRET}\n`);
-  const erp = join(configDir, 'erpHttp.yaml');
-  writeFileSync(erp, readFileSync(erp, 'utf8').replaceAll('username: CONNECTOR', 'username: LOGTEST').replaceAll('${env:SAP_PASSWORD}', `\${file:${secretFile}}`));
-  const link = join(jobsDir, 'link.yaml');
-  writeFileSync(link, readFileSync(link, 'utf8').replace(/^function: RFC.*$/m, 'function: Rest'));
+t.test(
+  'a run at debug level over RFC and Rest: every line has the run id, document lines the task and uid, no secret anywhere',
+  async (t) => {
+    const env = await sandboxEnv(t, { users: { connector: { password: NUXEO_SECRET, groups: ['administrators'] } } });
+    env.erp.customizing.users.LOGTEST = { password: SAP_SECRET, rfc: '*' };
+    const { configDir, jobsDir } = env.location;
+    const storage = join(configDir, 'storage.yaml');
+    writeFileSync(storage, readFileSync(storage, 'utf8').replace('username: Administrator', 'username: connector'));
+    // The SAP password comes from a mounted file, the repository's from the environment.
+    const secretFile = join(env.dir, 'sap-password');
+    writeFileSync(secretFile, `${SAP_SECRET}\n`);
+    const erp = join(configDir, 'erpHttp.yaml');
+    writeFileSync(
+      erp,
+      readFileSync(erp, 'utf8')
+        .replaceAll('username: CONNECTOR', 'username: LOGTEST')
+        .replaceAll('${env:SAP_PASSWORD}', `\${file:${secretFile}}`),
+    );
+    const link = join(jobsDir, 'link.yaml');
+    writeFileSync(link, readFileSync(link, 'utf8').replace(/^function: RFC.*$/m, 'function: Rest'));
 
-  const invoice = await env.upload('ERP/Invoices', 'invoice.pdf');
-  const scan = await env.upload('ERP/Barcode', 'scan.pdf');
-  const approval = await env.upload('ERP/Workflow', 'approval.pdf');
-  const environment = { NUXEO_PASSWORD: NUXEO_SECRET, SAP_PASSWORD: 'unused', CONNECT2ERP_LOG_LEVEL: 'debug' };
-  const first = await cli(['run', '--config', configDir], environment);
-  for (const [uid, values] of [[invoice, { 'erpCreateALDocument:erpObjectId': '4711' }], [scan, { 'erpBarcode:barcode': 'BC-7' }]] as const) {
-    env.fill(uid, values);
-  }
-  const second = await cli(['run', '--config', configDir], environment);
-  t.same([first.code, second.code], [0, 0]);
-  t.equal(env.erp.tables.attachments.length + env.erp.tables.barcodes.length + env.erp.tables.inbox.length, 3, 'all three went through, the link over Rest');
+    const invoice = await env.upload('ERP/Invoices', 'invoice.pdf');
+    const scan = await env.upload('ERP/Barcode', 'scan.pdf');
+    const approval = await env.upload('ERP/Workflow', 'approval.pdf');
+    const environment = { NUXEO_PASSWORD: NUXEO_SECRET, SAP_PASSWORD: 'unused', CONNECT2ERP_LOG_LEVEL: 'debug' };
+    const first = await cli(['run', '--config', configDir], environment);
+    for (const [uid, values] of [
+      [invoice, { 'erpCreateALDocument:erpObjectId': '4711' }],
+      [scan, { 'erpBarcode:barcode': 'BC-7' }],
+    ] as const) {
+      env.fill(uid, values);
+    }
+    const second = await cli(['run', '--config', configDir], environment);
+    t.same([first.code, second.code], [0, 0]);
+    t.equal(
+      env.erp.tables.attachments.length + env.erp.tables.barcodes.length + env.erp.tables.inbox.length,
+      3,
+      'all three went through, the link over Rest',
+    );
 
-  const log = [first, second].map((r) => r.stderr + r.stdout).join('\n');
-  const basic = (user: string, password: string) => Buffer.from(`${user}:${password}`).toString('base64');
-  const secrets: Array<[string, string]> = [
-    ['repository password', NUXEO_SECRET],
-    ['SAP password', SAP_SECRET],
-    ['repository Basic credentials', basic('connector', NUXEO_SECRET)],
-    ['SAP Basic credentials', basic('LOGTEST', SAP_SECRET)],
-    ...[...env.erp.csrf.sessions].flatMap(([session, token]): Array<[string, string]> => [['SAP session cookie', session], ['CSRF token', token]]),
-  ];
-  t.ok(env.erp.csrf.sessions.size > 0, 'the Rest call fetched a CSRF token and a session');
-  for (const [what, secret] of secrets) t.notOk(log.includes(secret), `the ${what} never appears in the log`);
+    const log = [first, second].map((r) => r.stderr + r.stdout).join('\n');
+    const basic = (user: string, password: string) => Buffer.from(`${user}:${password}`).toString('base64');
+    const secrets: Array<[string, string]> = [
+      ['repository password', NUXEO_SECRET],
+      ['SAP password', SAP_SECRET],
+      ['repository Basic credentials', basic('connector', NUXEO_SECRET)],
+      ['SAP Basic credentials', basic('LOGTEST', SAP_SECRET)],
+      ...[...env.erp.csrf.sessions].flatMap(([session, token]): Array<[string, string]> => [
+        ['SAP session cookie', session],
+        ['CSRF token', token],
+      ]),
+    ];
+    t.ok(env.erp.csrf.sessions.size > 0, 'the Rest call fetched a CSRF token and a session');
+    for (const [what, secret] of secrets) t.notOk(log.includes(secret), `the ${what} never appears in the log`);
 
-  const lines = [first, second].flatMap((r) => r.stderr.split('\n')).filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, unknown>);
-  t.ok(lines.length >= 10, `${lines.length} JSON lines (stderr is not a terminal)`);
-  t.ok(lines.every((l) => typeof l.runId === 'string' && typeof l.message === 'string' && typeof l.timestamp === 'string'), 'every line: run id, static message, time');
-  t.ok(lines.some((l) => l.level === 'debug' && l.message === 'rest call'), 'debug lines are there, so the search covered the requests');
-  const processed = lines.filter((l) => l.message === 'document processed');
-  t.same(processed.map((l) => [l.task, l.uid]).sort(), [['barcode', scan], ['link', invoice], ['workflow', approval]].sort(), 'document lines name the task and the uid');
-  const labelled = lines.filter((l) => l.message === 'document labelled');
-  t.equal(labelled.length, 3, 'one intake line per new document');
-  t.ok(labelled.every((l) => typeof l.uid === 'string'), 'intake lines name the uid');
-  t.equal(new Set(lines.map((l) => l.runId)).size, 2, 'one run id per run');
-});
+    const lines = [first, second]
+      .flatMap((r) => r.stderr.split('\n'))
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    t.ok(lines.length >= 10, `${lines.length} JSON lines (stderr is not a terminal)`);
+    t.ok(
+      lines.every(
+        (l) => typeof l.runId === 'string' && typeof l.message === 'string' && typeof l.timestamp === 'string',
+      ),
+      'every line: run id, static message, time',
+    );
+    t.ok(
+      lines.some((l) => l.level === 'debug' && l.message === 'rest call'),
+      'debug lines are there, so the search covered the requests',
+    );
+    const processed = lines.filter((l) => l.message === 'document processed');
+    t.same(
+      processed.map((l) => [l.task, l.uid]).sort(),
+      [
+        ['barcode', scan],
+        ['link', invoice],
+        ['workflow', approval],
+      ].sort(),
+      'document lines name the task and the uid',
+    );
+    const labelled = lines.filter((l) => l.message === 'document labelled');
+    t.equal(labelled.length, 3, 'one intake line per new document');
+    t.ok(
+      labelled.every((l) => typeof l.uid === 'string'),
+      'intake lines name the uid',
+    );
+    t.equal(new Set(lines.map((l) => l.runId)).size, 2, 'one run id per run');
+  },
+);

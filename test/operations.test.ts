@@ -41,75 +41,120 @@ function assertOneWorkItemEach(t: Test, env: Env, uids: string[]): void {
   const perDoc = new Map<string, number>();
   for (const item of env.erp.tables.inbox) perDoc.set(item.ARC_DOC_ID, (perDoc.get(item.ARC_DOC_ID) ?? 0) + 1);
   t.equal(env.erp.tables.inbox.length, perDoc.size, 'no document has two work items');
-  t.ok(uids.every((uid) => perDoc.get(uid) === 1), `each of the ${uids.length} documents has its one work item`);
+  t.ok(
+    uids.every((uid) => perDoc.get(uid) === 1),
+    `each of the ${uids.length} documents has its one work item`,
+  );
 }
 
-t.test('SIGTERM: calls under way finish, claimed documents not yet sent go back to READY, report written, exit 3', async (t) => {
-  const env = await sandboxEnv(t);
-  const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 30);
-  env.erp.faults.latencyMs = 200;
-  const dir = env.dir;
-  const run = runProcess(env, ['--task', 'workflow', '--report', join(dir, 'report.json'), '--report-html', join(dir, 'report.html')]);
-  await until(() => env.erp.tables.inbox.length >= 4, 'SAP has its first work items');
-  run.child.kill('SIGTERM');
-  const { code, stderr, stdout } = await run.exited;
+t.test(
+  'SIGTERM: calls under way finish, claimed documents not yet sent go back to READY, report written, exit 3',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 30);
+    env.erp.faults.latencyMs = 200;
+    const dir = env.dir;
+    const run = runProcess(env, [
+      '--task',
+      'workflow',
+      '--report',
+      join(dir, 'report.json'),
+      '--report-html',
+      join(dir, 'report.html'),
+    ]);
+    await until(() => env.erp.tables.inbox.length >= 4, 'SAP has its first work items');
+    run.child.kill('SIGTERM');
+    const { code, stderr, stdout } = await run.exited;
 
-  t.equal(code, 3, 'exit code 3: interrupted');
-  const report = readReport(join(dir, 'report.json'));
-  t.same(report.interrupted, { reason: 'SIGTERM', graceExpired: false, leftClaimed: [] }, 'everything under way finished within the grace period');
-  t.equal(report.exitCode, 3);
-  const counts = report.tasks.workflow.counts;
-  t.ok(counts.DONE >= 4 && counts.RELEASED > 0, `some done (${counts.DONE}), the rest released (${counts.RELEASED})`);
-  t.equal(counts.DONE + counts.RELEASED, 30, 'every claimed document is accounted for');
-  const now = statuses(env, uids);
-  t.equal(count(now, 'IN_PROGRESS'), 0, 'no claim is left behind');
-  t.equal(count(now, 'DONE'), counts.DONE, 'DONE in the repository as in the report');
-  t.equal(count(now, 'READY'), counts.RELEASED, 'released documents are READY again');
-  t.equal(env.erp.tables.inbox.length, counts.DONE, 'only the documents reported DONE reached SAP');
-  t.match(stderr, /"message":"run stopping".*"reason":"SIGTERM"/, 'the stop is logged');
-  t.match(stdout, /interrupted \(SIGTERM\): work under way finished, the rest is left for the next run/);
-  t.match(stdout, /\ntask workflow: stopped early \(SIGTERM\); the rest of its backlog waits for the next run; \d+ (DONE|RELEASED), \d+ (DONE|RELEASED)\n/, 'the task says it was cut short, not "nothing to do"');
-  t.match(readFileSync(join(dir, 'report.html'), 'utf8'), '<tr><td>task workflow</td><td>stopped early (SIGTERM); the rest of its backlog waits for the next run</td>');
-  t.match(readFileSync(join(dir, 'report.html'), 'utf8'), /3 \(interrupted\)/, 'the HTML report is written too');
+    t.equal(code, 3, 'exit code 3: interrupted');
+    const report = readReport(join(dir, 'report.json'));
+    t.same(
+      report.interrupted,
+      { reason: 'SIGTERM', graceExpired: false, leftClaimed: [] },
+      'everything under way finished within the grace period',
+    );
+    t.equal(report.exitCode, 3);
+    const counts = report.tasks.workflow.counts;
+    t.ok(counts.DONE >= 4 && counts.RELEASED > 0, `some done (${counts.DONE}), the rest released (${counts.RELEASED})`);
+    t.equal(counts.DONE + counts.RELEASED, 30, 'every claimed document is accounted for');
+    const now = statuses(env, uids);
+    t.equal(count(now, 'IN_PROGRESS'), 0, 'no claim is left behind');
+    t.equal(count(now, 'DONE'), counts.DONE, 'DONE in the repository as in the report');
+    t.equal(count(now, 'READY'), counts.RELEASED, 'released documents are READY again');
+    t.equal(env.erp.tables.inbox.length, counts.DONE, 'only the documents reported DONE reached SAP');
+    t.match(stderr, /"message":"run stopping".*"reason":"SIGTERM"/, 'the stop is logged');
+    t.match(stdout, /interrupted \(SIGTERM\): work under way finished, the rest is left for the next run/);
+    t.match(
+      stdout,
+      /\ntask workflow: stopped early \(SIGTERM\); the rest of its backlog waits for the next run; \d+ (DONE|RELEASED), \d+ (DONE|RELEASED)\n/,
+      'the task says it was cut short, not "nothing to do"',
+    );
+    t.match(
+      readFileSync(join(dir, 'report.html'), 'utf8'),
+      '<tr><td>task workflow</td><td>stopped early (SIGTERM); the rest of its backlog waits for the next run</td>',
+    );
+    t.match(readFileSync(join(dir, 'report.html'), 'utf8'), /3 \(interrupted\)/, 'the HTML report is written too');
 
-  env.erp.faults.latencyMs = 0;
-  const next = await env.job({ task: 'workflow' });
-  t.equal(next.tasks.workflow.counts.DONE, counts.RELEASED, 'the next run sends the released ones');
-  assertOneWorkItemEach(t, env, uids);
-});
+    env.erp.faults.latencyMs = 0;
+    const next = await env.job({ task: 'workflow' });
+    t.equal(next.tasks.workflow.counts.DONE, counts.RELEASED, 'the next run sends the released ones');
+    assertOneWorkItemEach(t, env, uids);
+  },
+);
 
-t.test('grace period over: the run exits at once, listing the calls still in flight, and a later run takes them over', async (t) => {
-  const env = await sandboxEnv(t);
-  appendFileSync(join(env.location.jobsDir, 'link.yaml'), 'claimTimeoutMs: 1500\n');
-  const uids = await uploadMany(env, 'ERP/Invoices', 'invoice', 12);
-  await env.job({ task: 'link' });
-  uids.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
-  env.erp.faults.hold(); // SAP answers none of the calls: they are still under way when the grace period ends
-  const run = runProcess(env, ['--task', 'link', '--grace', '500ms', '--report', join(env.dir, 'report.json')]);
-  await env.erp.faults.whenHeld(4);
-  t.equal(count(statuses(env, uids), 'IN_PROGRESS'), 4, 'claimed at the pace of sending: only the documents whose calls are out (maxConcurrentCalls 4)');
-  run.child.kill('SIGTERM');
-  await run.logged(/"message":"run stopping"/);
-  run.child.kill('SIGTERM');
-  const { code, stderr } = await run.exited;
+t.test(
+  'grace period over: the run exits at once, listing the calls still in flight, and a later run takes them over',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    appendFileSync(join(env.location.jobsDir, 'link.yaml'), 'claimTimeoutMs: 1500\n');
+    const uids = await uploadMany(env, 'ERP/Invoices', 'invoice', 12);
+    await env.job({ task: 'link' });
+    uids.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
+    env.erp.faults.hold(); // SAP answers none of the calls: they are still under way when the grace period ends
+    const run = runProcess(env, ['--task', 'link', '--grace', '500ms', '--report', join(env.dir, 'report.json')]);
+    await env.erp.faults.whenHeld(4);
+    t.equal(
+      count(statuses(env, uids), 'IN_PROGRESS'),
+      4,
+      'claimed at the pace of sending: only the documents whose calls are out (maxConcurrentCalls 4)',
+    );
+    run.child.kill('SIGTERM');
+    await run.logged(/"message":"run stopping"/);
+    run.child.kill('SIGTERM');
+    const { code, stderr } = await run.exited;
 
-  t.equal(code, 3, 'ends by itself while SAP still holds its calls');
-  t.match(stderr, /"message":"already stopping".*"signal":"SIGTERM"/, 'a second signal does not cut the grace period short');
-  const report = readReport(join(env.dir, 'report.json'));
-  t.equal(report.interrupted?.graceExpired, true);
-  const left = report.interrupted?.leftClaimed ?? [];
-  t.equal(left.length, 4, 'the calls in flight stay claimed');
-  t.same(statuses(env, left.map((d) => d.uid)), ['IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS']);
-  t.same(report.tasks.link.counts, { RELEASED: 8 }, 'what was settled before the grace period ran out is counted');
-  t.equal(count(statuses(env, uids), 'PENDING_INPUT'), 8, 'the 8 waiting for their turn were never claimed: as the intake left them, for the next run');
+    t.equal(code, 3, 'ends by itself while SAP still holds its calls');
+    t.match(
+      stderr,
+      /"message":"already stopping".*"signal":"SIGTERM"/,
+      'a second signal does not cut the grace period short',
+    );
+    const report = readReport(join(env.dir, 'report.json'));
+    t.equal(report.interrupted?.graceExpired, true);
+    const left = report.interrupted?.leftClaimed ?? [];
+    t.equal(left.length, 4, 'the calls in flight stay claimed');
+    t.same(
+      statuses(
+        env,
+        left.map((d) => d.uid),
+      ),
+      ['IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS'],
+    );
+    t.same(report.tasks.link.counts, { RELEASED: 8 }, 'what was settled before the grace period ran out is counted');
+    t.equal(
+      count(statuses(env, uids), 'PENDING_INPUT'),
+      8,
+      'the 8 waiting for their turn were never claimed: as the intake left them, for the next run',
+    );
 
-  env.erp.faults.release(); // SAP does the held work after all; its answers go nowhere
-  await sleep(1600); // the claims expire
-  const next = await env.job({ task: 'link' });
-  t.equal(next.tasks.link.counts.DONE, 12);
-  t.equal(env.erp.tables.links.length, 12, 'one link per invoice: the taken-over ones are looked up first');
-  t.equal(new Set(env.erp.tables.links.map((l) => l.ARC_DOC_ID)).size, 12);
-});
+    env.erp.faults.release(); // SAP does the held work after all; its answers go nowhere
+    await sleep(1600); // the claims expire
+    const next = await env.job({ task: 'link' });
+    t.equal(next.tasks.link.counts.DONE, 12);
+    t.equal(env.erp.tables.links.length, 12, 'one link per invoice: the taken-over ones are looked up first');
+    t.equal(new Set(env.erp.tables.links.map((l) => l.ARC_DOC_ID)).size, 12);
+  },
+);
 
 t.test('--max-duration stops a run like SIGTERM does', async (t) => {
   const env = await sandboxEnv(t);
@@ -127,8 +172,16 @@ t.test('--max-duration stops a run like SIGTERM does', async (t) => {
   const report = readReport(join(env.dir, 'report.json'));
   t.equal(report.interrupted?.reason, '--max-duration');
   t.match(stdout, /interrupted \(--max-duration\)/);
-  t.match(stdout, /\ntask workflow: stopped early \(--max-duration\); the rest of its backlog waits for the next run; (4 DONE, 8 RELEASED|8 RELEASED, 4 DONE)\n/, 'the summary says the task was cut short, and why');
-  t.same(report.tasks.workflow.counts, { DONE: 4, RELEASED: 8 }, 'the 4 calls under way finish, the 8 waiting are released');
+  t.match(
+    stdout,
+    /\ntask workflow: stopped early \(--max-duration\); the rest of its backlog waits for the next run; (4 DONE, 8 RELEASED|8 RELEASED, 4 DONE)\n/,
+    'the summary says the task was cut short, and why',
+  );
+  t.same(
+    report.tasks.workflow.counts,
+    { DONE: 4, RELEASED: 8 },
+    'the 4 calls under way finish, the 8 waiting are released',
+  );
   t.equal(count(statuses(env, uids), 'IN_PROGRESS'), 0);
   t.equal(env.erp.tables.inbox.length, 4);
 });
@@ -141,38 +194,49 @@ t.test('a bad duration is a configuration error', async (t) => {
   }
 });
 
-t.test('two runs at once on one backlog (two pods): each document labelled once, one folder, one work item', async (t) => {
-  const env = await sandboxEnv(t);
-  // A backlog an earlier run labelled READY and the index has: both runs' searches find it.
-  const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 120);
-  await env.job({ task: 'link' });
-  writeFileSync(join(env.location.jobsDir, 'link.yaml'), readFileSync(join(env.location.jobsDir, 'link.yaml'), 'utf8').replace('enabled: true', 'enabled: false'));
-  const invoices = await uploadMany(env, 'ERP/Invoices', 'invoice', 30);
-  env.sandbox.faults.latencyMs = 5;
-  env.erp.faults.latencyMs = 100; // 120 work items, 4 at a time: 3 s for one run alone
-  const dir = env.dir;
-  const first = runProcess(env, ['--report', join(dir, 'a.json')]);
-  const second = runProcess(env, ['--report', join(dir, 'b.json')]);
-  const [a, b] = await Promise.all([first.exited, second.exited]);
-  t.same([a.code, b.code], [0, 0], 'both runs succeed: a document the other run has is not a failure');
+t.test(
+  'two runs at once on one backlog (two pods): each document labelled once, one folder, one work item',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    // A backlog an earlier run labelled READY and the index has: both runs' searches find it.
+    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 120);
+    await env.job({ task: 'link' });
+    writeFileSync(
+      join(env.location.jobsDir, 'link.yaml'),
+      readFileSync(join(env.location.jobsDir, 'link.yaml'), 'utf8').replace('enabled: true', 'enabled: false'),
+    );
+    const invoices = await uploadMany(env, 'ERP/Invoices', 'invoice', 30);
+    env.sandbox.faults.latencyMs = 5;
+    env.erp.faults.latencyMs = 100; // 120 work items, 4 at a time: 3 s for one run alone
+    const dir = env.dir;
+    const first = runProcess(env, ['--report', join(dir, 'a.json')]);
+    const second = runProcess(env, ['--report', join(dir, 'b.json')]);
+    const [a, b] = await Promise.all([first.exited, second.exited]);
+    t.same([a.code, b.code], [0, 0], 'both runs succeed: a document the other run has is not a failure');
 
-  const reports = [readReport(join(dir, 'a.json')), readReport(join(dir, 'b.json'))];
-  const done = reports.map((r) => r.tasks.workflow.counts.DONE ?? 0);
-  t.ok(done[0] > 0 && done[1] > 0, `the runs really overlapped and shared the work (${done[0]} + ${done[1]})`);
-  t.equal(done[0] + done[1], 120, 'every document is processed by exactly one of them');
-  assertOneWorkItemEach(t, env, approvals);
+    const reports = [readReport(join(dir, 'a.json')), readReport(join(dir, 'b.json'))];
+    const done = reports.map((r) => r.tasks.workflow.counts.DONE ?? 0);
+    t.ok(done[0] > 0 && done[1] > 0, `the runs really overlapped and shared the work (${done[0]} + ${done[1]})`);
+    t.equal(done[0] + done[1], 120, 'every document is processed by exactly one of them');
+    assertOneWorkItemEach(t, env, approvals);
 
-  const labelled = reports.map((r) => r.intake.documents.filter((d) => d.result === 'labelled' && invoices.includes(d.uid)).length);
-  t.equal(labelled[0] + labelled[1], 30, 'each invoice labelled by exactly one run');
-  for (const uid of invoices) {
-    const folders = [...env.sandbox.store.all()].filter((d) => d.type === 'Folder' && d.properties['dc:source'] === uid);
-    if (folders.length !== 1) t.fail(`invoice ${uid} has ${folders.length} archive-link folders`);
-  }
-  for (const d of docs(env, invoices)) {
-    const name = d.path.split('/').at(-1)?.replace('.pdf', '');
-    if (!d.path.endsWith(`/${name}/${name}.pdf`) || d.properties['erpTaskStatus:claimedBy'] != null) t.fail(`${d.path}: claim ${String(d.properties['erpTaskStatus:claimedBy'])}`);
-  }
-});
+    const labelled = reports.map(
+      (r) => r.intake.documents.filter((d) => d.result === 'labelled' && invoices.includes(d.uid)).length,
+    );
+    t.equal(labelled[0] + labelled[1], 30, 'each invoice labelled by exactly one run');
+    for (const uid of invoices) {
+      const folders = [...env.sandbox.store.all()].filter(
+        (d) => d.type === 'Folder' && d.properties['dc:source'] === uid,
+      );
+      if (folders.length !== 1) t.fail(`invoice ${uid} has ${folders.length} archive-link folders`);
+    }
+    for (const d of docs(env, invoices)) {
+      const name = d.path.split('/').at(-1)?.replace('.pdf', '');
+      if (!d.path.endsWith(`/${name}/${name}.pdf`) || d.properties['erpTaskStatus:claimedBy'] != null)
+        t.fail(`${d.path}: claim ${String(d.properties['erpTaskStatus:claimedBy'])}`);
+    }
+  },
+);
 
 t.test('a stop while the run is claiming: the rest of the page is not claimed', async (t) => {
   const env = await sandboxEnv(t);
@@ -192,16 +256,31 @@ t.test('a stop while the run is claiming: the rest of the page is not claimed', 
   t.equal(env.erp.tables.inbox.length, count(now, 'DONE'));
 });
 
-t.test('the ERP concurrency limit: once stopped, waiting calls are refused at once and later ones at the door; calls under way finish', async (t) => {
-  const stop = new AbortController();
-  const limit = new StoppableLimit(1, stop.signal);
-  const underWay = limit.run('first', () => sleep(50).then(() => 'answered'));
-  const waiting = limit.run('second', async () => 'sent');
-  await sleep(5); // the first is under way, the second waits for its turn
-  stop.abort('SIGTERM');
-  await t.rejects(waiting, { name: 'NotSentError', message: 'second: not sent, the run is stopping (SIGTERM)', target: 'second', transient: true });
-  await t.rejects(limit.run('third', async () => 'sent'), NotSentError);
-  t.equal(await underWay, 'answered');
-  t.equal(await withinGrace(new Promise(() => undefined), stop.signal, 20), false, 'grace counted from a stop that came before');
-  t.equal(await withinGrace(sleep(5), new AbortController().signal, 20), true, 'work that ends needs no stop');
-});
+t.test(
+  'the ERP concurrency limit: once stopped, waiting calls are refused at once and later ones at the door; calls under way finish',
+  async (t) => {
+    const stop = new AbortController();
+    const limit = new StoppableLimit(1, stop.signal);
+    const underWay = limit.run('first', () => sleep(50).then(() => 'answered'));
+    const waiting = limit.run('second', async () => 'sent');
+    await sleep(5); // the first is under way, the second waits for its turn
+    stop.abort('SIGTERM');
+    await t.rejects(waiting, {
+      name: 'NotSentError',
+      message: 'second: not sent, the run is stopping (SIGTERM)',
+      target: 'second',
+      transient: true,
+    });
+    await t.rejects(
+      limit.run('third', async () => 'sent'),
+      NotSentError,
+    );
+    t.equal(await underWay, 'answered');
+    t.equal(
+      await withinGrace(new Promise(() => undefined), stop.signal, 20),
+      false,
+      'grace counted from a stop that came before',
+    );
+    t.equal(await withinGrace(sleep(5), new AbortController().signal, 20), true, 'work that ends needs no stop');
+  },
+);

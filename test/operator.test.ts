@@ -35,17 +35,30 @@ t.test('status counts documents per status per task and lists the failures with 
   const env = await sandboxEnv(t);
   const { wrong } = await failures(env);
   const status = await taskStatus(env.config.tasks, env.client);
-  t.match(status.find((s) => s.task === 'link'), { counts: { FAILED: 2, PENDING_INPUT: 1, DONE: 0, READY: 0, RETRY: 0, IN_PROGRESS: 0 } });
-  t.match(status.find((s) => s.task === 'workflow'), { counts: { DONE: 1, FAILED: 0 }, failures: [] });
+  t.match(
+    status.find((s) => s.task === 'link'),
+    { counts: { FAILED: 2, PENDING_INPUT: 1, DONE: 0, READY: 0, RETRY: 0, IN_PROGRESS: 0 } },
+  );
+  t.match(
+    status.find((s) => s.task === 'workflow'),
+    { counts: { DONE: 1, FAILED: 0 }, failures: [] },
+  );
   const link = status.find((s) => s.task === 'link')!;
-  t.match(link.failures.find((f) => f.uid === wrong), { message: /Combination of object type VBRK and document type ZFIINVOICE not maintained/ });
+  t.match(
+    link.failures.find((f) => f.uid === wrong),
+    { message: /Combination of object type VBRK and document type ZFIINVOICE not maintained/ },
+  );
   const text = renderStatus(status);
   t.match(text, /^task\s+PENDING_INPUT\s+READY\s+IN_PROGRESS\s+RETRY\s+DONE\s+FAILED\n/);
   t.match(text, /\nlink\s+1\s+0\s+0\s+0\s+0\s+2\n/);
   t.match(text, /\nfailed in task link:\n/);
   t.match(renderStatus(await taskStatus(env.config.tasks, env.client, 1)), /failed in task link \(first 1 of 2\):/);
   env.fill(wrong, { 'erpTaskStatus:message': null });
-  t.match(renderStatus(await taskStatus(env.config.tasks, env.client)), /wrong\.pdf \([0-9a-f-]+\)\n {4}(\n|$)/, 'a failure set by hand may have no message');
+  t.match(
+    renderStatus(await taskStatus(env.config.tasks, env.client)),
+    /wrong\.pdf \([0-9a-f-]+\)\n {4}(\n|$)/,
+    'a failure set by hand may have no message',
+  );
 
   const shown = await cli(env, ['status', '--task', 'link']);
   t.equal(shown.code, 0, shown.stderr);
@@ -67,23 +80,51 @@ t.test('retry puts FAILED documents back, one or all, and the next run sends the
   t.equal(refused.code, 1);
   t.match(refused.stderr, /flow\.pdf \([0-9a-f-]+\) is DONE, not FAILED/);
   t.match((await cli(env, ['retry', '--doc', 'no-such-uid'])).stderr, 'read no-such-uid failed with HTTP 404');
-  t.match((await cli(env, ['retry', '--task', 'workflow', '--doc', wrong])).stderr, /belongs to none of the tasks workflow/);
-  t.match((await cli(env, ['retry', '--doc', env.sandbox.store.getByPath('/default-domain')!.uid])).stderr, /is not a task document, not FAILED/);
+  t.match(
+    (await cli(env, ['retry', '--task', 'workflow', '--doc', wrong])).stderr,
+    /belongs to none of the tasks workflow/,
+  );
+  t.match(
+    (await cli(env, ['retry', '--doc', env.sandbox.store.getByPath('/default-domain')!.uid])).stderr,
+    /is not a task document, not FAILED/,
+  );
 
   env.fill(wrong, { 'erpCreateALDocument:erpObject': 'BKPF' });
   const one = await cli(env, ['retry', '--doc', wrong]);
   t.equal(one.code, 0, one.stderr);
   t.match(one.stdout, /^1 document\(s\) put back to READY\n\s+\/.*wrong\.pdf/);
-  t.match(env.props(wrong), { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0, 'erpTaskStatus:message': null });
+  t.match(env.props(wrong), {
+    'erpTaskStatus:status': 'READY',
+    'erpTaskStatus:attempts': 0,
+    'erpTaskStatus:message': null,
+  });
   t.equal(env.props(long)['erpTaskStatus:status'], 'FAILED', 'only that one');
   const report = await env.run();
   t.equal(report.tasks.link.counts.DONE, 1, 'the corrected document is linked');
 
-  env.sandbox.faults.add({ method: 'PUT', path: `/id/${long}`, status: 500, body: '{"entity-type":"exception","status":500,"message":"disk full"}' });
-  await t.rejects(retryFailed({ tasks: env.config.tasks }, env.client, liveWriter(env.client), quietLog), /failed with HTTP 500: disk full/, 'any other error stops the command');
+  env.sandbox.faults.add({
+    method: 'PUT',
+    path: `/id/${long}`,
+    status: 500,
+    body: '{"entity-type":"exception","status":500,"message":"disk full"}',
+  });
+  await t.rejects(
+    retryFailed({ tasks: env.config.tasks }, env.client, liveWriter(env.client), quietLog),
+    /failed with HTTP 500: disk full/,
+    'any other error stops the command',
+  );
   // A document a run changes meanwhile is left alone; the others are put back.
-  env.sandbox.faults.add({ method: 'PUT', path: `/id/${long}`, status: 409, body: '{"entity-type":"exception","status":409,"message":"Invalid change token"}' });
-  t.same(await retryFailed({ tasks: env.config.tasks }, env.client, liveWriter(env.client), quietLog), [], 'the conflict leaves it');
+  env.sandbox.faults.add({
+    method: 'PUT',
+    path: `/id/${long}`,
+    status: 409,
+    body: '{"entity-type":"exception","status":409,"message":"Invalid change token"}',
+  });
+  t.same(
+    await retryFailed({ tasks: env.config.tasks }, env.client, liveWriter(env.client), quietLog),
+    [],
+    'the conflict leaves it',
+  );
   const all = await cli(env, ['retry', '--task', 'link', '--dry-run']);
   t.match(all.stdout, /^1 document\(s\) would be put back to READY/);
   t.match(all.stderr, /"message":"document would be put back"/, 'the log says what it would do…');

@@ -29,38 +29,74 @@ t.test('totals per phase, task and status; failed and waiting documents with rea
   const failed = rows(html, 'Failed documents (1)');
   t.match(failed, `<a href="${env.baseUrl}/ui/#!/doc/${bad}">`, 'the failed document links to it in the repository');
   t.match(failed, 'BAPI_BARCODE_SENDLIST: Enter a permitted bar code (bar code check): bad code!', 'with the reason');
-  t.match(failed, '/ERP/Barcode/&lt;script&gt;alert(1)&lt;-script</a>', 'its name (as the repository cut it) is shown, escaped');
+  t.match(
+    failed,
+    '/ERP/Barcode/&lt;script&gt;alert(1)&lt;-script</a>',
+    'its name (as the repository cut it) is shown, escaped',
+  );
   const waitingRows = rows(html, 'Waiting documents');
   t.match(waitingRows, `/ui/#!/doc/${waiting}`);
   t.match(waitingRows, 'waiting for erpCreateALDocument:erpObjectId');
   t.notMatch(html, `/ui/#!/doc/${done}`, 'a document that went through is only counted');
-  t.notMatch(html, /<script|<link|<img|src=|@import|url\(/i, 'self-contained: no script, no external style sheet, image or font');
+  t.notMatch(
+    html,
+    /<script|<link|<img|src=|@import|url\(/i,
+    'self-contained: no script, no external style sheet, image or font',
+  );
 });
 
-t.test('an interrupted run shows why and what is still claimed; long lists are cut with a pointer to the JSON report', async (t) => {
-  const report = newReport('run-1', false);
-  report.repositoryUrl = 'https://nuxeo.example.com/nuxeo';
-  const records = Array.from({ length: MAX_ROWS + 5 }, (_, i) => ({ uid: `u${i}`, path: `/d/${i}.pdf`, task: 'link', result: 'RETRY' as const, message: 'HTTP 503' }));
-  report.intake.state = 'finished';
-  for (const record of records) recordTask(report, record);
-  report.tasks.link.state = 'stopped';
-  taskSummary(report, 'barcode').state = 'finished';
-  taskSummary(report, 'workflow');
-  report.interrupted = { reason: 'SIGTERM', graceExpired: true, leftClaimed: [{ uid: 'x1', path: '/d/x1.pdf', task: 'link' }] };
-  const html = renderHtml(finish(report, 'SIGTERM; the grace period ran out'));
-  t.match(html, '3 (interrupted)');
-  t.match(html, 'SIGTERM: the grace period ran out with work in flight');
-  t.match(html, `Waiting documents (${MAX_ROWS + 1})`, 'the report keeps the first 1000 records of a phase, plus what is still claimed');
-  t.match(html, '… and 1 more: see the JSON report (--report).');
-  t.match(html, 'the lists below come from the first 1000 documents of each phase; 5 more are counted in the totals');
-  t.match(html, '<tr><td>task link</td><td>RETRY</td><td>1005</td></tr>');
-  t.match(html, '<tr><td>task barcode</td><td>nothing to do</td><td>0</td></tr>');
-  t.match(html, '<tr><td>task link</td><td>stopped early (SIGTERM; the grace period ran out); the rest of its backlog waits for the next run</td><td></td></tr>', 'a task cut short says so and why');
-  t.match(html, '<tr><td>task workflow</td><td>not run: the run ended before it (SIGTERM; the grace period ran out)</td><td></td></tr>', 'a task that never began says so and why');
-  t.notMatch(html, '<tr><td>intake</td><td>not run', 'the intake finished');
-  t.notMatch(html, 'x1.pdf', 'the 1001st row and later are left out');
-  t.match(renderReport(report), 'interrupted (SIGTERM): the grace period ran out; 1 document(s) still in flight stay claimed until their claims expire');
-});
+t.test(
+  'an interrupted run shows why and what is still claimed; long lists are cut with a pointer to the JSON report',
+  async (t) => {
+    const report = newReport('run-1', false);
+    report.repositoryUrl = 'https://nuxeo.example.com/nuxeo';
+    const records = Array.from({ length: MAX_ROWS + 5 }, (_, i) => ({
+      uid: `u${i}`,
+      path: `/d/${i}.pdf`,
+      task: 'link',
+      result: 'RETRY' as const,
+      message: 'HTTP 503',
+    }));
+    report.intake.state = 'finished';
+    for (const record of records) recordTask(report, record);
+    report.tasks.link.state = 'stopped';
+    taskSummary(report, 'barcode').state = 'finished';
+    taskSummary(report, 'workflow');
+    report.interrupted = {
+      reason: 'SIGTERM',
+      graceExpired: true,
+      leftClaimed: [{ uid: 'x1', path: '/d/x1.pdf', task: 'link' }],
+    };
+    const html = renderHtml(finish(report, 'SIGTERM; the grace period ran out'));
+    t.match(html, '3 (interrupted)');
+    t.match(html, 'SIGTERM: the grace period ran out with work in flight');
+    t.match(
+      html,
+      `Waiting documents (${MAX_ROWS + 1})`,
+      'the report keeps the first 1000 records of a phase, plus what is still claimed',
+    );
+    t.match(html, '… and 1 more: see the JSON report (--report).');
+    t.match(html, 'the lists below come from the first 1000 documents of each phase; 5 more are counted in the totals');
+    t.match(html, '<tr><td>task link</td><td>RETRY</td><td>1005</td></tr>');
+    t.match(html, '<tr><td>task barcode</td><td>nothing to do</td><td>0</td></tr>');
+    t.match(
+      html,
+      '<tr><td>task link</td><td>stopped early (SIGTERM; the grace period ran out); the rest of its backlog waits for the next run</td><td></td></tr>',
+      'a task cut short says so and why',
+    );
+    t.match(
+      html,
+      '<tr><td>task workflow</td><td>not run: the run ended before it (SIGTERM; the grace period ran out)</td><td></td></tr>',
+      'a task that never began says so and why',
+    );
+    t.notMatch(html, '<tr><td>intake</td><td>not run', 'the intake finished');
+    t.notMatch(html, 'x1.pdf', 'the 1001st row and later are left out');
+    t.match(
+      renderReport(report),
+      'interrupted (SIGTERM): the grace period ran out; 1 document(s) still in flight stay claimed until their claims expire',
+    );
+  },
+);
 
 t.test('a dry run lists the ERP calls it would make', async (t) => {
   const env = await sandboxEnv(t);
@@ -73,47 +109,88 @@ t.test('a dry run lists the ERP calls it would make', async (t) => {
   t.match(html, /<td>S4H<\/td><td>BAPI_BARCODE_SENDLIST<\/td><td><code>\{&quot;/);
 });
 
-t.test('intake rows, notes, and a report without a repository address (the run stopped before reading storage.yaml)', async (t) => {
-  const report = newReport('run-2', false);
-  const intake = { mapping: '/m', useCase: 'link', facets: [], values: {}, missing: [] };
-  report.intake.documents.push(
-    { ...intake, uid: 'e1', path: '/d/broken.pdf', result: 'error', error: 'no value for erpHttpContent:docId = $id' },
-    { ...intake, uid: 'p1', path: '/d/waiting.pdf', result: 'labelled', status: 'PENDING_INPUT', missing: ['erpCreateALDocument:erpObjectId'] },
-    { ...intake, uid: 'r1', path: '/d/ready.pdf', result: 'labelled', status: 'READY' },
-  );
-  report.warnings.push('the mapping file can be read by <members>');
-  report.problems.push('storage.yaml: url: Invalid URL');
-  const html = renderHtml(finish(report, 'a configuration problem'));
-  t.match(html, '2 (configuration error)');
-  t.match(html, '<li class="bad">configuration problem: storage.yaml: url: Invalid URL</li><li class="warn">warning: the mapping file can be read by &lt;members&gt;</li>');
-  t.match(rows(html, 'Failed documents (1)'), '<td>intake</td><td>/d/broken.pdf</td><td>error</td><td>no value for erpHttpContent:docId = $id</td>', 'no link without the repository address');
-  t.match(rows(html, 'Waiting documents (1)'), '<td>/d/waiting.pdf</td><td>PENDING_INPUT</td><td>waiting for erpCreateALDocument:erpObjectId</td>');
-  t.notMatch(html, 'ready.pdf', 'a READY document needs nobody');
-});
+t.test(
+  'intake rows, notes, and a report without a repository address (the run stopped before reading storage.yaml)',
+  async (t) => {
+    const report = newReport('run-2', false);
+    const intake = { mapping: '/m', useCase: 'link', facets: [], values: {}, missing: [] };
+    report.intake.documents.push(
+      {
+        ...intake,
+        uid: 'e1',
+        path: '/d/broken.pdf',
+        result: 'error',
+        error: 'no value for erpHttpContent:docId = $id',
+      },
+      {
+        ...intake,
+        uid: 'p1',
+        path: '/d/waiting.pdf',
+        result: 'labelled',
+        status: 'PENDING_INPUT',
+        missing: ['erpCreateALDocument:erpObjectId'],
+      },
+      { ...intake, uid: 'r1', path: '/d/ready.pdf', result: 'labelled', status: 'READY' },
+    );
+    report.warnings.push('the mapping file can be read by <members>');
+    report.problems.push('storage.yaml: url: Invalid URL');
+    const html = renderHtml(finish(report, 'a configuration problem'));
+    t.match(html, '2 (configuration error)');
+    t.match(
+      html,
+      '<li class="bad">configuration problem: storage.yaml: url: Invalid URL</li><li class="warn">warning: the mapping file can be read by &lt;members&gt;</li>',
+    );
+    t.match(
+      rows(html, 'Failed documents (1)'),
+      '<td>intake</td><td>/d/broken.pdf</td><td>error</td><td>no value for erpHttpContent:docId = $id</td>',
+      'no link without the repository address',
+    );
+    t.match(
+      rows(html, 'Waiting documents (1)'),
+      '<td>/d/waiting.pdf</td><td>PENDING_INPUT</td><td>waiting for erpCreateALDocument:erpObjectId</td>',
+    );
+    t.notMatch(html, 'ready.pdf', 'a READY document needs nobody');
+  },
+);
 
-t.test('the JSON report file lists every document, however many, one per line, while the report in memory keeps the first 1000', async (t) => {
-  const dir = t.testdir();
-  const path = join(dir, 'run.json');
-  const file = new ReportFile(path);
-  const report = newReport('run-big', false);
-  taskSummary(report, 'idle');
-  for (let i = 0; i < LISTED_MAX + 500; i++) {
-    const record = { uid: `u${i}`, path: `/d/${i}.pdf`, task: 'link', result: 'DONE' as const, reference: `BKPF ${i}` };
-    recordTask(report, record);
-    file.add(taskPhase('link'), record);
-  }
-  t.equal(report.tasks.link.documents.length, LISTED_MAX);
-  t.equal(report.tasks.link.unlisted, 500);
-  file.write(finish(report, undefined));
-  const text = readFileSync(path, 'utf8');
-  const written = JSON.parse(text);
-  t.equal(written.runId, 'run-big');
-  t.same(written.tasks.link.counts, { DONE: LISTED_MAX + 500 });
-  t.equal(written.tasks.link.documents.length, LISTED_MAX + 500, 'all of them in the file');
-  t.same(written.tasks.link.documents[LISTED_MAX + 499], { uid: `u${LISTED_MAX + 499}`, path: `/d/${LISTED_MAX + 499}.pdf`, task: 'link', result: 'DONE', reference: `BKPF ${LISTED_MAX + 499}` });
-  t.equal(written.tasks.link.unlisted, undefined, 'nothing is left out of the file');
-  t.same(written.tasks.idle.documents, [], 'a task with nothing to do has an empty list');
-  t.same(written.intake.documents, []);
-  t.match(text, /\n {4}\{"uid":"u7","path":"\/d\/7\.pdf"/, 'one document per line');
-  t.same(readdirSync(dir), ['run.json'], 'the spool files are gone');
-});
+t.test(
+  'the JSON report file lists every document, however many, one per line, while the report in memory keeps the first 1000',
+  async (t) => {
+    const dir = t.testdir();
+    const path = join(dir, 'run.json');
+    const file = new ReportFile(path);
+    const report = newReport('run-big', false);
+    taskSummary(report, 'idle');
+    for (let i = 0; i < LISTED_MAX + 500; i++) {
+      const record = {
+        uid: `u${i}`,
+        path: `/d/${i}.pdf`,
+        task: 'link',
+        result: 'DONE' as const,
+        reference: `BKPF ${i}`,
+      };
+      recordTask(report, record);
+      file.add(taskPhase('link'), record);
+    }
+    t.equal(report.tasks.link.documents.length, LISTED_MAX);
+    t.equal(report.tasks.link.unlisted, 500);
+    file.write(finish(report, undefined));
+    const text = readFileSync(path, 'utf8');
+    const written = JSON.parse(text);
+    t.equal(written.runId, 'run-big');
+    t.same(written.tasks.link.counts, { DONE: LISTED_MAX + 500 });
+    t.equal(written.tasks.link.documents.length, LISTED_MAX + 500, 'all of them in the file');
+    t.same(written.tasks.link.documents[LISTED_MAX + 499], {
+      uid: `u${LISTED_MAX + 499}`,
+      path: `/d/${LISTED_MAX + 499}.pdf`,
+      task: 'link',
+      result: 'DONE',
+      reference: `BKPF ${LISTED_MAX + 499}`,
+    });
+    t.equal(written.tasks.link.unlisted, undefined, 'nothing is left out of the file');
+    t.same(written.tasks.idle.documents, [], 'a task with nothing to do has an empty list');
+    t.same(written.intake.documents, []);
+    t.match(text, /\n {4}\{"uid":"u7","path":"\/d\/7\.pdf"/, 'one document per line');
+    t.same(readdirSync(dir), ['run.json'], 'the spool files are gone');
+  },
+);

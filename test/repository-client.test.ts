@@ -9,7 +9,14 @@ import { Writable } from 'node:stream';
 import winston from 'winston';
 import { storageSchema } from '../src/config/storage-schema.js';
 import {
-  AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, PermanentError, TransientError, UntrustedServerError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  PermanentError,
+  TransientError,
+  UntrustedServerError,
 } from '../common/errors.js';
 import { RepositoryClient, PropertiesDroppedError } from '../src/repository/client.js';
 import { drain, eachPage } from '../src/repository/pager.js';
@@ -23,8 +30,19 @@ const WS = '/default-domain/workspaces';
 /** A logger whose lines the test can read. */
 function capturingLog(): { log: winston.Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({ write: (chunk, _enc, done) => { lines.push(JSON.parse(String(chunk))); done(); } });
-  return { log: winston.createLogger({ format: winston.format.json(), transports: [new winston.transports.Stream({ stream })] }), lines };
+  const stream = new Writable({
+    write: (chunk, _enc, done) => {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
+  return {
+    log: winston.createLogger({
+      format: winston.format.json(),
+      transports: [new winston.transports.Stream({ stream })],
+    }),
+    lines,
+  };
 }
 
 async function setUp(t: Test, storage: Record<string, unknown> = {}) {
@@ -32,11 +50,21 @@ async function setUp(t: Test, storage: Record<string, unknown> = {}) {
   const url = await sandbox.start();
   t.teardown(() => sandbox.stop());
   const config = storageSchema.parse({
-    url, adminPath: '/default-domain/workspaces/admin', retryDelayMs: 5,
-    auth: { type: 'basic', username: 'Administrator', password: 'Administrator' }, ...storage,
+    url,
+    adminPath: '/default-domain/workspaces/admin',
+    retryDelayMs: 5,
+    auth: { type: 'basic', username: 'Administrator', password: 'Administrator' },
+    ...storage,
   });
   const { log, lines } = capturingLog();
-  return { sandbox, url, client: new RepositoryClient(config, log), lines, configFor: (extra: Record<string, unknown>) => storageSchema.parse({ ...config, ...extra }), log };
+  return {
+    sandbox,
+    url,
+    client: new RepositoryClient(config, log),
+    lines,
+    configFor: (extra: Record<string, unknown>) => storageSchema.parse({ ...config, ...extra }),
+    log,
+  };
 }
 
 t.test('transient failures are retried with back-off, and logged', async (t) => {
@@ -57,26 +85,52 @@ t.test('429 waits for Retry-After before trying again', async (t) => {
   t.ok(Date.now() - started >= 900, 'waited about the second the server asked for');
 });
 
-t.test('Retry-After as a date is waited for; one past the request time-out, or a 503 retried out, is left for a later run', async (t) => {
-  const { sandbox, client, configFor, log } = await setUp(t);
-  sandbox.faults.add({ path: '/path/default-domain', status: 503, headers: { 'Retry-After': new Date(Date.now() + 2000).toUTCString() } });
-  const started = Date.now();
-  t.equal((await client.getByPath('/default-domain')).type, 'Domain');
-  t.ok(Date.now() - started >= 900, 'waited until the date the server gave (second precision)');
+t.test(
+  'Retry-After as a date is waited for; one past the request time-out, or a 503 retried out, is left for a later run',
+  async (t) => {
+    const { sandbox, client, configFor, log } = await setUp(t);
+    sandbox.faults.add({
+      path: '/path/default-domain',
+      status: 503,
+      headers: { 'Retry-After': new Date(Date.now() + 2000).toUTCString() },
+    });
+    const started = Date.now();
+    t.equal((await client.getByPath('/default-domain')).type, 'Domain');
+    t.ok(Date.now() - started >= 900, 'waited until the date the server gave (second precision)');
 
-  const impatient = new RepositoryClient(configFor({ timeouts: { connectMs: 1000, requestMs: 500 } }), log);
-  sandbox.faults.add({ path: '/path/default-domain', status: 429, headers: { 'Retry-After': '3600' }, body: '{"entity-type":"exception","status":429}' });
-  const error = await impatient.getByPath('/default-domain').catch((e: unknown) => e);
-  t.type(error, TransientError, 'an hour is not waited for within a run');
-  t.equal((error as Error).message, 'read /default-domain failed with HTTP 429', 'an error entity without a message adds nothing');
+    const impatient = new RepositoryClient(configFor({ timeouts: { connectMs: 1000, requestMs: 500 } }), log);
+    sandbox.faults.add({
+      path: '/path/default-domain',
+      status: 429,
+      headers: { 'Retry-After': '3600' },
+      body: '{"entity-type":"exception","status":429}',
+    });
+    const error = await impatient.getByPath('/default-domain').catch((e: unknown) => e);
+    t.type(error, TransientError, 'an hour is not waited for within a run');
+    t.equal(
+      (error as Error).message,
+      'read /default-domain failed with HTTP 429',
+      'an error entity without a message adds nothing',
+    );
 
-  sandbox.faults.add({ path: '/path/default-domain', status: 503, headers: { 'Retry-After': 'soon' } });
-  t.equal((await client.getByPath('/default-domain')).type, 'Domain', 'a Retry-After that is no time falls back to the back-off');
-});
+    sandbox.faults.add({ path: '/path/default-domain', status: 503, headers: { 'Retry-After': 'soon' } });
+    t.equal(
+      (await client.getByPath('/default-domain')).type,
+      'Domain',
+      'a Retry-After that is no time falls back to the back-off',
+    );
+  },
+);
 
 t.test('an answer that is not JSON is transient, retried, and named by its error', async (t) => {
   const { sandbox, client } = await setUp(t, { retries: 1 });
-  sandbox.faults.add({ path: '/path/default-domain', status: 200, headers: { 'Content-Type': 'application/json' }, body: '<html>proxy page</html>', times: 2 });
+  sandbox.faults.add({
+    path: '/path/default-domain',
+    status: 200,
+    headers: { 'Content-Type': 'application/json' },
+    body: '<html>proxy page</html>',
+    times: 2,
+  });
   const error = await client.getByPath('/default-domain').catch((e: unknown) => e);
   t.type(error, TransientError);
   t.match((error as Error).message, /^read \/default-domain failed \(SyntaxError\)/);
@@ -105,19 +159,28 @@ t.test('a time-out is transient', async (t) => {
   t.match((error as Error).message, /ETIMEDOUT/);
 });
 
-t.test('a download that pauses longer than the time-out fails as transient; one that keeps coming is not cut off', async (t) => {
-  // Eight chunks 100 ms apart: 700 ms in all, against a time-out of 300 ms, to /slow;
-  // the first chunk, then silence, to /stalled.
-  const url = await trickleServer(t, ['0', '1', '2', '3', '4', '5', '6', '7'], 'application/octet-stream');
-  const client = new RepositoryClient(storageSchema.parse({
-    url: `${url}/nuxeo`, adminPath: '/a', retries: 0,
-    auth: { type: 'basic', username: 'u', password: 'p' }, timeouts: { connectMs: 1000, requestMs: 300 },
-  }), capturingLog().log);
-  t.equal((await client.downloadBlob('slow')).toString(), '01234567', 'a large file on a slow link arrives whole');
-  const stalled = await client.downloadBlob('stalled').catch((e: unknown) => e);
-  t.type(stalled, TransientError);
-  t.match((stalled as Error).message, /^download file:content of stalled failed \(ETIMEDOUT\)/);
-});
+t.test(
+  'a download that pauses longer than the time-out fails as transient; one that keeps coming is not cut off',
+  async (t) => {
+    // Eight chunks 100 ms apart: 700 ms in all, against a time-out of 300 ms, to /slow;
+    // the first chunk, then silence, to /stalled.
+    const url = await trickleServer(t, ['0', '1', '2', '3', '4', '5', '6', '7'], 'application/octet-stream');
+    const client = new RepositoryClient(
+      storageSchema.parse({
+        url: `${url}/nuxeo`,
+        adminPath: '/a',
+        retries: 0,
+        auth: { type: 'basic', username: 'u', password: 'p' },
+        timeouts: { connectMs: 1000, requestMs: 300 },
+      }),
+      capturingLog().log,
+    );
+    t.equal((await client.downloadBlob('slow')).toString(), '01234567', 'a large file on a slow link arrives whole');
+    const stalled = await client.downloadBlob('stalled').catch((e: unknown) => e);
+    t.type(stalled, TransientError);
+    t.match((stalled as Error).message, /^download file:content of stalled failed \(ETIMEDOUT\)/);
+  },
+);
 
 t.test('errors are typed by status and keep the server message', async (t) => {
   const { sandbox, client, url, log, configFor } = await setUp(t);
@@ -129,8 +192,15 @@ t.test('errors are typed by status and keep the server message', async (t) => {
   t.type(bad, BadRequestError);
   t.match((bad as Error).message, /search failed with HTTP 400: Failed to execute query/);
 
-  const file = sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(WS)!, { type: 'File', name: 'f', properties: {} }, NO_BLOBS);
-  const stale = await client.update({ uid: file.uid, changeToken: '1-1' }, { 'dc:title': 'x' }).catch((e: unknown) => e);
+  const file = sandbox.store.create(
+    sandbox.actor(),
+    sandbox.store.getByPath(WS)!,
+    { type: 'File', name: 'f', properties: {} },
+    NO_BLOBS,
+  );
+  const stale = await client
+    .update({ uid: file.uid, changeToken: '1-1' }, { 'dc:title': 'x' })
+    .catch((e: unknown) => e);
   t.type(stale, ConflictError, 'a stale change token is a conflict');
   t.ok((stale as ConflictError).transient, '…which is worth trying again');
 
@@ -154,9 +224,11 @@ t.test('errors are typed by status and keep the server message', async (t) => {
 
 t.test('token authentication', async (t) => {
   const { url, log, configFor } = await setUp(t);
-  const token = await (await fetch(`${url}/authentication/token?applicationName=connect2erp&deviceId=ci&permission=rw`, {
-    headers: { Authorization: `Basic ${Buffer.from('jdoe:jdoe').toString('base64')}` },
-  })).text();
+  const token = await (
+    await fetch(`${url}/authentication/token?applicationName=connect2erp&deviceId=ci&permission=rw`, {
+      headers: { Authorization: `Basic ${Buffer.from('jdoe:jdoe').toString('base64')}` },
+    })
+  ).text();
   const client = new RepositoryClient(configFor({ auth: { type: 'token', token } }), log);
   t.equal((await client.getByPath(WS)).type, 'WorkspaceRoot', 'a token acquired once authenticates later calls');
   const revoked = new RepositoryClient(configFor({ auth: { type: 'token', token: 'not-a-token' } }), log);
@@ -166,103 +238,204 @@ t.test('token authentication', async (t) => {
 t.test('blob download, missing blob and paths with spaces', async (t) => {
   const { sandbox, client } = await setUp(t);
   const actor = sandbox.actor();
-  const folder = sandbox.store.create(actor, sandbox.store.getByPath(WS)!, { type: 'Folder', name: 'with space', properties: {} }, NO_BLOBS);
+  const folder = sandbox.store.create(
+    actor,
+    sandbox.store.getByPath(WS)!,
+    { type: 'Folder', name: 'with space', properties: {} },
+    NO_BLOBS,
+  );
   const blob = sandbox.store.storeBlob(Buffer.from('hello'), 'hello.txt', 'text/plain');
-  const file = sandbox.store.create(actor, folder, { type: 'File', name: 'f', properties: { 'file:content': { 'upload-batch': 'b', 'upload-fileId': '0' } } }, () => blob);
+  const file = sandbox.store.create(
+    actor,
+    folder,
+    { type: 'File', name: 'f', properties: { 'file:content': { 'upload-batch': 'b', 'upload-fileId': '0' } } },
+    () => blob,
+  );
   t.equal((await client.getByPath(`${WS}/with space`)).uid, folder.uid, 'each path segment is encoded');
   t.equal((await client.downloadBlob(file.uid)).toString(), 'hello');
-  t.type(await client.downloadBlob(folder.uid).catch((e: unknown) => e), NotFoundError, 'a document without a blob is a 404');
+  t.type(
+    await client.downloadBlob(folder.uid).catch((e: unknown) => e),
+    NotFoundError,
+    'a document without a blob is a 404',
+  );
 });
 
 t.test('a blob served from elsewhere (direct download) is followed there; API calls are not redirected', async (t) => {
   const { sandbox, client, url } = await setUp(t);
   const blob = sandbox.store.storeBlob(Buffer.from('moved'), 'moved.txt', 'text/plain');
-  const file = sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(WS)!, { type: 'File', name: 'f', properties: { 'file:content': { 'upload-batch': 'b', 'upload-fileId': '0' } } }, () => blob);
-  sandbox.faults.add({ path: '/@blob/', status: 302, headers: { Location: `${url}/nxfile/default/${file.uid}/file:content/moved.txt` } });
-  t.equal((await client.downloadBlob(file.uid)).toString(), 'moved');
-  sandbox.faults.add({ path: '/path/default-domain', status: 302, headers: { Location: `${url}/api/v1/path/default-domain/workspaces` } });
-  t.type(await client.getByPath('/default-domain').catch((e: unknown) => e), PermanentError, 'a redirect on the API is an error, not a silent other document');
-});
-
-t.test('a blob store on another host gets no credentials, and a redirect loop or a redirect without Location is an error', async (t) => {
-  const { sandbox, client, url } = await setUp(t, { auth: { type: 'token', token: 'secret-token' } });
-  const seen: IncomingHttpHeaders[] = [];
-  const store = createHttpServer((req, res) => {
-    seen.push(req.headers);
-    if (req.url === '/back') {
-      // Back to the repository: the credentials dropped on the way out stay dropped.
-      res.writeHead(302, { Location: `${url}/api/v1/id/x/@blob/file:content?again` });
-      return void res.end();
-    }
-    res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
-    res.end('from the blob store');
+  const file = sandbox.store.create(
+    sandbox.actor(),
+    sandbox.store.getByPath(WS)!,
+    { type: 'File', name: 'f', properties: { 'file:content': { 'upload-batch': 'b', 'upload-fileId': '0' } } },
+    () => blob,
+  );
+  sandbox.faults.add({
+    path: '/@blob/',
+    status: 302,
+    headers: { Location: `${url}/nxfile/default/${file.uid}/file:content/moved.txt` },
   });
-  await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => store.close());
-  const elsewhere = `http://127.0.0.1:${(store.address() as AddressInfo).port}`;
-  const tokens = () => seen.map((h) => h['x-authentication-token'] ?? h.authorization ?? null);
-
-  sandbox.faults.add({ path: '/@blob/', status: 302, headers: { Location: `${elsewhere}/bucket/scan.pdf?signature=abc` } });
-  t.equal((await client.downloadBlob('x')).toString(), 'from the blob store');
-  t.same(tokens(), [null], 'the token stays with the repository');
-
-  sandbox.faults.add({ path: '/@blob/', status: 307, headers: { Location: `${elsewhere}/back` } });
-  sandbox.faults.add({ path: '?again', status: 302, headers: { Location: `${elsewhere}/bucket/scan.pdf` } });
-  t.equal((await client.downloadBlob('x')).toString(), 'from the blob store', 'several hops');
-  t.same(tokens(), [null, null, null]);
-
-  sandbox.faults.add({ path: '/@blob/', status: 302, headers: { Location: `${url}/api/v1/id/x/@blob/file:content` }, times: 6 });
-  t.type(await client.downloadBlob('x').catch((e: unknown) => e), PermanentError, 'more than five redirects');
-  sandbox.faults.add({ path: '/@blob/', status: 302 });
-  t.type(await client.downloadBlob('x').catch((e: unknown) => e), PermanentError, 'a redirect to nowhere');
+  t.equal((await client.downloadBlob(file.uid)).toString(), 'moved');
+  sandbox.faults.add({
+    path: '/path/default-domain',
+    status: 302,
+    headers: { Location: `${url}/api/v1/path/default-domain/workspaces` },
+  });
+  t.type(
+    await client.getByPath('/default-domain').catch((e: unknown) => e),
+    PermanentError,
+    'a redirect on the API is an error, not a silent other document',
+  );
 });
+
+t.test(
+  'a blob store on another host gets no credentials, and a redirect loop or a redirect without Location is an error',
+  async (t) => {
+    const { sandbox, client, url } = await setUp(t, { auth: { type: 'token', token: 'secret-token' } });
+    const seen: IncomingHttpHeaders[] = [];
+    const store = createHttpServer((req, res) => {
+      seen.push(req.headers);
+      if (req.url === '/back') {
+        // Back to the repository: the credentials dropped on the way out stay dropped.
+        res.writeHead(302, { Location: `${url}/api/v1/id/x/@blob/file:content?again` });
+        return void res.end();
+      }
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+      res.end('from the blob store');
+    });
+    await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => store.close());
+    const elsewhere = `http://127.0.0.1:${(store.address() as AddressInfo).port}`;
+    const tokens = () => seen.map((h) => h['x-authentication-token'] ?? h.authorization ?? null);
+
+    sandbox.faults.add({
+      path: '/@blob/',
+      status: 302,
+      headers: { Location: `${elsewhere}/bucket/scan.pdf?signature=abc` },
+    });
+    t.equal((await client.downloadBlob('x')).toString(), 'from the blob store');
+    t.same(tokens(), [null], 'the token stays with the repository');
+
+    sandbox.faults.add({ path: '/@blob/', status: 307, headers: { Location: `${elsewhere}/back` } });
+    sandbox.faults.add({ path: '?again', status: 302, headers: { Location: `${elsewhere}/bucket/scan.pdf` } });
+    t.equal((await client.downloadBlob('x')).toString(), 'from the blob store', 'several hops');
+    t.same(tokens(), [null, null, null]);
+
+    sandbox.faults.add({
+      path: '/@blob/',
+      status: 302,
+      headers: { Location: `${url}/api/v1/id/x/@blob/file:content` },
+      times: 6,
+    });
+    t.type(await client.downloadBlob('x').catch((e: unknown) => e), PermanentError, 'more than five redirects');
+    sandbox.faults.add({ path: '/@blob/', status: 302 });
+    t.type(await client.downloadBlob('x').catch((e: unknown) => e), PermanentError, 'a redirect to nowhere');
+  },
+);
 
 t.test('TLS: verified against the configured CA, refused without it, unverified only when switched off', async (t) => {
   const tls = join(import.meta.dirname, 'fixtures', 'tls');
-  const server = createHttpsServer({ key: readFileSync(join(tls, 'server.key')), cert: readFileSync(join(tls, 'server.pem')) }, (_req, res) => {
-    res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify({ 'entity-type': 'document', uid: 'u', path: '/default-domain', type: 'Domain', properties: {} }));
-  });
+  const server = createHttpsServer(
+    { key: readFileSync(join(tls, 'server.key')), cert: readFileSync(join(tls, 'server.pem')) },
+    (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          'entity-type': 'document',
+          uid: 'u',
+          path: '/default-domain',
+          type: 'Domain',
+          properties: {},
+        }),
+      );
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => server.close());
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/nuxeo`;
   const { log, lines } = capturingLog();
-  const client = (tlsOptions: Record<string, unknown>) => new RepositoryClient(storageSchema.parse({
-    url, adminPath: '/a', retries: 2, retryDelayMs: 5, auth: { type: 'basic', username: 'u', password: 'p' }, tls: tlsOptions,
-  }), log);
-  t.equal((await client({ caFile: join(tls, 'ca.pem') }).getByPath('/default-domain')).type, 'Domain', 'the private CA is trusted');
-  const refused = await client({}).getByPath('/default-domain').catch((e: unknown) => e);
-  t.match((refused as Error).message, /self-signed certificate|unable to verify/, 'an unknown CA is refused by default');
+  const client = (tlsOptions: Record<string, unknown>) =>
+    new RepositoryClient(
+      storageSchema.parse({
+        url,
+        adminPath: '/a',
+        retries: 2,
+        retryDelayMs: 5,
+        auth: { type: 'basic', username: 'u', password: 'p' },
+        tls: tlsOptions,
+      }),
+      log,
+    );
+  t.equal(
+    (await client({ caFile: join(tls, 'ca.pem') }).getByPath('/default-domain')).type,
+    'Domain',
+    'the private CA is trusted',
+  );
+  const refused = await client({})
+    .getByPath('/default-domain')
+    .catch((e: unknown) => e);
+  t.match(
+    (refused as Error).message,
+    /self-signed certificate|unable to verify/,
+    'an unknown CA is refused by default',
+  );
   t.type(refused, UntrustedServerError, 'a configuration problem that stops the run, as refused credentials do');
-  t.match((refused as Error).message, /^read \/default-domain failed: the repository's TLS certificate is not trusted \(\w+: .*\); check tls\.caFile in storage\.yaml$/);
-  t.same(lines.filter((l) => l.message === 'repository request retried'), [], 'never retried: trying again will not help');
-  t.equal((await client({ rejectUnauthorized: false }).getByPath('/default-domain')).type, 'Domain', 'verification off only when asked');
+  t.match(
+    (refused as Error).message,
+    /^read \/default-domain failed: the repository's TLS certificate is not trusted \(\w+: .*\); check tls\.caFile in storage\.yaml$/,
+  );
+  t.same(
+    lines.filter((l) => l.message === 'repository request retried'),
+    [],
+    'never retried: trying again will not help',
+  );
+  t.equal(
+    (await client({ rejectUnauthorized: false }).getByPath('/default-domain')).type,
+    'Domain',
+    'verification off only when asked',
+  );
 });
 
-t.test('a search asks back only the schemas of the properties read; every schema when one is unknown or none are named', async (t) => {
-  const { sandbox, configFor, log } = await setUp(t);
-  const client = new RepositoryClient(configFor({}), log, featureRegistry());
-  const asked: string[] = [];
-  sandbox.faults.observe = (req) => {
-    asked.push(String(req.headers.properties));
-  };
-  const query = "SELECT * FROM Document WHERE ecm:path = '/default-domain/workspaces'";
-  const narrow = await client.search(query, { reads: ['erpBarcode:barcode', 'file:content.name'] });
-  const unknown = await client.search(query, { reads: ['erpBarcode:barcode', 'invoice:number'] });
-  await client.search(query);
-  t.same(asked, ['erp_barcode,file', '*', '*']);
-  t.notOk('dc:title' in narrow.entries[0].properties, 'a schema not asked for does not come back');
-  t.equal(unknown.entries[0].properties['dc:title'], 'Workspaces');
-});
+t.test(
+  'a search asks back only the schemas of the properties read; every schema when one is unknown or none are named',
+  async (t) => {
+    const { sandbox, configFor, log } = await setUp(t);
+    const client = new RepositoryClient(configFor({}), log, featureRegistry());
+    const asked: string[] = [];
+    sandbox.faults.observe = (req) => {
+      asked.push(String(req.headers.properties));
+    };
+    const query = "SELECT * FROM Document WHERE ecm:path = '/default-domain/workspaces'";
+    const narrow = await client.search(query, { reads: ['erpBarcode:barcode', 'file:content.name'] });
+    const unknown = await client.search(query, { reads: ['erpBarcode:barcode', 'invoice:number'] });
+    await client.search(query);
+    t.same(asked, ['erp_barcode,file', '*', '*']);
+    t.notOk('dc:title' in narrow.entries[0].properties, 'a schema not asked for does not come back');
+    t.equal(unknown.entries[0].properties['dc:title'], 'Workspaces');
+  },
+);
 
 t.test('values read back in another form still count as stored', async (t) => {
   const { sandbox, client } = await setUp(t);
-  const file = sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(WS)!, { type: 'File', name: 'f', properties: { 'dc:subjects': ['a'] } }, NO_BLOBS);
-  const updated = await client.update({ uid: file.uid }, { 'dc:valid': '2024-01-15', 'dc:subjects': null, 'dc:description': 'd' });
+  const file = sandbox.store.create(
+    sandbox.actor(),
+    sandbox.store.getByPath(WS)!,
+    { type: 'File', name: 'f', properties: { 'dc:subjects': ['a'] } },
+    NO_BLOBS,
+  );
+  const updated = await client.update(
+    { uid: file.uid },
+    { 'dc:valid': '2024-01-15', 'dc:subjects': null, 'dc:description': 'd' },
+  );
   t.equal(updated.properties['dc:valid'], '2024-01-15T00:00:00.000Z', 'a date comes back as an instant');
   t.same(updated.properties['dc:subjects'], [], 'a cleared list comes back empty');
-  const dropped = await client.update({ uid: file.uid }, { 'dc:description': 'not a date', 'erpHttpContent:source': 'S4H' }).catch((e: unknown) => e);
-  t.same((dropped as PropertiesDroppedError).dropped, ['erpHttpContent:source'], 'only the property that did not stick is named');
+  const dropped = await client
+    .update({ uid: file.uid }, { 'dc:description': 'not a date', 'erpHttpContent:source': 'S4H' })
+    .catch((e: unknown) => e);
+  t.same(
+    (dropped as PropertiesDroppedError).dropped,
+    ['erpHttpContent:source'],
+    'only the property that did not stick is named',
+  );
 });
 
 t.test('injected latency and faults that match a method only', async (t) => {
@@ -274,32 +447,63 @@ t.test('injected latency and faults that match a method only', async (t) => {
   t.ok(Date.now() - started >= 140, 'every answer waits for the latency');
 });
 
-t.test('the pager walks a large result by keyset: every document once, in uuid order, while documents leave the result', async (t) => {
-  const { sandbox, client } = await setUp(t);
-  const actor = sandbox.actor();
-  const ws = sandbox.store.getByPath(WS)!;
-  const folder = sandbox.store.create(actor, ws, { type: 'Folder', name: 'many', properties: {} }, NO_BLOBS);
-  const uids = Array.from({ length: 2500 }, (_, i) => sandbox.store.create(actor, folder, { type: 'File', name: `f${i}`, properties: { 'dc:description': 'new' } }, NO_BLOBS).uid);
-  const searches: string[] = [];
-  sandbox.faults.observe = (req) => {
-    if (req.url?.includes('/search/')) searches.push(decodeURIComponent(new URL(req.url, 'http://x').searchParams.get('query') ?? ''));
-  };
-  const seen: string[] = [];
-  for await (const page of drain(client, `SELECT * FROM File WHERE ecm:path STARTSWITH '${WS}/many' AND dc:description = 'new'`, 1000)) {
-    seen.push(...page.map((d) => d.uid));
-    // Processed documents leave the result set, as labelled or claimed ones do.
-    for (const doc of page.slice(0, 600)) sandbox.store.update(actor, sandbox.store.get(doc.uid)!, { 'dc:description': 'done' }, NO_BLOBS);
-  }
-  t.same(seen, [...uids].sort(), 'every document once, in uuid order, though most left the result set as they were seen');
-  t.equal(searches.length, 3);
-  t.match(searches[1], new RegExp(`AND ecm:uuid > '${seen[999]}' ORDER BY ecm:uuid$`), 'the next page starts after the last uuid of the one before');
+t.test(
+  'the pager walks a large result by keyset: every document once, in uuid order, while documents leave the result',
+  async (t) => {
+    const { sandbox, client } = await setUp(t);
+    const actor = sandbox.actor();
+    const ws = sandbox.store.getByPath(WS)!;
+    const folder = sandbox.store.create(actor, ws, { type: 'Folder', name: 'many', properties: {} }, NO_BLOBS);
+    const uids = Array.from(
+      { length: 2500 },
+      (_, i) =>
+        sandbox.store.create(
+          actor,
+          folder,
+          { type: 'File', name: `f${i}`, properties: { 'dc:description': 'new' } },
+          NO_BLOBS,
+        ).uid,
+    );
+    const searches: string[] = [];
+    sandbox.faults.observe = (req) => {
+      if (req.url?.includes('/search/'))
+        searches.push(decodeURIComponent(new URL(req.url, 'http://x').searchParams.get('query') ?? ''));
+    };
+    const seen: string[] = [];
+    for await (const page of drain(
+      client,
+      `SELECT * FROM File WHERE ecm:path STARTSWITH '${WS}/many' AND dc:description = 'new'`,
+      1000,
+    )) {
+      seen.push(...page.map((d) => d.uid));
+      // Processed documents leave the result set, as labelled or claimed ones do.
+      for (const doc of page.slice(0, 600))
+        sandbox.store.update(actor, sandbox.store.get(doc.uid)!, { 'dc:description': 'done' }, NO_BLOBS);
+    }
+    t.same(
+      seen,
+      [...uids].sort(),
+      'every document once, in uuid order, though most left the result set as they were seen',
+    );
+    t.equal(searches.length, 3);
+    t.match(
+      searches[1],
+      new RegExp(`AND ecm:uuid > '${seen[999]}' ORDER BY ecm:uuid$`),
+      'the next page starts after the last uuid of the one before',
+    );
 
-  sandbox.store.remove(actor, sandbox.store.get(uids[0])!);
-  const added = sandbox.store.create(actor, folder, { type: 'File', name: 'late', properties: {} }, NO_BLOBS).uid;
-  const again: string[] = [];
-  for await (const page of drain(client, `SELECT * FROM File WHERE ecm:path STARTSWITH '${WS}/many'`, 1000)) again.push(...page.map((d) => d.uid));
-  t.same(again, [...uids.slice(1), added].sort(), 'a removed document is gone and a new one found in its place in the order');
-});
+    sandbox.store.remove(actor, sandbox.store.get(uids[0])!);
+    const added = sandbox.store.create(actor, folder, { type: 'File', name: 'late', properties: {} }, NO_BLOBS).uid;
+    const again: string[] = [];
+    for await (const page of drain(client, `SELECT * FROM File WHERE ecm:path STARTSWITH '${WS}/many'`, 1000))
+      again.push(...page.map((d) => d.uid));
+    t.same(
+      again,
+      [...uids.slice(1), added].sort(),
+      'a removed document is gone and a new one found in its place in the order',
+    );
+  },
+);
 
 t.test('the pager reads no page after the stop, and yields nothing from a search the stop came during', async (t) => {
   const { sandbox, client } = await setUp(t);
@@ -307,30 +511,34 @@ t.test('the pager reads no page after the stop, and yields nothing from a search
   const stop = new AbortController();
   setTimeout(() => stop.abort('SIGTERM'), 100);
   const pages = [];
-  for await (const page of drain(client, `SELECT * FROM Document WHERE ecm:path STARTSWITH '${WS}'`, 10, stop.signal)) pages.push(page);
+  for await (const page of drain(client, `SELECT * FROM Document WHERE ecm:path STARTSWITH '${WS}'`, 10, stop.signal))
+    pages.push(page);
   t.same(pages, [], 'nothing is handed out once the run is stopping');
 });
 
-t.test('pages are worked on a few at once with the next one read ahead; after a failure no further page is read and the failure comes out once the others settle', async (t) => {
-  const read: number[] = [];
-  async function* pages() {
-    for (let i = 0; i < 10; i++) {
-      read.push(i);
-      yield [i];
+t.test(
+  'pages are worked on a few at once with the next one read ahead; after a failure no further page is read and the failure comes out once the others settle',
+  async (t) => {
+    const read: number[] = [];
+    async function* pages() {
+      for (let i = 0; i < 10; i++) {
+        read.push(i);
+        yield [i];
+      }
     }
-  }
-  let running = 0;
-  let most = 0;
-  const finished: number[] = [];
-  const work = eachPage(pages(), 3, async ([i]) => {
-    most = Math.max(most, ++running);
-    await sleep(i === 1 ? 10 : 50);
-    running--;
-    if (i === 1) throw new Error('page 1 failed');
-    finished.push(i);
-  });
-  await t.rejects(work, /page 1 failed/);
-  t.equal(most, 3, 'three pages at once');
-  t.same(read, [0, 1, 2, 3], 'one page is read ahead, none after the failure');
-  t.same(finished.sort(), [0, 2], 'the pages under way were finished before the failure came out');
-});
+    let running = 0;
+    let most = 0;
+    const finished: number[] = [];
+    const work = eachPage(pages(), 3, async ([i]) => {
+      most = Math.max(most, ++running);
+      await sleep(i === 1 ? 10 : 50);
+      running--;
+      if (i === 1) throw new Error('page 1 failed');
+      finished.push(i);
+    });
+    await t.rejects(work, /page 1 failed/);
+    t.equal(most, 3, 'three pages at once');
+    t.same(read, [0, 1, 2, 3], 'one page is read ahead, none after the failure');
+    t.same(finished.sort(), [0, 2], 'the pages under way were finished before the failure came out');
+  },
+);

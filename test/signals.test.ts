@@ -1,6 +1,15 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, createReadStream, existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  createReadStream,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { text } from 'node:stream/consumers';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,76 +28,110 @@ async function fileAppears(path: string): Promise<void> {
   while (!existsSync(path)) await sleep(10);
 }
 
-t.test('SIGTERM while the program is still loading: the run stops before its first request, exit 3, with its report', async (t) => {
-  const env = await sandboxEnv(t);
-  await env.upload('ERP/Workflow', 'approval.pdf');
-  const before = env.snapshot();
-  const hold = mkdtempSync(join(tmpdir(), 'c2e-hold-'));
-  const report = join(env.dir, 'report.json');
-  const run = startCli(['run', '--config', env.location.configDir, '--report', report], { C2E_HOLD_DIR: hold }, {
-    execArgv: [`--import=${join(import.meta.dirname, 'helpers', 'hold-cli.mjs')}`],
-  });
-  await fileAppears(join(hold, 'held'));
-  run.child.kill('SIGTERM');
-  writeFileSync(join(hold, 'release'), '');
-  const { code, stdout } = await run.exited;
+t.test(
+  'SIGTERM while the program is still loading: the run stops before its first request, exit 3, with its report',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    await env.upload('ERP/Workflow', 'approval.pdf');
+    const before = env.snapshot();
+    const hold = mkdtempSync(join(tmpdir(), 'c2e-hold-'));
+    const report = join(env.dir, 'report.json');
+    const run = startCli(
+      ['run', '--config', env.location.configDir, '--report', report],
+      { C2E_HOLD_DIR: hold },
+      {
+        execArgv: [`--import=${join(import.meta.dirname, 'helpers', 'hold-cli.mjs')}`],
+      },
+    );
+    await fileAppears(join(hold, 'held'));
+    run.child.kill('SIGTERM');
+    writeFileSync(join(hold, 'release'), '');
+    const { code, stdout } = await run.exited;
 
-  t.equal(code, 3, 'ended by itself, as interrupted: not killed by the signal');
-  const written = JSON.parse(readFileSync(report, 'utf8')) as RunReport;
-  t.same(written.interrupted, { reason: 'SIGTERM', graceExpired: false, leftClaimed: [] });
-  t.match(written.intake, { state: 'not run', reason: 'SIGTERM' });
-  t.match(written.tasks.workflow, { state: 'not run', reason: 'SIGTERM', counts: {} });
-  t.match(stdout, /\nintake: not run: the run ended before it \(SIGTERM\)\n/);
-  t.match(stdout, /\ntask workflow: not run: the run ended before it \(SIGTERM\)\n/, 'no "nothing to do" for a task that never ran');
-  t.equal(env.snapshot(), before, 'nothing was labelled or sent');
-});
+    t.equal(code, 3, 'ended by itself, as interrupted: not killed by the signal');
+    const written = JSON.parse(readFileSync(report, 'utf8')) as RunReport;
+    t.same(written.interrupted, { reason: 'SIGTERM', graceExpired: false, leftClaimed: [] });
+    t.match(written.intake, { state: 'not run', reason: 'SIGTERM' });
+    t.match(written.tasks.workflow, { state: 'not run', reason: 'SIGTERM', counts: {} });
+    t.match(stdout, /\nintake: not run: the run ended before it \(SIGTERM\)\n/);
+    t.match(
+      stdout,
+      /\ntask workflow: not run: the run ended before it \(SIGTERM\)\n/,
+      'no "nothing to do" for a task that never ran',
+    );
+    t.equal(env.snapshot(), before, 'nothing was labelled or sent');
+  },
+);
 
-t.test('SIGTERM after the run finished, while its summary is still being written out: exit 0, the summary whole', async (t) => {
-  const env = await sandboxEnv(t);
-  // A dry run over this many documents prints about 150 KB: more than the 64 KiB a pipe holds.
-  await Promise.all(Array.from({ length: 120 }, (_, i) => env.upload('ERP/Workflow', `approval-${i}.pdf`)));
-  // Its standard output is a pipe that nobody reads until the test says so: the summary cannot be
-  // written out, so the process cannot end, however fast the machine. (Opened read-write, a FIFO
-  // does not wait for a reader to open.)
-  const fifo = join(env.dir, 'stdout');
-  execFileSync('mkfifo', [fifo]);
-  const held = openSync(fifo, constants.O_RDWR);
-  const run = startCli(['run', '--dry-run', '--config', env.location.configDir], {}, { stdout: held });
-  await run.logged(/"message":"run finished"/);
-  run.child.kill('SIGTERM');
-  await run.logged(/"message":"run already finished".*"signal":"SIGTERM"/);
-  const reader = createReadStream(fifo);
-  closeSync(held); // the process is the only writer left: the reader ends when it exits
-  const [stdout, { code }] = await Promise.all([text(reader), run.exited]);
-  t.equal(code, 0, 'the run had finished: exit 0, not killed by the signal');
-  t.ok(stdout.length > 64 * 1024, `the summary (${stdout.length} characters) did not fit into the pipe at once`);
-  t.match(stdout, /\nERP calls that would be made:\n(.*ARCHIV_PROCESS_RFCINPUT.*\n){120}$/, 'and it was written out to its end');
-});
+t.test(
+  'SIGTERM after the run finished, while its summary is still being written out: exit 0, the summary whole',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    // A dry run over this many documents prints about 150 KB: more than the 64 KiB a pipe holds.
+    await Promise.all(Array.from({ length: 120 }, (_, i) => env.upload('ERP/Workflow', `approval-${i}.pdf`)));
+    // Its standard output is a pipe that nobody reads until the test says so: the summary cannot be
+    // written out, so the process cannot end, however fast the machine. (Opened read-write, a FIFO
+    // does not wait for a reader to open.)
+    const fifo = join(env.dir, 'stdout');
+    execFileSync('mkfifo', [fifo]);
+    const held = openSync(fifo, constants.O_RDWR);
+    const run = startCli(['run', '--dry-run', '--config', env.location.configDir], {}, { stdout: held });
+    await run.logged(/"message":"run finished"/);
+    run.child.kill('SIGTERM');
+    await run.logged(/"message":"run already finished".*"signal":"SIGTERM"/);
+    const reader = createReadStream(fifo);
+    closeSync(held); // the process is the only writer left: the reader ends when it exits
+    const [stdout, { code }] = await Promise.all([text(reader), run.exited]);
+    t.equal(code, 0, 'the run had finished: exit 0, not killed by the signal');
+    t.ok(stdout.length > 64 * 1024, `the summary (${stdout.length} characters) did not fit into the pipe at once`);
+    t.match(
+      stdout,
+      /\nERP calls that would be made:\n(.*ARCHIV_PROCESS_RFCINPUT.*\n){120}$/,
+      'and it was written out to its end',
+    );
+  },
+);
 
-t.test('SIGTERM to a command that cannot wind down (status waiting on the repository) ends it at once, exit 3', async (t) => {
-  const env = await sandboxEnv(t);
-  env.sandbox.faults.hold();
-  const status = startCli(['status', '--config', env.location.configDir]);
-  await env.sandbox.faults.whenHeld(1);
-  status.child.kill('SIGTERM');
-  const { code, stdout } = await status.exited;
-  env.sandbox.faults.release();
-  t.equal(code, 3);
-  t.equal(stdout, '', 'nothing half printed');
-});
+t.test(
+  'SIGTERM to a command that cannot wind down (status waiting on the repository) ends it at once, exit 3',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    env.sandbox.faults.hold();
+    const status = startCli(['status', '--config', env.location.configDir]);
+    await env.sandbox.faults.whenHeld(1);
+    status.child.kill('SIGTERM');
+    const { code, stdout } = await status.exited;
+    env.sandbox.faults.release();
+    t.equal(code, 3);
+    t.equal(stdout, '', 'nothing half printed');
+  },
+);
 
-t.test('a run stopped during its intake: the intake says it stopped early, every task that it never ran (in-process)', async (t) => {
-  const env = await sandboxEnv(t, { storage: { pageSize: '1' } });
-  await Promise.all(Array.from({ length: 6 }, (_, i) => env.upload('ERP/Workflow', `approval-${i}.pdf`)));
-  const stop = new AbortController();
-  // Stopped as the first document is labelled: at most the two pages under way and the one read
-  // ahead are labelled, no page after them is read.
-  const report = await env.job({ stop: stop.signal, onDocument: () => stop.abort('SIGTERM') });
-  t.equal(report.exitCode, 3);
-  t.match(report.intake, { state: 'stopped', reason: 'SIGTERM' });
-  t.ok(report.intake.counts.labelled >= 1 && report.intake.counts.labelled <= 3, `${report.intake.counts.labelled} of 6 labelled`);
-  t.same(Object.values(report.tasks).map((task) => [task.state, task.reason]), [['not run', 'SIGTERM'], ['not run', 'SIGTERM'], ['not run', 'SIGTERM']]);
-});
+t.test(
+  'a run stopped during its intake: the intake says it stopped early, every task that it never ran (in-process)',
+  async (t) => {
+    const env = await sandboxEnv(t, { storage: { pageSize: '1' } });
+    await Promise.all(Array.from({ length: 6 }, (_, i) => env.upload('ERP/Workflow', `approval-${i}.pdf`)));
+    const stop = new AbortController();
+    // Stopped as the first document is labelled: at most the two pages under way and the one read
+    // ahead are labelled, no page after them is read.
+    const report = await env.job({ stop: stop.signal, onDocument: () => stop.abort('SIGTERM') });
+    t.equal(report.exitCode, 3);
+    t.match(report.intake, { state: 'stopped', reason: 'SIGTERM' });
+    t.ok(
+      report.intake.counts.labelled >= 1 && report.intake.counts.labelled <= 3,
+      `${report.intake.counts.labelled} of 6 labelled`,
+    );
+    t.same(
+      Object.values(report.tasks).map((task) => [task.state, task.reason]),
+      [
+        ['not run', 'SIGTERM'],
+        ['not run', 'SIGTERM'],
+        ['not run', 'SIGTERM'],
+      ],
+    );
+  },
+);
 
 t.test('a run stopped by a signal before it began reports every task as not run (in-process)', async (t) => {
   const env = await sandboxEnv(t);
@@ -97,6 +140,9 @@ t.test('a run stopped by a signal before it began reports every task as not run 
   stop.abort('SIGTERM');
   const report = await env.job({ stop: stop.signal });
   t.equal(report.exitCode, 3);
-  t.same(Object.values(report.tasks).map((task) => task.state), ['not run', 'not run', 'not run']);
+  t.same(
+    Object.values(report.tasks).map((task) => task.state),
+    ['not run', 'not run', 'not run'],
+  );
   t.equal(report.mappingFile, undefined, 'not even the mapping file was read');
 });

@@ -14,7 +14,16 @@ import { callFor, TEMPLATE_NAMES, templateYaml } from '../src/job/tasks/template
 import { sandboxEnv } from './helpers/env.js';
 
 /** Declarative parameter mapping: transforms, targets, templates, and the checks made when a task is loaded. */
-const doc = (properties: Record<string, unknown>) => ({ uid: 'u1', path: '/ws/a.pdf', type: 'File', title: 'a', parentRef: 'p', changeToken: '1', facets: [], properties });
+const doc = (properties: Record<string, unknown>) => ({
+  uid: 'u1',
+  path: '/ws/a.pdf',
+  type: 'File',
+  title: 'a',
+  parentRef: 'p',
+  changeToken: '1',
+  facets: [],
+  properties,
+});
 
 t.test('transforms turn repository values into ABAP values', async (t) => {
   const values = mapValues(
@@ -32,23 +41,71 @@ t.test('transforms turn repository values into ABAP values', async (t) => {
       B: { property: 'file:content.name', transform: [], length: 10 },
       Z: { property: 'file:nothing.name', transform: [] },
     },
-    doc({ 'dc:created': '2024-01-15T10:00:00Z', 'x:flag': true, 'x:name': ' invoice ', 'x:number': 4711, 'file:content': { name: 'a.pdf' } }),
+    doc({
+      'dc:created': '2024-01-15T10:00:00Z',
+      'x:flag': true,
+      'x:name': ' invoice ',
+      'x:number': 4711,
+      'file:content': { name: 'a.pdf' },
+    }),
   );
-  t.same(Object.fromEntries(values.map((v) => [v.target, v.value])), {
-    D: '2024-01-15', F: 'X', N: 'true', U: 'INVOICE', P: '0000004711', R: '4711__', E: '', S: 'voi', T: 'oice ', C: '42', B: 'a.pdf', Z: '',
-  }, 'a date as SAP\'s SOAP runtime reads it (asXML): YYYY-MM-DD');
-  t.same(mapValues({ D: { property: 'dc:created', transform: ['date'] } }, doc({ 'dc:created': '2024-01-15T10:00:00Z' }), 'YYYYMMDD')[0].value, '20240115', 'or YYYYMMDD, where a system is set so');
+  t.same(
+    Object.fromEntries(values.map((v) => [v.target, v.value])),
+    {
+      D: '2024-01-15',
+      F: 'X',
+      N: 'true',
+      U: 'INVOICE',
+      P: '0000004711',
+      R: '4711__',
+      E: '',
+      S: 'voi',
+      T: 'oice ',
+      C: '42',
+      B: 'a.pdf',
+      Z: '',
+    },
+    "a date as SAP's SOAP runtime reads it (asXML): YYYY-MM-DD",
+  );
+  t.same(
+    mapValues(
+      { D: { property: 'dc:created', transform: ['date'] } },
+      doc({ 'dc:created': '2024-01-15T10:00:00Z' }),
+      'YYYYMMDD',
+    )[0].value,
+    '20240115',
+    'or YYYYMMDD, where a system is set so',
+  );
   const classes = { M: { property: 'file:content.mime-type', transform: [{ map: { 'application/pdf': 'PDF' } }] } };
-  t.same(mapValues(classes, doc({ 'file:content': { 'mime-type': 'application/pdf' } }))[0].value, 'PDF', 'a value mapped');
-  t.throws(() => mapValues(classes, doc({ 'file:content': { 'mime-type': 'text/plain' } })), { message: 'file:content.mime-type = "text/plain" has no entry in the map of SAP field M' });
-  t.same(mapValues({ F: { property: 'x:flag', transform: ['flag'] } }, doc({ 'x:flag': false }))[0].value, '', 'false is blank');
-  t.throws(() => mapValues({ AR_DATE: { property: 'dc:created', transform: ['date'] } }, doc({ 'dc:created': 'soon' })), {
-    message: 'dc:created = "soon" is not a date (YYYY-MM-DD) for SAP field AR_DATE', target: '/ws/a.pdf',
+  t.same(
+    mapValues(classes, doc({ 'file:content': { 'mime-type': 'application/pdf' } }))[0].value,
+    'PDF',
+    'a value mapped',
+  );
+  t.throws(() => mapValues(classes, doc({ 'file:content': { 'mime-type': 'text/plain' } })), {
+    message: 'file:content.mime-type = "text/plain" has no entry in the map of SAP field M',
   });
-  t.throws(() => mapValues({ ARCHIV_ID: { property: 'x:id', transform: ['upper'], length: 2 } }, doc({ 'x:id': 'abc' })), {
-    message: 'x:id = "abc" is longer than the 2 characters of SAP field ARCHIV_ID',
+  t.same(
+    mapValues({ F: { property: 'x:flag', transform: ['flag'] } }, doc({ 'x:flag': false }))[0].value,
+    '',
+    'false is blank',
+  );
+  t.throws(
+    () => mapValues({ AR_DATE: { property: 'dc:created', transform: ['date'] } }, doc({ 'dc:created': 'soon' })),
+    {
+      message: 'dc:created = "soon" is not a date (YYYY-MM-DD) for SAP field AR_DATE',
+      target: '/ws/a.pdf',
+    },
+  );
+  t.throws(
+    () => mapValues({ ARCHIV_ID: { property: 'x:id', transform: ['upper'], length: 2 } }, doc({ 'x:id': 'abc' })),
+    {
+      message: 'x:id = "abc" is longer than the 2 characters of SAP field ARCHIV_ID',
+    },
+  );
+  t.throws(() => mapValues({ K: { constant: 'too long', transform: [], length: 3 } }, doc({})), {
+    message: 'constant K = "too long" is longer than the 3 characters of SAP field K',
   });
-  t.throws(() => mapValues({ K: { constant: 'too long', transform: [], length: 3 } }, doc({})), { message: 'constant K = "too long" is longer than the 3 characters of SAP field K' });
 });
 
 t.test('targets build scalars, structures, batch columns and fixed rows', async (t) => {
@@ -69,58 +126,90 @@ t.test('targets build scalars, structures, batch columns and fixed rows', async 
   };
   const one = mapValues(specs, doc({ 'x:a': 'A1', 'x:b': 'B1' }));
   const two = mapValues(specs, doc({ 'x:a': 'A2' }));
-  t.same(buildParameters([one, two]), {
-    SCALAR: 'A1', ENTRY: { A: 'A1' }, EMPTY: {},
-    ROWS: [{ V: 'A1', W: '' }, { V: 'A2', W: '' }],
-    DATA: [{ NAME: 'OTYPE', WERT: 'B1' }, { NAME: 'OBJID', WERT: 'A1' }],
-    NONE: [],
-  }, 'blank scalars are left out, columns keep one row per document, fixed rows without a document value are dropped');
+  t.same(
+    buildParameters([one, two]),
+    {
+      SCALAR: 'A1',
+      ENTRY: { A: 'A1' },
+      EMPTY: {},
+      ROWS: [
+        { V: 'A1', W: '' },
+        { V: 'A2', W: '' },
+      ],
+      DATA: [
+        { NAME: 'OTYPE', WERT: 'B1' },
+        { NAME: 'OBJID', WERT: 'A1' },
+      ],
+      NONE: [],
+    },
+    'blank scalars are left out, columns keep one row per document, fixed rows without a document value are dropped',
+  );
   t.same(buildParameters([two]).DATA, [{ NAME: 'OBJID', WERT: 'A2' }]);
 });
 
 t.test('templates substitute and encode, never evaluate', async (t) => {
-  const values = [{ target: 'TYPE', value: "O'Brien & Co", fromDocument: true }, { target: 'EMPTY', value: '', fromDocument: true }];
+  const values = [
+    { target: 'TYPE', value: "O'Brien & Co", fromDocument: true },
+    { target: 'EMPTY', value: '', fromDocument: true },
+  ];
   t.equal(fill('{TYPE}', values), "O'Brien & Co");
   t.equal(fill('x={q:TYPE}', values), "x='O''Brien%20%26%20Co'", 'an OData literal: quotes doubled, then URL-encoded');
-  t.equal(fill('{u:TYPE}', values), 'O\'Brien%20%26%20Co');
+  t.equal(fill('{u:TYPE}', values), "O'Brien%20%26%20Co");
   t.equal(fill('{EMPTY|TYPE}', values), "O'Brien & Co", 'the first value that is not blank');
   t.equal(fill('{response.d.n} {response.none} {UNKNOWN}', values, { d: { n: 7 } }), '7  ');
   t.equal(fill('{response.a.b}', values, { a: null }), '', 'a path through null is blank');
   t.equal(foundIn({}, { list: 'L' }, values), undefined, 'a lookup answer without the table finds nothing');
-  t.same(foundIn({ L: [{ A: "O'Brien & Co" }, { A: 'x' }] }, { list: 'L', match: { A: '{TYPE}' } }, values), { A: "O'Brien & Co" });
+  t.same(foundIn({ L: [{ A: "O'Brien & Co" }, { A: 'x' }] }, { list: 'L', match: { A: '{TYPE}' } }, values), {
+    A: "O'Brien & Co",
+  });
   t.same(foundIn({ L: [{ A: 'x' }] }, { list: 'L' }, values), { A: 'x' }, 'without match any row counts');
   t.equal(fill('{constructor} ${TYPE}', values), ' $' + "O'Brien & Co", 'placeholders are names, nothing else');
 });
 
-t.test('the built-in templates parse, and print as YAML a task can use; bar codes and workflows have none over Rest', async (t) => {
-  const base = { name: 't', function: 'RFC', schedule: '* * * * *' } as const;
-  t.equal((callFor(taskSchema.parse({ ...base, useCase: 'link' })) as { function: string }).function, 'ARCHIV_CONNECTION_INSERT');
-  t.equal((callFor(taskSchema.parse({ ...base, useCase: 'link', function: 'Rest' })) as { service: string }).service, '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV');
-  const { parse: parseYaml } = await import('yaml');
-  for (const name of TEMPLATE_NAMES) {
-    for (const transport of ['RFC', 'Rest'] as const) {
-      const yaml = templateYaml(name, transport);
-      const useCase = name === 'workflow-to-agent' ? 'workflow' : name;
-      if (yaml === undefined) {
-        t.ok(transport === 'Rest' && useCase !== 'link', `${name} ${transport}: no template`);
-        const bare = taskSchema.safeParse({ ...base, useCase, function: transport });
-        t.match(bare.error?.issues[0].message, /SAP offers no standard REST service for (bar codes|workflow starts): declare the call under rest/, 'and a task without its own call is refused');
-        continue;
+t.test(
+  'the built-in templates parse, and print as YAML a task can use; bar codes and workflows have none over Rest',
+  async (t) => {
+    const base = { name: 't', function: 'RFC', schedule: '* * * * *' } as const;
+    t.equal(
+      (callFor(taskSchema.parse({ ...base, useCase: 'link' })) as { function: string }).function,
+      'ARCHIV_CONNECTION_INSERT',
+    );
+    t.equal(
+      (callFor(taskSchema.parse({ ...base, useCase: 'link', function: 'Rest' })) as { service: string }).service,
+      '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV',
+    );
+    const { parse: parseYaml } = await import('yaml');
+    for (const name of TEMPLATE_NAMES) {
+      for (const transport of ['RFC', 'Rest'] as const) {
+        const yaml = templateYaml(name, transport);
+        const useCase = name === 'workflow-to-agent' ? 'workflow' : name;
+        if (yaml === undefined) {
+          t.ok(transport === 'Rest' && useCase !== 'link', `${name} ${transport}: no template`);
+          const bare = taskSchema.safeParse({ ...base, useCase, function: transport });
+          t.match(
+            bare.error?.issues[0].message,
+            /SAP offers no standard REST service for (bar codes|workflow starts): declare the call under rest/,
+            'and a task without its own call is refused',
+          );
+          continue;
+        }
+        const task = taskSchema.safeParse({ ...base, useCase, function: transport, ...parseYaml(yaml) });
+        t.ok(task.success, `${name} ${transport}: ${task.success ? '' : JSON.stringify(task.error.issues)}`);
       }
-      const task = taskSchema.safeParse({ ...base, useCase, function: transport, ...parseYaml(yaml) });
-      t.ok(task.success, `${name} ${transport}: ${task.success ? '' : JSON.stringify(task.error.issues)}`);
     }
-  }
-});
+  },
+);
 
 t.test('a broken call declaration is reported with every key path at load', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'c2e-mapping-'));
   const project = join(import.meta.dirname, '..');
   cpSync(join(project, 'config'), join(dir, 'config'), { recursive: true });
   cpSync(join(project, 'jobs'), join(dir, 'jobs'), { recursive: true });
-  const task = (name: string, body: Record<string, unknown>) => writeFileSync(join(dir, 'jobs', `${name}.yaml`), stringify({ name, schedule: '* * * * *', ...body }));
+  const task = (name: string, body: Record<string, unknown>) =>
+    writeFileSync(join(dir, 'jobs', `${name}.yaml`), stringify({ name, schedule: '* * * * *', ...body }));
   task('link', {
-    useCase: 'link', function: 'RFC',
+    useCase: 'link',
+    function: 'RFC',
     rfc: {
       function: 'ARCHIV_CONNECTION_INSERT',
       parameters: {
@@ -134,20 +223,35 @@ t.test('a broken call declaration is reported with every key path at load', asyn
     rest: { service: '/x' },
   });
   task('barcode', {
-    useCase: 'barcode', function: 'Rest',
+    useCase: 'barcode',
+    function: 'Rest',
     rest: {
-      service: '/sap/opu/odata/sap/ZBARCODE_SRV', method: 'POST', path: '/{MISSING}', body: 'content', headers: { 'X-A': '{u:ALSO_MISSING}' },
+      service: '/sap/opu/odata/sap/ZBARCODE_SRV',
+      method: 'POST',
+      path: '/{MISSING}',
+      body: 'content',
+      headers: { 'X-A': '{u:ALSO_MISSING}' },
       parameters: { 'T[].A': { property: 'a:b' }, SINGLE: { property: 'a:c' }, CONST: { constant: 'k' } },
       lookup: { path: '/look?{MISSING}', found: { list: 'results', match: { A: '{GONE}' } } },
       result: { erpReference: '{T[].A}' },
     },
   });
   task('workflow', {
-    useCase: 'workflow', function: 'RFC',
-    rfc: { function: 'F', parameters: {}, result: { erpReference: '{NOPE}' }, lookup: { function: 'G', parameters: { P: '{Q}' }, found: { list: 'L' } } },
+    useCase: 'workflow',
+    function: 'RFC',
+    rfc: {
+      function: 'F',
+      parameters: {},
+      result: { erpReference: '{NOPE}' },
+      lookup: { function: 'G', parameters: { P: '{Q}' }, found: { list: 'L' } },
+    },
   });
   task('link-three', { useCase: 'link', function: 'RFC', ...parse(templateYaml('link', 'Rest') as string) });
-  task('link-two', { useCase: 'link', function: 'RFC', rfc: { function: 'F', parameters: { A: { constant: 'a' } }, result: { erpReference: '{A}' }, repeatable: true } });
+  task('link-two', {
+    useCase: 'link',
+    function: 'RFC',
+    rfc: { function: 'F', parameters: { A: { constant: 'a' } }, result: { erpReference: '{A}' }, repeatable: true },
+  });
   let thrown: unknown;
   t.throws(() => {
     try {
@@ -178,16 +282,29 @@ t.test('a broken call declaration is reported with every key path at load', asyn
       /\/jobs\/link-three\.yaml: rest: function is RFC: declare the call under rfc/,
       /\/jobs\/link-two\.yaml: rfc\.repeatable: a link call sent again without a lookup links the document twice/,
     ];
-    for (const pattern of expected) t.ok(lines.some((l) => pattern.test(l)), `${pattern}`);
-    t.notOk(lines.some((l) => l.includes('{response.X}')), 'response fields are allowed in the result');
+    for (const pattern of expected)
+      t.ok(
+        lines.some((l) => pattern.test(l)),
+        `${pattern}`,
+      );
+    t.notOk(
+      lines.some((l) => l.includes('{response.X}')),
+      'response fields are allowed in the result',
+    );
   }
 });
 
 t.test('a task with its own mapping: transforms reach SAP, the result template is written back', async (t) => {
   const env = await sandboxEnv(t);
   const yaml = (templateYaml('link', 'RFC') as string)
-    .replace(/OBJECT_ID:\n(\s+)property: erpCreateALDocument:erpObjectId\n\s+length: 50/, 'OBJECT_ID:\n$1property: erpCreateALDocument:erpObjectId\n$1length: 50\n$1transform: [trim, upper, { pad: { length: 18 } }]')
-    .replace("erpReference: \"{SAP_OBJECT} {OBJECT_ID}\"", "erpReference: \"{SAP_OBJECT}/{OBJECT_ID}\"\n    message: \"linked as {AR_OBJECT}\"");
+    .replace(
+      /OBJECT_ID:\n(\s+)property: erpCreateALDocument:erpObjectId\n\s+length: 50/,
+      'OBJECT_ID:\n$1property: erpCreateALDocument:erpObjectId\n$1length: 50\n$1transform: [trim, upper, { pad: { length: 18 } }]',
+    )
+    .replace(
+      'erpReference: "{SAP_OBJECT} {OBJECT_ID}"',
+      'erpReference: "{SAP_OBJECT}/{OBJECT_ID}"\n    message: "linked as {AR_OBJECT}"',
+    );
   t.match(yaml, 'pad: { length: 18 }', 'the template was adapted');
   const file = join(env.location.jobsDir, 'link.yaml');
   writeFileSync(file, `${readFileSync(file, 'utf8')}${yaml}`);
@@ -196,7 +313,11 @@ t.test('a task with its own mapping: transforms reach SAP, the result template i
   env.fill(uid, { 'erpCreateALDocument:erpObjectId': ' 12ab ' });
   const report = await env.run();
   t.same(report.tasks.link.counts, { DONE: 1 });
-  t.match(env.erp.tables.links, [{ OBJECT_ID: '0000000000000012AB', SAP_OBJECT: 'BKPF' }], 'trimmed, upper-cased and padded to 18');
+  t.match(
+    env.erp.tables.links,
+    [{ OBJECT_ID: '0000000000000012AB', SAP_OBJECT: 'BKPF' }],
+    'trimmed, upper-cased and padded to 18',
+  );
   const props = (env.sandbox.store.get(uid) as StoredDoc).properties;
   t.equal(props['erpTaskStatus:erpReference'], 'BKPF/0000000000000012AB');
   t.equal(props['erpTaskStatus:message'], 'linked as ZFIINVOICE');

@@ -32,11 +32,24 @@ const f = (name: string, type: ScalarType, list = false): FieldDef => ({ name, t
 /** The stock schemas the job and the sandbox's own users touch, as a fresh Nuxeo declares them. */
 const BUILTIN_SCHEMAS: SchemaDef[] = [
   schema('dublincore', 'dc', [
-    f('title', 'string'), f('description', 'string'), f('subjects', 'string', true), f('rights', 'string'),
-    f('source', 'string'), f('coverage', 'string'), f('created', 'date'), f('modified', 'date'),
-    f('issued', 'date'), f('valid', 'date'), f('expired', 'date'), f('format', 'string'),
-    f('language', 'string'), f('creator', 'string'), f('contributors', 'string', true),
-    f('lastContributor', 'string'), f('publisher', 'string'), f('nature', 'string'),
+    f('title', 'string'),
+    f('description', 'string'),
+    f('subjects', 'string', true),
+    f('rights', 'string'),
+    f('source', 'string'),
+    f('coverage', 'string'),
+    f('created', 'date'),
+    f('modified', 'date'),
+    f('issued', 'date'),
+    f('valid', 'date'),
+    f('expired', 'date'),
+    f('format', 'string'),
+    f('language', 'string'),
+    f('creator', 'string'),
+    f('contributors', 'string', true),
+    f('lastContributor', 'string'),
+    f('publisher', 'string'),
+    f('nature', 'string'),
   ]),
   schema('common', 'common', [f('icon', 'string'), f('icon-expanded', 'string'), f('size', 'long')]),
   schema('file', 'file', [f('content', 'blob')]),
@@ -53,11 +66,31 @@ const BUILTIN_TYPES: TypeDef[] = [
   { name: 'WorkspaceRoot', parent: 'Document', schemas: FOLDER, facets: ['Folderish', 'NotCollectionMember'] },
   { name: 'SectionRoot', parent: 'Document', schemas: FOLDER, facets: ['Folderish', 'NotCollectionMember'] },
   { name: 'TemplateRoot', parent: 'Document', schemas: FOLDER, facets: ['Folderish', 'NotCollectionMember'] },
-  { name: 'Workspace', parent: 'Document', schemas: [...FOLDER, 'files'], facets: ['Folderish', 'SuperSpace', 'NotCollectionMember'] },
+  {
+    name: 'Workspace',
+    parent: 'Document',
+    schemas: [...FOLDER, 'files'],
+    facets: ['Folderish', 'SuperSpace', 'NotCollectionMember'],
+  },
   { name: 'Folder', parent: 'Document', schemas: FOLDER, facets: ['Folderish', 'NotCollectionMember'] },
-  { name: 'OrderedFolder', parent: 'Folder', schemas: FOLDER, facets: ['Folderish', 'Orderable', 'NotCollectionMember'] },
-  { name: 'File', parent: 'Document', schemas: [...FOLDER, 'uid', 'file', 'files'], facets: ['Downloadable', 'Versionable', 'Publishable', 'Commentable', 'HasRelatedText'] },
-  { name: 'Note', parent: 'Document', schemas: [...FOLDER, 'uid', 'note', 'files'], facets: ['Versionable', 'Publishable', 'Commentable', 'HasRelatedText'] },
+  {
+    name: 'OrderedFolder',
+    parent: 'Folder',
+    schemas: FOLDER,
+    facets: ['Folderish', 'Orderable', 'NotCollectionMember'],
+  },
+  {
+    name: 'File',
+    parent: 'Document',
+    schemas: [...FOLDER, 'uid', 'file', 'files'],
+    facets: ['Downloadable', 'Versionable', 'Publishable', 'Commentable', 'HasRelatedText'],
+  },
+  {
+    name: 'Note',
+    parent: 'Document',
+    schemas: [...FOLDER, 'uid', 'note', 'files'],
+    facets: ['Versionable', 'Publishable', 'Commentable', 'HasRelatedText'],
+  },
 ];
 
 function schema(name: string, prefix: string, fields: FieldDef[]): SchemaDef {
@@ -65,11 +98,19 @@ function schema(name: string, prefix: string, fields: FieldDef[]): SchemaDef {
 }
 
 const XSD_TYPES: Record<string, ScalarType> = {
-  string: 'string', boolean: 'boolean', long: 'long', integer: 'long', int: 'long',
-  double: 'double', date: 'date', dateTime: 'date', content: 'blob',
+  string: 'string',
+  boolean: 'boolean',
+  long: 'long',
+  integer: 'long',
+  int: 'long',
+  double: 'double',
+  date: 'date',
+  dateTime: 'date',
+  content: 'blob',
 };
 
-const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const asArray = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
 const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', removeNSPrefix: true });
 
 /**
@@ -80,7 +121,13 @@ function readDeclaration(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch {
-    throw new ConfigError([{ file: path, path: '', message: 'cannot read the file; it ships with connect2erp, so the installation is incomplete' }]);
+    throw new ConfigError([
+      {
+        file: path,
+        path: '',
+        message: 'cannot read the file; it ships with connect2erp, so the installation is incomplete',
+      },
+    ]);
   }
 }
 
@@ -90,7 +137,10 @@ function parseXsd(path: string, name: string, prefix: string): SchemaDef {
   const elements = asArray(doc.schema?.element as Array<{ name: string; type: string }> | undefined);
   const fields = elements.map((element) => {
     const type = XSD_TYPES[String(element.type).replace(/^.*:/, '')];
-    if (type === undefined) throw new ConfigError([{ file: path, path: `element ${element.name}`, message: `unsupported type ${element.type}` }]);
+    if (type === undefined)
+      throw new ConfigError([
+        { file: path, path: `element ${element.name}`, message: `unsupported type ${element.type}` },
+      ]);
     return f(element.name, type);
   });
   return schema(name, prefix, fields);
@@ -114,7 +164,18 @@ export class SchemaRegistry {
   constructor() {
     BUILTIN_SCHEMAS.forEach((s) => this.addSchema(s));
     BUILTIN_TYPES.forEach((t) => this.types.set(t.name, t));
-    for (const facet of ['Folderish', 'SuperSpace', 'NotCollectionMember', 'Orderable', 'Downloadable', 'Versionable', 'Publishable', 'Commentable', 'HasRelatedText', 'HiddenInNavigation']) {
+    for (const facet of [
+      'Folderish',
+      'SuperSpace',
+      'NotCollectionMember',
+      'Orderable',
+      'Downloadable',
+      'Versionable',
+      'Publishable',
+      'Commentable',
+      'HasRelatedText',
+      'HiddenInNavigation',
+    ]) {
       this.facets.set(facet, []);
     }
   }
@@ -166,7 +227,12 @@ export class SchemaRegistry {
  * Nuxeo deployments. They ship with the program (`nuxeo-package/`), not in the configuration folder
  * an administrator replaces with a ConfigMap or a mount.
  */
-export const FEATURE_CONTRIBUTION = join(projectRoot(import.meta.dirname), 'nuxeo-package', 'OSGI-INF', 'connect2erp-types-contrib.xml');
+export const FEATURE_CONTRIBUTION = join(
+  projectRoot(import.meta.dirname),
+  'nuxeo-package',
+  'OSGI-INF',
+  'connect2erp-types-contrib.xml',
+);
 
 /** The stock types and schemas plus the feature's facets: what the job checks mappings and reads against. */
 export function featureRegistry(): SchemaRegistry {

@@ -4,9 +4,7 @@
  * Errors are `NxqlSyntaxError` with a message in the spirit of Nuxeo's parser.
  */
 export type Literal =
-  | { kind: 'string'; value: string }
-  | { kind: 'number'; value: number }
-  | { kind: 'date'; value: string };
+  { kind: 'string'; value: string } | { kind: 'number'; value: number } | { kind: 'date'; value: string };
 
 export type Comparison = '=' | '<>' | '<' | '<=' | '>' | '>=';
 
@@ -42,8 +40,24 @@ type Token =
   | { type: 'end'; value: ''; pos: number };
 
 const KEYWORDS = new Set([
-  'SELECT', 'FROM', 'WHERE', 'AND', 'OR', 'NOT', 'IN', 'LIKE', 'ILIKE', 'STARTSWITH', 'IS', 'NULL',
-  'BETWEEN', 'ASC', 'DESC', 'DATE', 'TIMESTAMP', 'ORDER BY',
+  'SELECT',
+  'FROM',
+  'WHERE',
+  'AND',
+  'OR',
+  'NOT',
+  'IN',
+  'LIKE',
+  'ILIKE',
+  'STARTSWITH',
+  'IS',
+  'NULL',
+  'BETWEEN',
+  'ASC',
+  'DESC',
+  'DATE',
+  'TIMESTAMP',
+  'ORDER BY',
 ]);
 const ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t' };
 
@@ -51,7 +65,10 @@ const ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t' };
 function keywordOf(word: string): string | undefined {
   const upper = word.toUpperCase();
   if (!KEYWORDS.has(upper)) return undefined;
-  const capitalised = upper.split(' ').map((w) => w[0] + w.slice(1).toLowerCase()).join(' ');
+  const capitalised = upper
+    .split(' ')
+    .map((w) => w[0] + w.slice(1).toLowerCase())
+    .join(' ');
   return [upper, word.toLowerCase(), capitalised].includes(word) ? upper : undefined;
 }
 
@@ -276,7 +293,13 @@ class Parser {
     const like = this.peek();
     if (like.type === 'keyword' && (like.value === 'LIKE' || like.value === 'ILIKE')) {
       this.index++;
-      return { kind: 'like', property, negated, caseInsensitive: like.value === 'ILIKE', pattern: this.stringLiteral() };
+      return {
+        kind: 'like',
+        property,
+        negated,
+        caseInsensitive: like.value === 'ILIKE',
+        pattern: this.stringLiteral(),
+      };
     }
     return this.fail('an operator');
   }

@@ -5,18 +5,44 @@ import type { SapException, SapStructure } from './soap-codec.js';
 /** The sandbox's SAP tables, for tests and the demo to inspect. Dates as ABAP keeps them: `YYYYMMDD`. */
 export interface ErpTables {
   /** TOA01-like link table. */
-  links: Array<{ client: string; SAP_OBJECT: string; OBJECT_ID: string; ARCHIV_ID: string; ARC_DOC_ID: string; AR_OBJECT: string; AR_DATE: string; FILENAME: string; DESCR: string; CREATOR: string }>;
+  links: Array<{
+    client: string;
+    SAP_OBJECT: string;
+    OBJECT_ID: string;
+    ARCHIV_ID: string;
+    ARC_DOC_ID: string;
+    AR_OBJECT: string;
+    AR_DATE: string;
+    FILENAME: string;
+    DESCR: string;
+    CREATOR: string;
+  }>;
   /** BDS_BAR_EX-like external bar-code table. */
   barcodes: Array<{ client: string; BARCODE: string; CONTREP: string; DOCID: string; ARDATE: string; DOCTYPE: string }>;
   /** Work items: from storing for subsequent entry (ARCHIV_PROCESS_RFCINPUT) or a workflow started with SAP_WAPI_START_WORKFLOW. */
   inbox: Array<{
-    client: string; id: string; startedBy: string; task: string; ARCHIV_ID: string; ARC_DOC_ID: string; AR_OBJECT: string; BARCODE: string; LATE: boolean;
-    agents: Array<{ OTYPE: string; OBJID: string }>; container: Record<string, string>;
+    client: string;
+    id: string;
+    startedBy: string;
+    task: string;
+    ARCHIV_ID: string;
+    ARC_DOC_ID: string;
+    AR_OBJECT: string;
+    BARCODE: string;
+    LATE: boolean;
+    agents: Array<{ OTYPE: string; OBJID: string }>;
+    container: Record<string, string>;
   }>;
   /** Uploads through the S/4HANA attachment service. */
   attachments: Array<{
-    client: string; BusinessObjectTypeName: string; LinkedSAPObjectKey: string; FileName: string; MimeType: string; FileSize: string;
-    DocumentInfoRecordDocNumber: string; ArchiveDocumentID: string;
+    client: string;
+    BusinessObjectTypeName: string;
+    LinkedSAPObjectKey: string;
+    FileName: string;
+    MimeType: string;
+    FileSize: string;
+    DocumentInfoRecordDocNumber: string;
+    ArchiveDocumentID: string;
   }>;
 }
 
@@ -36,7 +62,7 @@ export interface CallContext {
 
 type RfcFunction = (ctx: CallContext) => SapStructure;
 
-const text = (record: SapStructure, key: string): string => (typeof record[key] === 'string' ? (record[key]) : '');
+const text = (record: SapStructure, key: string): string => (typeof record[key] === 'string' ? record[key] : '');
 const rows = (value: unknown): SapStructure[] => (Array.isArray(value) ? (value as SapStructure[]) : []);
 const today = (): string => new Date().toISOString().slice(0, 10).replace(/-/g, '');
 
@@ -98,35 +124,76 @@ function documentsOf(table: ErpTables['barcodes'], client: string, barcodes: Set
 /** OAC3 decides which document type an object type takes, and the content repository (TOAOM). */
 const connectionInsert: RfcFunction = ({ client, params, tables, customizing }) => {
   const row = {
-    client, SAP_OBJECT: text(params, 'SAP_OBJECT'), OBJECT_ID: text(params, 'OBJECT_ID'), ARCHIV_ID: text(params, 'ARCHIV_ID'),
-    ARC_DOC_ID: text(params, 'ARC_DOC_ID'), AR_OBJECT: text(params, 'AR_OBJECT'), AR_DATE: text(params, 'AR_DATE') || today(),
-    FILENAME: text(params, 'FILENAME'), DESCR: text(params, 'DESCR'), CREATOR: text(params, 'CREATOR'),
+    client,
+    SAP_OBJECT: text(params, 'SAP_OBJECT'),
+    OBJECT_ID: text(params, 'OBJECT_ID'),
+    ARCHIV_ID: text(params, 'ARCHIV_ID'),
+    ARC_DOC_ID: text(params, 'ARC_DOC_ID'),
+    AR_OBJECT: text(params, 'AR_OBJECT'),
+    AR_DATE: text(params, 'AR_DATE') || today(),
+    FILENAME: text(params, 'FILENAME'),
+    DESCR: text(params, 'DESCR'),
+    CREATOR: text(params, 'CREATOR'),
   };
-  if (row.OBJECT_ID === '' || row.ARC_DOC_ID === '') fail('ERROR_CONNECTIONTABLE', 'OBJECT_ID and ARC_DOC_ID are required');
+  if (row.OBJECT_ID === '' || row.ARC_DOC_ID === '')
+    fail('ERROR_CONNECTIONTABLE', 'OBJECT_ID and ARC_DOC_ID are required');
   const link = customizing.links.find((l) => l.objectType === row.SAP_OBJECT && l.documentType === row.AR_OBJECT);
-  if (link === undefined) fail('ERROR_CONNECTIONTABLE', `Combination of object type ${row.SAP_OBJECT} and document type ${row.AR_OBJECT} not maintained (->Cust)`, { id: 'OA', number: '806' });
+  if (link === undefined)
+    fail(
+      'ERROR_CONNECTIONTABLE',
+      `Combination of object type ${row.SAP_OBJECT} and document type ${row.AR_OBJECT} not maintained (->Cust)`,
+      { id: 'OA', number: '806' },
+    );
   if (!customizing.contentRepositories.includes(row.ARCHIV_ID) || link.contentRepository !== row.ARCHIV_ID) {
-    fail('ERROR_CONNECTIONTABLE', `Content repository ${row.ARCHIV_ID} is not the one of object type ${row.SAP_OBJECT} and document type ${row.AR_OBJECT} (OAC3)`);
+    fail(
+      'ERROR_CONNECTIONTABLE',
+      `Content repository ${row.ARCHIV_ID} is not the one of object type ${row.SAP_OBJECT} and document type ${row.AR_OBJECT} (OAC3)`,
+    );
   }
   const same = (l: LinkRow): boolean =>
-    l.client === client && l.SAP_OBJECT === row.SAP_OBJECT && l.OBJECT_ID === row.OBJECT_ID && l.ARCHIV_ID === row.ARCHIV_ID && l.ARC_DOC_ID === row.ARC_DOC_ID;
+    l.client === client &&
+    l.SAP_OBJECT === row.SAP_OBJECT &&
+    l.OBJECT_ID === row.OBJECT_ID &&
+    l.ARCHIV_ID === row.ARCHIV_ID &&
+    l.ARC_DOC_ID === row.ARC_DOC_ID;
   const index = linkIndex(tables.links);
-  if (index.of(client, row.ARC_DOC_ID).some(same)) fail('ERROR_CONNECTIONTABLE', 'SAP ArchiveLink (double entry in link table not permitted)', { id: 'OA', number: '403' });
+  if (index.of(client, row.ARC_DOC_ID).some(same))
+    fail('ERROR_CONNECTIONTABLE', 'SAP ArchiveLink (double entry in link table not permitted)', {
+      id: 'OA',
+      number: '403',
+    });
   tables.links.push(row);
   index.add(row);
   return {};
 };
 
 const getConnections: RfcFunction = ({ client, params, tables }) => {
-  const filters: Array<[keyof LinkRow, string]> = [['SAP_OBJECT', 'OBJECTTYPE'], ['OBJECT_ID', 'OBJECT_ID'], ['ARCHIV_ID', 'ARCHIV_ID'], ['ARC_DOC_ID', 'ARC_DOC_ID'], ['AR_OBJECT', 'DOCUMENTTYPE']];
+  const filters: Array<[keyof LinkRow, string]> = [
+    ['SAP_OBJECT', 'OBJECTTYPE'],
+    ['OBJECT_ID', 'OBJECT_ID'],
+    ['ARCHIV_ID', 'ARCHIV_ID'],
+    ['ARC_DOC_ID', 'ARC_DOC_ID'],
+    ['AR_OBJECT', 'DOCUMENTTYPE'],
+  ];
   const docId = text(params, 'ARC_DOC_ID');
   const candidates = docId === '' ? tables.links : linkIndex(tables.links).of(client, docId);
-  const found = candidates.filter((l) => l.client === client && filters.every(([field, param]) => text(params, param) === '' || l[field] === text(params, param)));
+  const found = candidates.filter(
+    (l) =>
+      l.client === client &&
+      filters.every(([field, param]) => text(params, param) === '' || l[field] === text(params, param)),
+  );
   if (found.length === 0) fail('NOTHING_FOUND', 'No entries found');
   return {
     CONNECTIONS: found.map((l) => ({
-      MANDT: l.client, SAP_OBJECT: l.SAP_OBJECT, OBJECT_ID: l.OBJECT_ID, ARCHIV_ID: l.ARCHIV_ID, ARC_DOC_ID: l.ARC_DOC_ID, AR_OBJECT: l.AR_OBJECT,
-      AR_DATE: dateXml(l.AR_DATE), DEL_DATE: dateXml(''), RESERVE: '',
+      MANDT: l.client,
+      SAP_OBJECT: l.SAP_OBJECT,
+      OBJECT_ID: l.OBJECT_ID,
+      ARCHIV_ID: l.ARCHIV_ID,
+      ARC_DOC_ID: l.ARC_DOC_ID,
+      AR_OBJECT: l.AR_OBJECT,
+      AR_DATE: dateXml(l.AR_DATE),
+      DEL_DATE: dateXml(''),
+      RESERVE: '',
     })),
     COUNT: String(found.length),
   };
@@ -141,23 +208,36 @@ const getConnections: RfcFunction = ({ client, params, tables }) => {
  */
 const barcodeSendList: RfcFunction = ({ client, params, tables, customizing }) => {
   const list = rows(params.BARCODETABLE);
-  const error = (message: string, barcode: string, id = '', number = '000') => ({ RETURN: { ...EMPTY_RETURN, TYPE: 'E', ID: id, NUMBER: number, MESSAGE: message, MESSAGE_V1: barcode } });
+  const error = (message: string, barcode: string, id = '', number = '000') => ({
+    RETURN: { ...EMPTY_RETURN, TYPE: 'E', ID: id, NUMBER: number, MESSAGE: message, MESSAGE_V1: barcode },
+  });
   const assigned = documentsOf(tables.barcodes, client, new Set(list.map((row) => text(row, 'BARCODE'))));
   const inList = new Set<string>();
   for (const row of list) {
     const [barcode, docId] = [text(row, 'BARCODE'), text(row, 'DOCID')];
-    if (!new RegExp(customizing.barcode.check).test(barcode)) return error(`Enter a permitted bar code (bar code check): ${barcode}`, barcode, 'OA', '409');
-    if (!customizing.contentRepositories.includes(text(row, 'CONTREP'))) return error(`Content repository ${text(row, 'CONTREP')} is not defined`, barcode);
-    if (!customizing.documentClasses.includes(text(row, 'DOCTYPE'))) return error(`Document class ${text(row, 'DOCTYPE')} is not defined`, barcode);
+    if (!new RegExp(customizing.barcode.check).test(barcode))
+      return error(`Enter a permitted bar code (bar code check): ${barcode}`, barcode, 'OA', '409');
+    if (!customizing.contentRepositories.includes(text(row, 'CONTREP')))
+      return error(`Content repository ${text(row, 'CONTREP')} is not defined`, barcode);
+    if (!customizing.documentClasses.includes(text(row, 'DOCTYPE')))
+      return error(`Document class ${text(row, 'DOCTYPE')} is not defined`, barcode);
     const key = `${barcode}\u0000${text(row, 'CONTREP')}\u0000${docId}`;
     if (inList.has(key)) return error(`Bar code ${barcode} is in the list twice for document ${docId}`, barcode);
     inList.add(key);
     const docs = assigned.get(barcode) as Set<string>;
     if (docs.has(docId)) return error(`Bar code ${barcode} is already stored for document ${docId}`, barcode);
-    if (docs.size > 0 && !customizing.barcode.duplicates) return error(`Bar code ${barcode} is already assigned to another document`, barcode);
+    if (docs.size > 0 && !customizing.barcode.duplicates)
+      return error(`Bar code ${barcode} is already assigned to another document`, barcode);
   }
   for (const row of list) {
-    tables.barcodes.push({ client, BARCODE: text(row, 'BARCODE'), CONTREP: text(row, 'CONTREP'), DOCID: text(row, 'DOCID'), ARDATE: text(row, 'ARDATE') || today(), DOCTYPE: text(row, 'DOCTYPE') });
+    tables.barcodes.push({
+      client,
+      BARCODE: text(row, 'BARCODE'),
+      CONTREP: text(row, 'CONTREP'),
+      DOCID: text(row, 'DOCID'),
+      ARDATE: text(row, 'ARDATE') || today(),
+      DOCTYPE: text(row, 'DOCTYPE'),
+    });
   }
   return { RETURN: EMPTY_RETURN };
 };
@@ -176,15 +256,25 @@ const processRfcInput: RfcFunction = ({ client, params, tables, customizing }) =
   const barcode = text(entry, 'BARCODE');
   const documentType = text(entry, 'AR_OBJECT');
   if (barcode === '') {
-    if (!customizing.contentRepositories.includes(text(entry, 'ARCHIV_ID'))) fail('ERROR_PARAMETER', `Content repository ${text(entry, 'ARCHIV_ID')} is not defined`);
+    if (!customizing.contentRepositories.includes(text(entry, 'ARCHIV_ID')))
+      fail('ERROR_PARAMETER', `Content repository ${text(entry, 'ARCHIV_ID')} is not defined`);
     if (text(entry, 'ARC_DOC_ID') === '') fail('ERROR_PARAMETER', 'ARC_DOC_ID is required without a bar code');
   }
-  if (!(documentType in customizing.documentTypes)) fail('ERROR_PARAMETER', `Document type ${documentType} is not defined`);
+  if (!(documentType in customizing.documentTypes))
+    fail('ERROR_PARAMETER', `Document type ${documentType} is not defined`);
   const presetting = customizing.presettings[documentType];
-  if (presetting === undefined) fail('NO_WORKITEM_CREATED', `No presetting names the agents for document type ${documentType}`);
+  if (presetting === undefined)
+    fail('NO_WORKITEM_CREATED', `No presetting names the agents for document type ${documentType}`);
   tables.inbox.push({
-    client, id: workItemId(tables), startedBy: 'ARCHIV_PROCESS_RFCINPUT', task: '', ARCHIV_ID: text(entry, 'ARCHIV_ID'), ARC_DOC_ID: text(entry, 'ARC_DOC_ID'),
-    AR_OBJECT: documentType, BARCODE: barcode, LATE: text(entry, 'LATE') === 'X',
+    client,
+    id: workItemId(tables),
+    startedBy: 'ARCHIV_PROCESS_RFCINPUT',
+    task: '',
+    ARCHIV_ID: text(entry, 'ARCHIV_ID'),
+    ARC_DOC_ID: text(entry, 'ARC_DOC_ID'),
+    AR_OBJECT: documentType,
+    BARCODE: barcode,
+    LATE: text(entry, 'LATE') === 'X',
     agents: presetting.map((a) => ({ OTYPE: a.otype, OBJID: a.objid })),
     container: Object.fromEntries(rows(params.DOCUMENT_DATA).map((row) => [text(row, 'NAME'), text(row, 'WERT')])),
   });
@@ -198,15 +288,34 @@ const processRfcInput: RfcFunction = ({ client, params, tables, customizing }) =
 const startWorkflow: RfcFunction = ({ client, params, tables, customizing }) => {
   const task = text(params, 'TASK');
   const agents = rows(params.AGENTS).map((row) => ({ OTYPE: text(row, 'OTYPE'), OBJID: text(row, 'OBJID') }));
-  const answer = (code: string, line: string) => ({ RETURN_CODE: code, WORKITEM_ID: '000000000000', NEW_STATUS: '', MESSAGE_LINES: [{ LINE: line }] });
+  const answer = (code: string, line: string) => ({
+    RETURN_CODE: code,
+    WORKITEM_ID: '000000000000',
+    NEW_STATUS: '',
+    MESSAGE_LINES: [{ LINE: line }],
+  });
   if (!customizing.workflowTasks.includes(task)) return answer('1', `Task ${task} does not exist`);
-  const unknown = agents.find((a) => !(customizing.agents[a.OTYPE as keyof Customizing['agents']] ?? []).includes(a.OBJID));
-  if (agents.length === 0 || unknown !== undefined) return answer('4', unknown ? `Agent ${unknown.OTYPE} ${unknown.OBJID} does not exist` : 'No agent given');
-  const container = Object.fromEntries(rows(params.INPUT_CONTAINER).map((row) => [text(row, 'ELEMENT'), text(row, 'VALUE')]));
+  const unknown = agents.find(
+    (a) => !(customizing.agents[a.OTYPE as keyof Customizing['agents']] ?? []).includes(a.OBJID),
+  );
+  if (agents.length === 0 || unknown !== undefined)
+    return answer('4', unknown ? `Agent ${unknown.OTYPE} ${unknown.OBJID} does not exist` : 'No agent given');
+  const container = Object.fromEntries(
+    rows(params.INPUT_CONTAINER).map((row) => [text(row, 'ELEMENT'), text(row, 'VALUE')]),
+  );
   const id = workItemId(tables);
   tables.inbox.push({
-    client, id, startedBy: 'SAP_WAPI_START_WORKFLOW', task, ARCHIV_ID: text(container, 'ARCHIV_ID'), ARC_DOC_ID: text(container, 'ARC_DOC_ID'),
-    AR_OBJECT: text(container, 'AR_OBJECT'), BARCODE: '', LATE: false, agents, container,
+    client,
+    id,
+    startedBy: 'SAP_WAPI_START_WORKFLOW',
+    task,
+    ARCHIV_ID: text(container, 'ARCHIV_ID'),
+    ARC_DOC_ID: text(container, 'ARC_DOC_ID'),
+    AR_OBJECT: text(container, 'AR_OBJECT'),
+    BARCODE: '',
+    LATE: false,
+    agents,
+    container,
   });
   return { RETURN_CODE: '0', WORKITEM_ID: id, NEW_STATUS: 'READY', MESSAGE_LINES: [] };
 };

@@ -26,24 +26,68 @@ const char = (length: number): Field => ({ kind: 'CHAR', length });
 const DATS: Field = { kind: 'DATS' };
 
 /** BAPIRET2, the return structure of BAPIs. */
-const BAPIRET2 = ['TYPE', 'ID', 'NUMBER', 'MESSAGE', 'LOG_NO', 'LOG_MSG_NO', 'MESSAGE_V1', 'MESSAGE_V2', 'MESSAGE_V3', 'MESSAGE_V4', 'PARAMETER', 'ROW', 'FIELD', 'SYSTEM'];
-export const EMPTY_RETURN: SapStructure = Object.fromEntries(BAPIRET2.map((field) => [field, field === 'NUMBER' ? '000' : '']));
+const BAPIRET2 = [
+  'TYPE',
+  'ID',
+  'NUMBER',
+  'MESSAGE',
+  'LOG_NO',
+  'LOG_MSG_NO',
+  'MESSAGE_V1',
+  'MESSAGE_V2',
+  'MESSAGE_V3',
+  'MESSAGE_V4',
+  'PARAMETER',
+  'ROW',
+  'FIELD',
+  'SYSTEM',
+];
+export const EMPTY_RETURN: SapStructure = Object.fromEntries(
+  BAPIRET2.map((field) => [field, field === 'NUMBER' ? '000' : '']),
+);
 
 /** TOAV0, the rows of ARCHIV_GET_CONNECTIONS. */
-const TOAV0: Fields = { MANDT: char(3), SAP_OBJECT: char(10), OBJECT_ID: char(50), ARCHIV_ID: char(2), ARC_DOC_ID: char(40), AR_OBJECT: char(10), AR_DATE: DATS, DEL_DATE: DATS, RESERVE: char(10) };
+const TOAV0: Fields = {
+  MANDT: char(3),
+  SAP_OBJECT: char(10),
+  OBJECT_ID: char(50),
+  ARCHIV_ID: char(2),
+  ARC_DOC_ID: char(40),
+  AR_OBJECT: char(10),
+  AR_DATE: DATS,
+  DEL_DATE: DATS,
+  RESERVE: char(10),
+};
 
 export const INTERFACES: Record<string, FunctionInterface> = {
   RFC_PING: { imports: {}, tables: {}, exports: [] },
   ARCHIV_CONNECTION_INSERT: {
     imports: {
-      ARCHIV_ID: char(2), ARC_DOC_ID: char(40), AR_OBJECT: char(10), OBJECT_ID: char(50), SAP_OBJECT: char(10), AR_DATE: DATS, DEL_DATE: DATS,
-      MANDANT: char(3), DOC_TYPE: char(20), BARCODE: char(40), FILENAME: char(255), DESCR: char(60), CREATOR: char(12),
+      ARCHIV_ID: char(2),
+      ARC_DOC_ID: char(40),
+      AR_OBJECT: char(10),
+      OBJECT_ID: char(50),
+      SAP_OBJECT: char(10),
+      AR_DATE: DATS,
+      DEL_DATE: DATS,
+      MANDANT: char(3),
+      DOC_TYPE: char(20),
+      BARCODE: char(40),
+      FILENAME: char(255),
+      DESCR: char(60),
+      CREATOR: char(12),
     },
     tables: {},
     exports: [],
   },
   ARCHIV_GET_CONNECTIONS: {
-    imports: { OBJECTTYPE: char(10), OBJECT_ID: char(50), DOCUMENTTYPE: char(10), ARCHIV_ID: char(2), ARC_DOC_ID: char(40) },
+    imports: {
+      OBJECTTYPE: char(10),
+      OBJECT_ID: char(50),
+      DOCUMENTTYPE: char(10),
+      ARCHIV_ID: char(2),
+      ARC_DOC_ID: char(40),
+    },
     tables: { CONNECTIONS: TOAV0 },
     exports: ['COUNT'],
   },
@@ -55,7 +99,16 @@ export const INTERFACES: Record<string, FunctionInterface> = {
   },
   ARCHIV_PROCESS_RFCINPUT: {
     // OARFCIN, 113 characters: BARCODE (40) is inferred from that length and from callers that start by bar code alone.
-    imports: { DOCUMENT_ENTRY: { ARCHIV_ID: char(2), ARC_DOC_ID: char(40), AR_OBJECT: char(10), DOC_TYPE: char(20), BARCODE: char(40), LATE: char(1) } },
+    imports: {
+      DOCUMENT_ENTRY: {
+        ARCHIV_ID: char(2),
+        ARC_DOC_ID: char(40),
+        AR_OBJECT: char(10),
+        DOC_TYPE: char(20),
+        BARCODE: char(40),
+        LATE: char(1),
+      },
+    },
     // OARFCDATA, 510 characters: workflow container elements, read back with SAP_WAPI_READ_CONTAINER.
     tables: { DOCUMENT_DATA: { NAME: char(255), WERT: char(255) } },
     exports: [],
@@ -63,7 +116,11 @@ export const INTERFACES: Record<string, FunctionInterface> = {
   SAP_WAPI_START_WORKFLOW: {
     imports: { TASK: char(14), USER: char(12), LANGUAGE: char(1), DO_COMMIT: char(1), START_ASYNCHRONOUS: char(1) },
     // SWRAGENT: OTYPE (2) and OBJID (12), 14 in all. SWR_CONT: a container element and its value.
-    tables: { AGENTS: { OTYPE: char(2), OBJID: char(12) }, INPUT_CONTAINER: { ELEMENT: char(32), VALUE: char(255) }, MESSAGE_LINES: { LINE: char(255) } },
+    tables: {
+      AGENTS: { OTYPE: char(2), OBJID: char(12) },
+      INPUT_CONTAINER: { ELEMENT: char(32), VALUE: char(255) },
+      MESSAGE_LINES: { LINE: char(255) },
+    },
     exports: ['RETURN_CODE', 'WORKITEM_ID', 'NEW_STATUS'],
   },
 };
@@ -87,18 +144,21 @@ function scalar(name: string, field: Field, value: SapValue): string {
     if (!validDate(value)) throw new UnreadableValue(`value "${value}" of ${name} is not a date (YYYY-MM-DD)`);
     return value.replace(/-/g, '');
   }
-  if (value.length > field.length) throw new UnreadableValue(`value of ${name} is longer than its ${field.length} characters`);
+  if (value.length > field.length)
+    throw new UnreadableValue(`value of ${name} is longer than its ${field.length} characters`);
   return value;
 }
 
 function structure(name: string, fields: Fields, value: SapValue): SapStructure {
   if (typeof value === 'string' && value === '') return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw new UnreadableValue(`${name} is a structure`);
-  return Object.fromEntries(Object.entries(value).map(([field, v]) => {
-    const declared = fields[field];
-    if (declared === undefined) throw new UnreadableValue(`${name} has no field ${field}`);
-    return [field, scalar(`${name}-${field}`, declared, v)];
-  }));
+  return Object.fromEntries(
+    Object.entries(value).map(([field, v]) => {
+      const declared = fields[field];
+      if (declared === undefined) throw new UnreadableValue(`${name} has no field ${field}`);
+      return [field, scalar(`${name}-${field}`, declared, v)];
+    }),
+  );
 }
 
 /** A table's rows: its `<item>`s; an empty element is no rows. */
@@ -114,7 +174,8 @@ export function readParams(functionName: string, iface: FunctionInterface, param
   for (const [name, value] of Object.entries(params)) {
     const imported = iface.imports[name];
     const table = iface.tables[name];
-    if (imported !== undefined) read[name] = 'kind' in imported ? scalar(name, imported as Field, value) : structure(name, imported, value);
+    if (imported !== undefined)
+      read[name] = 'kind' in imported ? scalar(name, imported as Field, value) : structure(name, imported, value);
     else if (table !== undefined) read[name] = rowsOf(name, value).map((row) => structure(name, table, row));
     else if (!iface.exports.includes(name)) throw new UnreadableValue(`${name} is not a parameter of ${functionName}`);
   }
@@ -122,4 +183,5 @@ export function readParams(functionName: string, iface: FunctionInterface, param
 }
 
 /** A date as the runtime writes it back, from ABAP's `YYYYMMDD`. */
-export const dateXml = (abap: string): string => (abap === '' ? '0000-00-00' : `${abap.slice(0, 4)}-${abap.slice(4, 6)}-${abap.slice(6, 8)}`);
+export const dateXml = (abap: string): string =>
+  abap === '' ? '0000-00-00' : `${abap.slice(0, 4)}-${abap.slice(4, 6)}-${abap.slice(6, 8)}`;

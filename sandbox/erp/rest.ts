@@ -7,7 +7,13 @@ import type { ErpTables } from './functions.js';
 export const ATTACHMENT_SERVICE = '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV';
 
 /** The OData V2 error body SAP Gateway sends. */
-function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+function sendError(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify({ error: { code, message: { lang: 'en', value: message } } });
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
   res.end(text);
@@ -36,7 +42,10 @@ export class CsrfSessions {
     const token = randomBytes(16).toString('base64');
     this.sessions.set(session, token);
     res.setHeader('X-CSRF-Token', token);
-    res.setHeader('Set-Cookie', [`SAP_SESSIONID_SBX_${client}=${session}; path=/; HttpOnly`, `sap-usercontext=sap-client=${client}; path=/`]);
+    res.setHeader('Set-Cookie', [
+      `SAP_SESSIONID_SBX_${client}=${session}; path=/; HttpOnly`,
+      `sap-usercontext=sap-client=${client}; path=/`,
+    ]);
     return true;
   }
 
@@ -68,27 +77,44 @@ function refuseWithoutToken(ctx: RestContext): boolean {
 export async function attachmentService(ctx: RestContext, resource: string): Promise<void> {
   const { req, res, url, client, tables, customizing } = ctx;
   if (req.method === 'HEAD' || req.method === 'GET') ctx.csrf.fetch(req, res, client);
-  if ((req.method === 'HEAD' || req.method === 'GET') && resource === '/') return sendJson(res, 200, { d: { EntitySets: ['AttachmentContentSet'] } });
+  if ((req.method === 'HEAD' || req.method === 'GET') && resource === '/')
+    return sendJson(res, 200, { d: { EntitySets: ['AttachmentContentSet'] } });
   if (req.method === 'GET' && resource === '/GetAllOriginals') {
     const type = literal(url.searchParams.get('BusinessObjectTypeName'));
     const key = literal(url.searchParams.get('LinkedSAPObjectKey'));
-    const results = tables.attachments.filter((a) => a.client === client && a.BusinessObjectTypeName === type && a.LinkedSAPObjectKey === key);
+    const results = tables.attachments.filter(
+      (a) => a.client === client && a.BusinessObjectTypeName === type && a.LinkedSAPObjectKey === key,
+    );
     return sendJson(res, 200, { d: { results: results.map(({ client: _, ...entity }) => entity) } });
   }
-  if (req.method !== 'POST' || resource !== '/AttachmentContentSet') return sendError(res, 404, '/IWFND/MED/170', `No service found for ${url.pathname}`);
+  if (req.method !== 'POST' || resource !== '/AttachmentContentSet')
+    return sendError(res, 404, '/IWFND/MED/170', `No service found for ${url.pathname}`);
   if (refuseWithoutToken(ctx)) return;
   const header = (name: string): string => decodeURIComponent(String(req.headers[name.toLowerCase()] ?? ''));
   const type = header('BusinessObjectTypeName');
   const key = header('LinkedSAPObjectKey');
   const content = await readBody(req);
   // The real service words a wrong object type or key as an authorisation problem.
-  if (!customizing.links.some((link) => link.objectType === type) || key === '') return sendError(res, 403, 'CV_ATTACHMENT_SRV/003', `User has no authorization for operation 03 on object ${type} ${key}`);
+  if (!customizing.links.some((link) => link.objectType === type) || key === '')
+    return sendError(
+      res,
+      403,
+      'CV_ATTACHMENT_SRV/003',
+      `User has no authorization for operation 03 on object ${type} ${key}`,
+    );
   if (header('Slug') === '') return sendError(res, 400, 'CV_ATTACHMENT_SRV/010', 'File name (Slug) is missing');
   const entity = {
-    client, BusinessObjectTypeName: type, LinkedSAPObjectKey: key, FileName: header('Slug'),
-    MimeType: header('Content-Type') || 'application/octet-stream', FileSize: String(content.length),
+    client,
+    BusinessObjectTypeName: type,
+    LinkedSAPObjectKey: key,
+    FileName: header('Slug'),
+    MimeType: header('Content-Type') || 'application/octet-stream',
+    FileSize: String(content.length),
     DocumentInfoRecordDocNumber: String(tables.attachments.length + 1).padStart(10, '0'),
-    ArchiveDocumentID: createHash('md5').update(`${client}${type}${key}${tables.attachments.length}`).digest('hex').toUpperCase(),
+    ArchiveDocumentID: createHash('md5')
+      .update(`${client}${type}${key}${tables.attachments.length}`)
+      .digest('hex')
+      .toUpperCase(),
   };
   tables.attachments.push(entity);
   const { client: _, ...body } = entity;

@@ -66,26 +66,47 @@ export class ErpSandbox {
     if (req.method !== 'POST' || url.pathname !== '/sap/bc/soap/rfc') return sendHtml(res, 404, 'Not Found');
     if (!this.soapRfcActive) return sendInactive(res);
     const call = readCall((await readBody(req)).toString('utf8'));
-    if (call === undefined) return sendXml(res, 500, runtimeFaultXml('Client', 'The request is not a SOAP envelope with a function module'));
+    if (call === undefined)
+      return sendXml(res, 500, runtimeFaultXml('Client', 'The request is not a SOAP envelope with a function module'));
     if (await this.faults.apply(req, res, call.functionName)) return;
     sendXml(res, ...this.answer(user, client, call.functionName, call.params));
   }
 
   /** The status and envelope SAP's SOAP runtime answers a call with. */
-  private answer(user: string, client: string, functionName: string, params: Record<string, unknown>): [number, string] {
+  private answer(
+    user: string,
+    client: string,
+    functionName: string,
+    params: Record<string, unknown>,
+  ): [number, string] {
     const fn = RFC_FUNCTIONS[functionName];
     const iface = INTERFACES[functionName];
-    if (fn === undefined || iface === undefined) return [500, exceptionXml(functionName, { name: 'FU_NOT_FOUND', text: `Function module ${functionName} not found` })];
+    if (fn === undefined || iface === undefined)
+      return [
+        500,
+        exceptionXml(functionName, { name: 'FU_NOT_FOUND', text: `Function module ${functionName} not found` }),
+      ];
     // S_RFC: a call the user is not authorised for ends in the runtime error RFC_NO_AUTHORITY (message 00 341).
     const allowed = this.customizing.users[user].rfc;
     if (allowed !== '*' && !allowed.includes(functionName)) {
-      return [500, exceptionXml(functionName, { name: 'SYSTEM_FAILURE', text: `No RFC authorization for function module ${functionName}.`, message: { id: '00', number: '341' } })];
+      return [
+        500,
+        exceptionXml(functionName, {
+          name: 'SYSTEM_FAILURE',
+          text: `No RFC authorization for function module ${functionName}.`,
+          message: { id: '00', number: '341' },
+        }),
+      ];
     }
     try {
       const read = readParams(functionName, iface, params as never);
-      return [200, responseXml(functionName, fn({ client, params: read, tables: this.tables, customizing: this.customizing }))];
+      return [
+        200,
+        responseXml(functionName, fn({ client, params: read, tables: this.tables, customizing: this.customizing })),
+      ];
     } catch (error) {
-      if (error instanceof UnreadableValue) return [500, runtimeFaultXml('Client', `Error during deserialization: ${error.message}`)];
+      if (error instanceof UnreadableValue)
+        return [500, runtimeFaultXml('Client', `Error during deserialization: ${error.message}`)];
       return [500, exceptionXml(functionName, (error as AbapException).exception)];
     }
   }
@@ -93,7 +114,8 @@ export class ErpSandbox {
   /** The logon user, or undefined when the credentials are refused. */
   private authenticated(req: IncomingMessage): string | undefined {
     const credentials = basicCredentials(req);
-    const valid = credentials !== undefined && this.customizing.users[credentials.name]?.password === credentials.password;
+    const valid =
+      credentials !== undefined && this.customizing.users[credentials.name]?.password === credentials.password;
     return valid ? credentials.name : undefined;
   }
 }
@@ -105,7 +127,9 @@ export class ErpSandbox {
  */
 function sendInactive(res: ServerResponse): void {
   res.writeHead(403, { 'Content-Type': 'text/html; charset=utf-8' });
-  res.end('<html><head><title>Service cannot be reached</title></head><body><h1>403 Forbidden</h1><p>Service /sap/bc/soap/rfc call was terminated because the corresponding service is not available. The termination occurred in system SBX with error code 403 and for the reason Forbidden. Please select a valid URL. If it is a valid URL, check whether service /sap/bc/soap/rfc is active in transaction SICF.</p></body></html>');
+  res.end(
+    '<html><head><title>Service cannot be reached</title></head><body><h1>403 Forbidden</h1><p>Service /sap/bc/soap/rfc call was terminated because the corresponding service is not available. The termination occurred in system SBX with error code 403 and for the reason Forbidden. Please select a valid URL. If it is a valid URL, check whether service /sap/bc/soap/rfc is active in transaction SICF.</p></body></html>',
+  );
 }
 
 function sendHtml(res: ServerResponse, status: number, text: string): void {

@@ -22,7 +22,13 @@ export interface SapStructure {
 export const RFC_FUNCTIONS_NS = 'urn:sap-com:document:sap:rfc:functions';
 const SOAP_ENV_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
 
-const parser = new XMLParser({ ignoreAttributes: true, removeNSPrefix: true, parseTagValue: false, trimValues: true, isArray: (name) => name === 'item' });
+const parser = new XMLParser({
+  ignoreAttributes: true,
+  removeNSPrefix: true,
+  parseTagValue: false,
+  trimValues: true,
+  isArray: (name) => name === 'item',
+});
 const builder = new XMLBuilder({ ignoreAttributes: false, suppressEmptyNode: true });
 
 const toAbap = (xml: string): string => xml.replace(/_-/g, '/');
@@ -64,7 +70,9 @@ function envelope(body: Record<string, unknown>): string {
 
 /** `<FM.Response>` with the exports and the tables. */
 export function responseXml(functionName: string, exports: SapStructure): string {
-  return envelope({ [`rfc:${toXml(functionName)}.Response`]: { '@_xmlns:rfc': RFC_FUNCTIONS_NS, ...(write(exports) as object) } });
+  return envelope({
+    [`rfc:${toXml(functionName)}.Response`]: { '@_xmlns:rfc': RFC_FUNCTIONS_NS, ...(write(exports) as object) },
+  });
 }
 
 export interface SapException {
@@ -76,12 +84,20 @@ export interface SapException {
 
 /** A fault for an ABAP exception raised by the function. */
 export function exceptionXml(functionName: string, exception: SapException): string {
-  const message = exception.message === undefined ? {} : { Message: { ID: exception.message.id, Number: exception.message.number } };
+  const message =
+    exception.message === undefined ? {} : { Message: { ID: exception.message.id, Number: exception.message.number } };
   return envelope({
     'soap-env:Fault': {
       faultcode: 'soap-env:Client',
       faultstring: exception.name,
-      detail: { [`rfc:${toXml(functionName)}.Exception`]: { '@_xmlns:rfc': RFC_FUNCTIONS_NS, Name: exception.name, Text: exception.text, ...message } },
+      detail: {
+        [`rfc:${toXml(functionName)}.Exception`]: {
+          '@_xmlns:rfc': RFC_FUNCTIONS_NS,
+          Name: exception.name,
+          Text: exception.text,
+          ...message,
+        },
+      },
     },
   });
 }

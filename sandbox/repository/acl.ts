@@ -13,7 +13,15 @@ export interface Acl {
   aces: Ace[];
 }
 
-const READ = ['Browse', 'ReadVersion', 'ReadProperties', 'ReadChildren', 'ReadLifeCycle', 'ReadSecurity', 'ReviewParticipant'];
+const READ = [
+  'Browse',
+  'ReadVersion',
+  'ReadProperties',
+  'ReadChildren',
+  'ReadLifeCycle',
+  'ReadSecurity',
+  'ReviewParticipant',
+];
 const WRITE = ['AddChildren', 'WriteProperties', 'Remove', 'ManageWorkflows', 'WriteLifeCycle', 'WriteVersion'];
 
 /**

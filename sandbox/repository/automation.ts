@@ -14,7 +14,11 @@ export interface OperationContext {
   params: Record<string, unknown>;
 }
 
-export type OperationResult = StoredDoc | StoredDoc[] | { page: ReturnType<typeof runQuery>; pageSize: number; pageIndex: number; paginated: boolean } | null;
+export type OperationResult =
+  | StoredDoc
+  | StoredDoc[]
+  | { page: ReturnType<typeof runQuery>; pageSize: number; pageIndex: number; paginated: boolean }
+  | null;
 
 type Operation = (ctx: OperationContext) => OperationResult;
 
@@ -25,7 +29,8 @@ const str = (ctx: OperationContext, name: string): string | undefined => {
 
 function required(ctx: OperationContext, name: string): string {
   const value = str(ctx, name);
-  if (value === undefined || value === '') throw new RepositoryError(400, `Failed to inject parameter '${name}'. Seems it is required.`);
+  if (value === undefined || value === '')
+    throw new RepositoryError(400, `Failed to inject parameter '${name}'. Seems it is required.`);
   return value;
 }
 
@@ -40,11 +45,17 @@ function propertiesParam(value: unknown): Record<string, unknown> {
   if (value === undefined || value === null) return {};
   if (typeof value === 'string') {
     return Object.fromEntries(
-      value.split('\n').filter((line) => line.includes('=')).map((line) => [line.slice(0, line.indexOf('=')).trim(), line.slice(line.indexOf('=') + 1)]),
+      value
+        .split('\n')
+        .filter((line) => line.includes('='))
+        .map((line) => [line.slice(0, line.indexOf('=')).trim(), line.slice(line.indexOf('=') + 1)]),
     );
   }
   return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, v === null || typeof v !== 'object' ? (v === null ? null : String(v)) : JSON.stringify(v)]),
+    Object.entries(value as Record<string, unknown>).map(([k, v]) => [
+      k,
+      v === null || typeof v !== 'object' ? (v === null ? null : String(v)) : JSON.stringify(v),
+    ]),
   );
 }
 
@@ -78,7 +89,10 @@ function withAce(ctx: OperationContext, doc: StoredDoc, aclName: string, ace: Ac
 function checkPrincipals(ctx: OperationContext, names: string[]): void {
   const unknown = names.filter((n) => !ctx.users.has(n));
   if (unknown.length > 0) {
-    throw new RepositoryError(400, `The following set of User or Group names do not exist: [${unknown.join(', ')}]. Please provide valid ones.`);
+    throw new RepositoryError(
+      400,
+      `The following set of User or Group names do not exist: [${unknown.join(', ')}]. Please provide valid ones.`,
+    );
   }
 }
 
@@ -104,7 +118,18 @@ const move: Operation = (ctx) => {
 const create: Operation = (ctx) => {
   const type = required(ctx, 'type');
   return eachDoc(ctx, (parent) =>
-    ctx.store.create(ctx.actor, parent, { type, name: str(ctx, 'name') ?? 'Untitled', properties: propertiesParam(ctx.params.properties), rawName: true, fromText: true }, ctx.resolveBlob),
+    ctx.store.create(
+      ctx.actor,
+      parent,
+      {
+        type,
+        name: str(ctx, 'name') ?? 'Untitled',
+        properties: propertiesParam(ctx.params.properties),
+        rawName: true,
+        fromText: true,
+      },
+      ctx.resolveBlob,
+    ),
   );
 };
 
@@ -114,9 +139,13 @@ const update: Operation = (ctx) => {
   return eachDoc(ctx, (doc) => {
     for (const key of Object.keys(properties)) {
       const prop = ctx.store.registry.property(key);
-      if (prop === undefined || !ctx.store.schemasOf(doc).includes(prop.schema.name)) throw new RepositoryError(500, `No such property: ${key}`);
+      if (prop === undefined || !ctx.store.schemasOf(doc).includes(prop.schema.name))
+        throw new RepositoryError(500, `No such property: ${key}`);
     }
-    return ctx.store.update(ctx.actor, doc, properties, ctx.resolveBlob, { changeToken: str(ctx, 'changeToken'), fromText: true });
+    return ctx.store.update(ctx.actor, doc, properties, ctx.resolveBlob, {
+      changeToken: str(ctx, 'changeToken'),
+      fromText: true,
+    });
   });
 };
 
@@ -136,13 +165,30 @@ const setAce: Operation = (ctx) => {
   const permission = required(ctx, 'permission');
   checkPrincipals(ctx, [user]);
   checkPermissionName(permission);
-  const ace: Ace = { username: user, permission, granted: ctx.params.grant !== false && str(ctx, 'grant') !== 'false', creator: ctx.actor.name, begin: null, end: null };
-  return eachDoc(ctx, (doc) => withAce(ctx, doc, str(ctx, 'acl') ?? 'local', ace, ctx.params.overwrite !== false && str(ctx, 'overwrite') !== 'false'));
+  const ace: Ace = {
+    username: user,
+    permission,
+    granted: ctx.params.grant !== false && str(ctx, 'grant') !== 'false',
+    creator: ctx.actor.name,
+    begin: null,
+    end: null,
+  };
+  return eachDoc(ctx, (doc) =>
+    withAce(
+      ctx,
+      doc,
+      str(ctx, 'acl') ?? 'local',
+      ace,
+      ctx.params.overwrite !== false && str(ctx, 'overwrite') !== 'false',
+    ),
+  );
 };
 
 const addPermission: Operation = (ctx) => {
   const listed = ctx.params.users;
-  const users = Array.isArray(listed) ? listed.map(String) : [str(ctx, 'username') ?? str(ctx, 'user')].filter((u): u is string => u !== undefined);
+  const users = Array.isArray(listed)
+    ? listed.map(String)
+    : [str(ctx, 'username') ?? str(ctx, 'user')].filter((u): u is string => u !== undefined);
   if (users.length === 0) throw new RepositoryError(400, "'users' or 'email' parameters must be set");
   const permission = required(ctx, 'permission');
   checkPermissionName(permission);
@@ -154,9 +200,16 @@ const addPermission: Operation = (ctx) => {
   const aclName = str(ctx, 'acl') ?? 'local';
   return eachDoc(ctx, (doc) => {
     let current = doc;
-    if (ctx.params.blockInheritance === true || str(ctx, 'blockInheritance') === 'true') current = block(ctx, current, aclName);
+    if (ctx.params.blockInheritance === true || str(ctx, 'blockInheritance') === 'true')
+      current = block(ctx, current, aclName);
     for (const username of users) {
-      current = withAce(ctx, current, aclName, { username, permission, granted: true, creator: ctx.actor.name, begin: date('begin'), end: date('end') }, false);
+      current = withAce(
+        ctx,
+        current,
+        aclName,
+        { username, permission, granted: true, creator: ctx.actor.name, begin: date('begin'), end: date('end') },
+        false,
+      );
     }
     return current;
   });
@@ -166,8 +219,22 @@ const addPermission: Operation = (ctx) => {
 function block(ctx: OperationContext, doc: StoredDoc, aclName: string): StoredDoc {
   const { acls, acl } = editableAcl(doc, aclName);
   if (acl.aces.some(isBlock)) return doc;
-  const grant = (username: string): Ace => ({ username, permission: 'Everything', granted: true, creator: ctx.actor.name, begin: null, end: null });
-  acl.aces.push(grant(ctx.actor.name), grant('administrators'), { username: 'Everyone', permission: 'Everything', granted: false, creator: ctx.actor.name, begin: null, end: null });
+  const grant = (username: string): Ace => ({
+    username,
+    permission: 'Everything',
+    granted: true,
+    creator: ctx.actor.name,
+    begin: null,
+    end: null,
+  });
+  acl.aces.push(grant(ctx.actor.name), grant('administrators'), {
+    username: 'Everyone',
+    permission: 'Everything',
+    granted: false,
+    creator: ctx.actor.name,
+    begin: null,
+    end: null,
+  });
   return ctx.store.setAcls(ctx.actor, doc, acls);
 }
 
@@ -180,7 +247,10 @@ const removePermission: Operation = (ctx) => {
   return eachDoc(ctx, (doc) => {
     const acls = doc.acls.map((a) => ({
       name: a.name,
-      aces: a.name !== aclName ? a.aces : a.aces.filter((ace) => (id !== undefined ? aceId(ace) !== id : ace.username !== user)),
+      aces:
+        a.name !== aclName
+          ? a.aces
+          : a.aces.filter((ace) => (id !== undefined ? aceId(ace) !== id : ace.username !== user)),
     }));
     return ctx.store.setAcls(ctx.actor, doc, acls);
   });
@@ -191,7 +261,9 @@ const query: Operation = (ctx) => {
   const pageIndex = Number(str(ctx, 'currentPageIndex') ?? str(ctx, 'page') ?? '0');
   const sortBy = str(ctx, 'sortBy');
   const orders = (str(ctx, 'sortOrder') ?? '').split(',');
-  const sort: SortKey[] | undefined = sortBy?.split(',').map((property, i) => ({ property: property.trim(), descending: orders[i]?.trim().toLowerCase() !== 'asc' }));
+  const sort: SortKey[] | undefined = sortBy
+    ?.split(',')
+    .map((property, i) => ({ property: property.trim(), descending: orders[i]?.trim().toLowerCase() !== 'asc' }));
   const limit = pageSize > 0 ? Math.min(pageSize, 1000) : 1000;
   const offset = pageSize > 0 ? pageIndex * limit : 0;
   try {

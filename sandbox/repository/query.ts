@@ -1,8 +1,25 @@
 import { parseQuery, NxqlSyntaxError, type Condition, type Literal, type Query } from '../../common/nxql/parse.js';
 import { bisect, RepositoryError, type Actor, type Store, type StoredDoc } from './store.js';
 
-const ECM_BOOLEANS = new Set(['ecm:isVersion', 'ecm:isProxy', 'ecm:isTrashed', 'ecm:isCheckedIn', 'ecm:isLatestVersion', 'ecm:isLatestMajorVersion']);
-const ECM_STRINGS = new Set(['ecm:uuid', 'ecm:name', 'ecm:primaryType', 'ecm:currentLifeCycleState', 'ecm:lockOwner', 'ecm:parentId', 'ecm:ancestorId', 'ecm:path', 'ecm:mixinType']);
+const ECM_BOOLEANS = new Set([
+  'ecm:isVersion',
+  'ecm:isProxy',
+  'ecm:isTrashed',
+  'ecm:isCheckedIn',
+  'ecm:isLatestVersion',
+  'ecm:isLatestMajorVersion',
+]);
+const ECM_STRINGS = new Set([
+  'ecm:uuid',
+  'ecm:name',
+  'ecm:primaryType',
+  'ecm:currentLifeCycleState',
+  'ecm:lockOwner',
+  'ecm:parentId',
+  'ecm:ancestorId',
+  'ecm:path',
+  'ecm:mixinType',
+]);
 const OPERATOR_LIMITS: Record<string, string[]> = {
   'ecm:path': ['=', '<>', 'startswith'],
   'ecm:parentId': ['=', '<>'],
@@ -52,18 +69,33 @@ function pathStep(value: unknown, part: string): unknown {
 /** Values of a property on a document: always a list, so that lists compare "any element". */
 function valuesOf(store: Store, doc: StoredDoc, property: string): unknown[] {
   switch (property) {
-    case 'ecm:uuid': return [doc.uid];
-    case 'ecm:name': return [doc.name];
-    case 'ecm:path': return [doc.path];
-    case 'ecm:primaryType': return [doc.type];
-    case 'ecm:parentId': return [doc.parentId];
-    case 'ecm:ancestorId': return store.ancestorIds(doc);
-    case 'ecm:mixinType': return store.facetsOf(doc).filter((f) => f !== 'Immutable');
-    case 'ecm:currentLifeCycleState': return [doc.state];
-    case 'ecm:lockOwner': return [null];
+    case 'ecm:uuid':
+      return [doc.uid];
+    case 'ecm:name':
+      return [doc.name];
+    case 'ecm:path':
+      return [doc.path];
+    case 'ecm:primaryType':
+      return [doc.type];
+    case 'ecm:parentId':
+      return [doc.parentId];
+    case 'ecm:ancestorId':
+      return store.ancestorIds(doc);
+    case 'ecm:mixinType':
+      return store.facetsOf(doc).filter((f) => f !== 'Immutable');
+    case 'ecm:currentLifeCycleState':
+      return [doc.state];
+    case 'ecm:lockOwner':
+      return [null];
     // Nothing in the sandbox trashes, versions or proxies a document.
-    case 'ecm:isTrashed': case 'ecm:isVersion': case 'ecm:isProxy': case 'ecm:isLatestVersion': case 'ecm:isLatestMajorVersion': return [0];
-    case 'ecm:isCheckedIn': return [0];
+    case 'ecm:isTrashed':
+    case 'ecm:isVersion':
+    case 'ecm:isProxy':
+    case 'ecm:isLatestVersion':
+    case 'ecm:isLatestMajorVersion':
+      return [0];
+    case 'ecm:isCheckedIn':
+      return [0];
     default: {
       const [key, ...rest] = property.split('/');
       let values: unknown[] = [doc.properties[key]];
@@ -102,9 +134,12 @@ function likeRegex(pattern: string, caseInsensitive: boolean): RegExp {
 
 function matches(store: Store, doc: StoredDoc, condition: Condition): boolean {
   switch (condition.kind) {
-    case 'and': return matches(store, doc, condition.left) && matches(store, doc, condition.right);
-    case 'or': return matches(store, doc, condition.left) || matches(store, doc, condition.right);
-    case 'not': return !matches(store, doc, condition.operand);
+    case 'and':
+      return matches(store, doc, condition.left) && matches(store, doc, condition.right);
+    case 'or':
+      return matches(store, doc, condition.left) || matches(store, doc, condition.right);
+    case 'not':
+      return !matches(store, doc, condition.operand);
     case 'null': {
       const present = valuesOf(store, doc, condition.property).some((v) => v !== null);
       return condition.negated ? present : !present;
@@ -121,7 +156,10 @@ function matches(store: Store, doc: StoredDoc, condition: Condition): boolean {
     }
     case 'between': {
       const values = valuesOf(store, doc, condition.property).filter((v) => v !== null);
-      const inside = values.some((v) => compareValues(v, literalValue(condition.low)) >= 0 && compareValues(v, literalValue(condition.high)) <= 0);
+      const inside = values.some(
+        (v) =>
+          compareValues(v, literalValue(condition.low)) >= 0 && compareValues(v, literalValue(condition.high)) <= 0,
+      );
       return values.length > 0 && (condition.negated ? !inside : inside);
     }
     case 'like': {
@@ -136,7 +174,10 @@ function matches(store: Store, doc: StoredDoc, condition: Condition): boolean {
       // A list "<>" means no element equals; an absent scalar matches no comparison.
       if (condition.op === '<>') {
         const present = values.filter((v) => v !== null);
-        const listy = condition.property === 'ecm:mixinType' || present.length !== 1 || Array.isArray(doc.properties[condition.property]);
+        const listy =
+          condition.property === 'ecm:mixinType' ||
+          present.length !== 1 ||
+          Array.isArray(doc.properties[condition.property]);
         return (listy || present.length > 0) && !present.some((v) => compareValues(v, literal) === 0);
       }
       return values.some((v) => v !== null && test(compareValues(v, literal), condition.op));
@@ -146,11 +187,16 @@ function matches(store: Store, doc: StoredDoc, condition: Condition): boolean {
 
 function test(order: number, op: string): boolean {
   switch (op) {
-    case '=': return order === 0;
-    case '<': return order < 0;
-    case '<=': return order <= 0;
-    case '>': return order > 0;
-    default: return order >= 0;
+    case '=':
+      return order === 0;
+    case '<':
+      return order < 0;
+    case '<=':
+      return order <= 0;
+    case '>':
+      return order > 0;
+    default:
+      return order >= 0;
   }
 }
 
@@ -159,7 +205,8 @@ type Candidates = { size: number; docs: () => Iterable<StoredDoc> };
 /** Smallest candidate set that the AND-ed conditions allow, from the store's indexes. */
 function candidates(store: Store, query: Query): Candidates {
   const options: Candidates[] = [];
-  const fromIds = (ids: Iterable<string>): Iterable<StoredDoc> => [...ids].map((id) => store.get(id)).filter((d): d is StoredDoc => d !== undefined);
+  const fromIds = (ids: Iterable<string>): Iterable<StoredDoc> =>
+    [...ids].map((id) => store.get(id)).filter((d): d is StoredDoc => d !== undefined);
   const none = { size: 0, docs: () => [] };
   const one = (doc: StoredDoc | undefined): Candidates => (doc ? { size: 1, docs: () => [doc] } : none);
   for (const c of conjuncts(query.where)) {
@@ -186,7 +233,9 @@ function candidates(store: Store, query: Query): Candidates {
   const typed = query.types.filter((t) => t !== 'Document');
   if (typed.length === query.types.length) {
     // Sizes only: the documents are gathered only if this turns out to be the smallest set.
-    const names = [...store.registry.types.keys()].filter((name) => typed.some((t) => store.registry.isSubtypeOf(name, t)));
+    const names = [...store.registry.types.keys()].filter((name) =>
+      typed.some((t) => store.registry.isSubtypeOf(name, t)),
+    );
     const size = names.reduce((sum, name) => sum + store.idsOfType(name).size, 0);
     options.push({ size, docs: () => fromIds(names.flatMap((name) => [...store.idsOfType(name)])) });
   }
@@ -209,12 +258,18 @@ const WALK_ABOVE = 1000;
  * however large the repository. The total is then unknown (-1, as a page provider that does
  * not count answers) unless the walk reached the end.
  */
-function walkInUuidOrder(store: Store, query: Query, accept: (doc: StoredDoc) => boolean, page: { offset: number; limit: number }): QueryResult {
+function walkInUuidOrder(
+  store: Store,
+  query: Query,
+  accept: (doc: StoredDoc) => boolean,
+  page: { offset: number; limit: number },
+): QueryResult {
   const uids = store.uidsInOrder();
   let i = 0;
   for (const c of conjuncts(query.where)) {
     // The keyset the pager sends; any other condition on the uuid is checked per document.
-    if (c.kind === 'compare' && c.property === 'ecm:uuid' && c.op === '>') i = Math.max(i, bisect(uids, String(c.value.value), true));
+    if (c.kind === 'compare' && c.property === 'ecm:uuid' && c.op === '>')
+      i = Math.max(i, bisect(uids, String(c.value.value), true));
   }
   const entries: StoredDoc[] = [];
   let skipped = 0;
@@ -235,7 +290,10 @@ type IndexedIds = { size: number; ids: () => Iterable<string> };
 const indexed = (ids: ReadonlySet<string>): IndexedIds => ({ size: ids.size, ids: () => ids });
 
 /** Any of `parts`: sized by their sum, the union built only when read. */
-const union = (parts: IndexedIds[]): IndexedIds => ({ size: parts.reduce((sum, part) => sum + part.size, 0), ids: () => new Set(parts.flatMap((part) => [...part.ids()])) });
+const union = (parts: IndexedIds[]): IndexedIds => ({
+  size: parts.reduce((sum, part) => sum + part.size, 0),
+  ids: () => new Set(parts.flatMap((part) => [...part.ids()])),
+});
 
 /**
  * The ids that can meet `c`, from the store's indexes, as a database uses its indexes: a facet
@@ -253,10 +311,13 @@ function indexedIds(store: Store, c: Condition): IndexedIds | undefined {
     if (left === undefined || right === undefined) return left ?? right;
     return left.size <= right.size ? left : right;
   }
-  if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:mixinType') return indexed(store.idsWithFacet(String(c.value.value)));
+  if (c.kind === 'compare' && c.op === '=' && c.property === 'ecm:mixinType')
+    return indexed(store.idsWithFacet(String(c.value.value)));
   // Immutable is not a mixin type to NXQL (valuesOf), so every document is "<> 'Immutable'".
-  if (c.kind === 'compare' && c.op === '<>' && c.property === 'ecm:mixinType' && c.value.value !== 'Immutable') return indexed(store.idsWithoutFacet(String(c.value.value)));
-  if (c.kind === 'null' && !c.negated && plainField(store, c.property) !== undefined) return indexed(store.idsWithoutValue(c.property));
+  if (c.kind === 'compare' && c.op === '<>' && c.property === 'ecm:mixinType' && c.value.value !== 'Immutable')
+    return indexed(store.idsWithoutFacet(String(c.value.value)));
+  if (c.kind === 'null' && !c.negated && plainField(store, c.property) !== undefined)
+    return indexed(store.idsWithoutValue(c.property));
   if ((c.kind === 'compare' && c.op === '=') || (c.kind === 'in' && !c.negated)) return indexedLookup(store, c);
   return undefined;
 }
@@ -274,7 +335,9 @@ function indexedLookup(store: Store, c: EqualityCondition): IndexedIds | undefin
   const field = plainField(store, c.property);
   if (field?.type !== 'string' && field?.type !== 'boolean') return undefined;
   const literals = c.kind === 'compare' ? [c.value] : c.values;
-  const parts = literals.map((literal) => indexed(store.idsWithValue(c.property, field.type === 'boolean' ? literal.value === 1 : String(literal.value))));
+  const parts = literals.map((literal) =>
+    indexed(store.idsWithValue(c.property, field.type === 'boolean' ? literal.value === 1 : String(literal.value))),
+  );
   return parts.length === 1 ? parts[0] : union(parts);
 }
 
@@ -335,7 +398,10 @@ export function runQuery(
     }
     return allowed;
   };
-  const accept = (doc: StoredDoc): boolean => (!typed || typed.some((t) => store.registry.isSubtypeOf(doc.type, t))) && (!query.where || matches(store, doc, query.where)) && visible(doc);
+  const accept = (doc: StoredDoc): boolean =>
+    (!typed || typed.some((t) => store.registry.isSubtypeOf(doc.type, t))) &&
+    (!query.where || matches(store, doc, query.where)) &&
+    visible(doc);
   const keys = page.sort && page.sort.length > 0 ? page.sort : query.orderBy;
   const byUuid = keys.length === 1 && keys[0].property === 'ecm:uuid' && !keys[0].descending;
   const candidate = candidates(store, query);

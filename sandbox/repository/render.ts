@@ -10,33 +10,68 @@ function defaultValue(field: FieldDef): unknown {
   return field.list ? [] : null;
 }
 
-function blobEntity(blob: StoredBlob, baseUrl: string, doc: StoredDoc, xpath: string, token: string): Record<string, unknown> {
+function blobEntity(
+  blob: StoredBlob,
+  baseUrl: string,
+  doc: StoredDoc,
+  xpath: string,
+  token: string,
+): Record<string, unknown> {
   const url = `${baseUrl}/nxfile/default/${doc.uid}/${xpath}/${encodeURIComponent(blob.name)}?changeToken=${token}`;
   return { ...blob, data: url, blobUrl: url };
 }
 
-function renderValue(value: unknown, field: FieldDef, ctx: { baseUrl: string; doc: StoredDoc; xpath: string; token: string }): unknown {
+function renderValue(
+  value: unknown,
+  field: FieldDef,
+  ctx: { baseUrl: string; doc: StoredDoc; xpath: string; token: string },
+): unknown {
   if (value === undefined || value === null) return defaultValue(field);
   if (field.list) {
-    return (value as unknown[]).map((item, i) => renderValue(item, { ...field, list: false }, { ...ctx, xpath: `${ctx.xpath}/${i}` }));
+    return (value as unknown[]).map((item, i) =>
+      renderValue(item, { ...field, list: false }, { ...ctx, xpath: `${ctx.xpath}/${i}` }),
+    );
   }
   if (field.type === 'blob') return blobEntity(value as StoredBlob, ctx.baseUrl, ctx.doc, ctx.xpath, ctx.token);
   if (field.type === 'complex') {
     const record = value as Record<string, unknown>;
-    return Object.fromEntries((field.fields as FieldDef[]).map((f) => [f.name, renderValue(record[f.name], f, { ...ctx, xpath: `${ctx.xpath}/${f.name}` })]));
+    return Object.fromEntries(
+      (field.fields as FieldDef[]).map((f) => [
+        f.name,
+        renderValue(record[f.name], f, { ...ctx, xpath: `${ctx.xpath}/${f.name}` }),
+      ]),
+    );
   }
   return value;
 }
 
 /** The document entity, keys in the order the real server writes them. */
-export function renderDocument(store: Store, doc: StoredDoc, selection: SchemaSelection, baseUrl: string): Record<string, unknown> {
+export function renderDocument(
+  store: Store,
+  doc: StoredDoc,
+  selection: SchemaSelection,
+  baseUrl: string,
+): Record<string, unknown> {
   const token = store.changeToken(doc);
   const schemas = store.schemasOf(doc);
   const entity: Record<string, unknown> = {
-    'entity-type': 'document', repository: 'default', uid: doc.uid, path: doc.path, type: doc.type, state: doc.state,
-    parentRef: doc.parentId, isCheckedOut: true, isRecord: false, retainUntil: null, hasLegalHold: false,
-    isUnderRetentionOrLegalHold: false, isVersion: false, isProxy: false, changeToken: token, isTrashed: doc.trashed,
-    title: (doc.properties['dc:title']) ?? doc.name,
+    'entity-type': 'document',
+    repository: 'default',
+    uid: doc.uid,
+    path: doc.path,
+    type: doc.type,
+    state: doc.state,
+    parentRef: doc.parentId,
+    isCheckedOut: true,
+    isRecord: false,
+    retainUntil: null,
+    hasLegalHold: false,
+    isUnderRetentionOrLegalHold: false,
+    isVersion: false,
+    isProxy: false,
+    changeToken: token,
+    isTrashed: doc.trashed,
+    title: doc.properties['dc:title'] ?? doc.name,
   };
   if (doc.properties['dc:modified'] !== undefined) entity.lastModified = doc.properties['dc:modified'];
   if (selection !== undefined) {
@@ -81,11 +116,26 @@ export function renderPage(entries: Array<Record<string, unknown>>, page: PageIn
   const inWindow = page.maxResultWindow === undefined || page.offset + 2 * page.pageSize <= page.maxResultWindow;
   const next = page.paginated && inWindow && (known ? page.total > page.pageSize + page.offset : page.more === true);
   return {
-    'entity-type': 'documents', isPaginable: true, resultsCount: page.total, pageSize: page.pageSize, maxPageSize: page.maxPageSize ?? 1000,
-    resultsCountLimit: 0, currentPageSize: entries.length, currentPageIndex: page.pageIndex, currentPageOffset: page.offset,
-    numberOfPages: pages, isPreviousPageAvailable: page.pageIndex > 0, isNextPageAvailable: next,
-    isLastPageAvailable: next, isSortable: true, hasError: false, errorMessage: null, totalSize: page.total,
-    pageIndex: page.pageIndex, pageCount: pages, entries,
+    'entity-type': 'documents',
+    isPaginable: true,
+    resultsCount: page.total,
+    pageSize: page.pageSize,
+    maxPageSize: page.maxPageSize ?? 1000,
+    resultsCountLimit: 0,
+    currentPageSize: entries.length,
+    currentPageIndex: page.pageIndex,
+    currentPageOffset: page.offset,
+    numberOfPages: pages,
+    isPreviousPageAvailable: page.pageIndex > 0,
+    isNextPageAvailable: next,
+    isLastPageAvailable: next,
+    isSortable: true,
+    hasError: false,
+    errorMessage: null,
+    totalSize: page.total,
+    pageIndex: page.pageIndex,
+    pageCount: pages,
+    entries,
   };
 }
 

@@ -27,10 +27,14 @@ export class SearchIndex {
   private timer?: NodeJS.Timeout;
   private readonly syncRequest = new AsyncLocalStorage<boolean>();
 
-  constructor(private readonly live: Store, public lagMs = 0) {
+  constructor(
+    private readonly live: Store,
+    public lagMs = 0,
+  ) {
     this.indexed = new Store(live.registry, undefined, live);
     // Parents before their children, so that the copy's folder counts add up.
-    for (const doc of [live.get(live.rootId) as StoredDoc, ...live.descendants(live.rootId)]) this.indexed.mirror(doc.uid, doc);
+    for (const doc of [live.get(live.rootId) as StoredDoc, ...live.descendants(live.rootId)])
+      this.indexed.mirror(doc.uid, doc);
     live.onCommit = (uid, doc) => this.feed(uid, doc);
   }
 
@@ -57,15 +61,18 @@ export class SearchIndex {
 
   private schedule(): void {
     if (this.timer !== undefined || this.pending.length === 0) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      const now = performance.now();
-      while (this.pending.length > 0 && this.pending[0].due <= now) {
-        const { uid, doc } = this.pending.shift() as { uid: string; doc: StoredDoc | undefined };
-        this.indexed.mirror(uid, doc);
-      }
-      this.schedule();
-    }, Math.max(0, this.pending[0].due - performance.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        const now = performance.now();
+        while (this.pending.length > 0 && this.pending[0].due <= now) {
+          const { uid, doc } = this.pending.shift() as { uid: string; doc: StoredDoc | undefined };
+          this.indexed.mirror(uid, doc);
+        }
+        this.schedule();
+      },
+      Math.max(0, this.pending[0].due - performance.now()),
+    );
     // A sandbox being stopped does not wait for its index.
     this.timer.unref();
   }

@@ -38,13 +38,16 @@ const MAX_HTTP_HEADER_SIZE = 8192;
 
 function headerSize(req: IncomingMessage): number {
   let size = Buffer.byteLength(`${String(req.method)} ${String(req.url)} HTTP/1.1\r\n`) + 2;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) size += Buffer.byteLength(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`);
+  for (let i = 0; i < req.rawHeaders.length; i += 2)
+    size += Buffer.byteLength(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`);
   return size;
 }
 
 function tooLarge(res: ServerResponse): void {
   res.writeHead(400, { 'Content-Type': 'text/html;charset=utf-8', Connection: 'close' });
-  res.end('<!doctype html><html lang="en"><head><title>HTTP Status 400 – Bad Request</title></head><body><h1>HTTP Status 400 – Bad Request</h1></body></html>');
+  res.end(
+    '<!doctype html><html lang="en"><head><title>HTTP Status 400 – Bad Request</title></head><body><h1>HTTP Status 400 – Bad Request</h1></body></html>',
+  );
 }
 
 /** `org.nuxeo.elasticsearch.provider.maxResultWindow`: Elasticsearch's 10,000 (ElasticSearchNxqlPageProvider). */
@@ -91,7 +94,12 @@ export class RepositorySandbox {
   }
 
   private principalNames(): Set<string> {
-    return new Set([...Object.keys(this.users), ...GROUPS, ...Object.values(this.users).flatMap((u) => u.groups), EVERYONE]);
+    return new Set([
+      ...Object.keys(this.users),
+      ...GROUPS,
+      ...Object.values(this.users).flatMap((u) => u.groups),
+      EVERYONE,
+    ]);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -99,7 +107,9 @@ export class RepositorySandbox {
     try {
       if (await this.faults.apply(req, res)) return;
       // ElasticSearchFilter: either header, `true` in any case, indexes the request's writes before it answers.
-      const sync = [req.headers['nx-es-sync'], req.headers.nx_es_sync].some((value) => String(value).toLowerCase() === 'true');
+      const sync = [req.headers['nx-es-sync'], req.headers.nx_es_sync].some(
+        (value) => String(value).toLowerCase() === 'true',
+      );
       await (sync ? this.index.sync(() => this.route(req, res)) : this.route(req, res));
     } catch (error) {
       const status = error instanceof RepositoryError ? error.status : 500;
@@ -109,7 +119,8 @@ export class RepositorySandbox {
   }
 
   private authenticate(req: IncomingMessage, url: URL): Actor | undefined {
-    const token = (req.headers['x-authentication-token'] as string | undefined) ?? url.searchParams.get('token') ?? undefined;
+    const token =
+      (req.headers['x-authentication-token'] as string | undefined) ?? url.searchParams.get('token') ?? undefined;
     if (token !== undefined) {
       const entry = this.tokens.get(token);
       return entry ? this.actor(entry.user) : undefined;
@@ -121,8 +132,14 @@ export class RepositorySandbox {
 
   /** 401 as the servlet container sends it: no JSON entity, a Basic challenge unless suppressed. */
   private unauthorized(req: IncomingMessage, res: ServerResponse): void {
-    const quiet = req.headers['x-no-basic-header'] !== undefined || req.headers['x-authentication-token'] !== undefined || req.headers.cookie !== undefined;
-    res.writeHead(401, { 'Content-Type': 'text/html', ...(quiet ? {} : { 'WWW-Authenticate': 'Basic realm="Nuxeo Automation"' }) });
+    const quiet =
+      req.headers['x-no-basic-header'] !== undefined ||
+      req.headers['x-authentication-token'] !== undefined ||
+      req.headers.cookie !== undefined;
+    res.writeHead(401, {
+      'Content-Type': 'text/html',
+      ...(quiet ? {} : { 'WWW-Authenticate': 'Basic realm="Nuxeo Automation"' }),
+    });
     res.end('<html><body><h1>401 Unauthorized</h1></body></html>');
   }
 
@@ -132,7 +149,10 @@ export class RepositorySandbox {
     const actor = this.authenticate(req, url);
     if (actor === undefined) return this.unauthorized(req, res);
     const path = url.pathname.slice('/nuxeo'.length);
-    if (path === '/json/cmis') return sendJson(res, 200, { default: { repositoryId: 'default', productName: 'connect2erp sandbox', productVersion: '2023.0' } });
+    if (path === '/json/cmis')
+      return sendJson(res, 200, {
+        default: { repositoryId: 'default', productName: 'connect2erp sandbox', productVersion: '2023.0' },
+      });
     if (path === '/authentication/token') return this.token(res, url, actor);
     if (path.startsWith('/nxfile/default/')) {
       const [uid, ...xpath] = path.slice('/nxfile/default/'.length).split('/');
@@ -151,7 +171,11 @@ export class RepositorySandbox {
       case 'query':
         return this.search(req, res, url, actor, api);
       case 'upload':
-        return this.batches.handle(req, res, rest.filter((p) => p !== ''));
+        return this.batches.handle(
+          req,
+          res,
+          rest.filter((p) => p !== ''),
+        );
       case 'user':
         return sendJson(res, 200, this.userEntity(decodeURIComponent(rest.join('/'))));
       case 'me':
@@ -163,7 +187,8 @@ export class RepositorySandbox {
 
   private token(res: ServerResponse, url: URL, actor: Actor): void {
     const params = ['applicationName', 'deviceId', 'permission'].map((p) => url.searchParams.get(p));
-    if (params.some((p) => p === null || p === '')) throw new RepositoryError(400, 'Missing parameters: applicationName, deviceId and permission are required');
+    if (params.some((p) => p === null || p === ''))
+      throw new RepositoryError(400, 'Missing parameters: applicationName, deviceId and permission are required');
     const key = `${actor.name}|${params[0]}|${params[1]}`;
     const existing = [...this.tokens.entries()].find(([, v]) => v.key === key)?.[0];
     if (url.searchParams.get('revoke') === 'true') {
@@ -181,10 +206,12 @@ export class RepositorySandbox {
     const user = this.users[name];
     if (user === undefined) throw new RepositoryError(404, `user does not exist: ${name}`);
     return {
-      'entity-type': 'user', id: name,
+      'entity-type': 'user',
+      id: name,
       properties: { username: name, firstName: '', lastName: '', email: '', company: '', groups: user.groups },
       extendedGroups: user.groups.map((g) => ({ name: g, label: g, url: `group/${g}` })),
-      isAdministrator: user.groups.includes('administrators'), isAnonymous: false,
+      isAdministrator: user.groups.includes('administrators'),
+      isAnonymous: false,
     };
   }
 
@@ -228,7 +255,14 @@ export class RepositorySandbox {
     return result;
   }
 
-  private async document(req: IncomingMessage, res: ServerResponse, url: URL, actor: Actor, kind: 'path' | 'id', rest: string): Promise<void> {
+  private async document(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    actor: Actor,
+    kind: 'path' | 'id',
+    rest: string,
+  ): Promise<void> {
     const at = rest.indexOf('@');
     const refPart = at >= 0 ? rest.slice(0, at).replace(/\/$/, '') : rest;
     const adapter = at >= 0 ? rest.slice(at) : '';
@@ -243,8 +277,17 @@ export class RepositorySandbox {
     if (adapter.startsWith('@blob/')) return this.download(res, actor, doc, decodeURIComponent(adapter.slice(6)));
     if (adapter === '@children') {
       this.store.require(actor, doc, 'ReadChildren');
-      const children = [...this.store.childIds(doc.uid)].map((id) => this.store.get(id) as StoredDoc).filter((c) => this.store.can(actor, c, 'Browse'));
-      return sendJson(res, 200, renderPage(children.map((c) => this.render(req, url, c)), { total: children.length, pageSize: 0, pageIndex: 0, offset: 0, paginated: false }));
+      const children = [...this.store.childIds(doc.uid)]
+        .map((id) => this.store.get(id) as StoredDoc)
+        .filter((c) => this.store.can(actor, c, 'Browse'));
+      return sendJson(
+        res,
+        200,
+        renderPage(
+          children.map((c) => this.render(req, url, c)),
+          { total: children.length, pageSize: 0, pageIndex: 0, offset: 0, paginated: false },
+        ),
+      );
     }
     if (adapter !== '') throw new RepositoryError(404, adapter);
     switch (req.method) {
@@ -253,8 +296,13 @@ export class RepositorySandbox {
         return sendJson(res, 200, this.render(req, url, doc));
       case 'POST': {
         const body = await this.jsonBody(req);
-        if (typeof body.type !== 'string' || typeof body.name !== 'string') throw new RepositoryError(400, 'type or name property is missing');
-        const input = { type: body.type, name: body.name, properties: (body.properties as Record<string, unknown> | undefined) ?? {} };
+        if (typeof body.type !== 'string' || typeof body.name !== 'string')
+          throw new RepositoryError(400, 'type or name property is missing');
+        const input = {
+          type: body.type,
+          name: body.name,
+          properties: (body.properties as Record<string, unknown> | undefined) ?? {},
+        };
         const created = this.withBlobs(req, (resolve) => this.store.create(actor, doc, input, resolve));
         return sendJson(res, 201, this.render(req, url, created));
       }
@@ -262,7 +310,9 @@ export class RepositorySandbox {
         const body = await this.jsonBody(req);
         const changeToken = typeof body.changeToken === 'string' ? body.changeToken : undefined;
         const properties = (body.properties as Record<string, unknown> | undefined) ?? {};
-        const updated = this.withBlobs(req, (resolve) => this.store.update(actor, doc, properties, resolve, { changeToken }));
+        const updated = this.withBlobs(req, (resolve) =>
+          this.store.update(actor, doc, properties, resolve, { changeToken }),
+        );
         return sendJson(res, 200, this.render(req, url, updated));
       }
       case 'DELETE':
@@ -278,7 +328,8 @@ export class RepositorySandbox {
     const key = xpath === 'blobholder:0' || xpath === '' ? 'file:content' : xpath;
     const [prop, ...rest] = key.split('/');
     let value: unknown = doc.properties[prop];
-    for (const part of rest) value = value === undefined || value === null ? undefined : (value as Record<string, unknown>)[part];
+    for (const part of rest)
+      value = value === undefined || value === null ? undefined : (value as Record<string, unknown>)[part];
     const blob = value as StoredBlob | undefined;
     if (blob?.digest === undefined) {
       res.writeHead(404, { 'Content-Type': 'text/plain' });
@@ -311,26 +362,62 @@ export class RepositorySandbox {
     const pageIndex = Number(params.get('currentPageIndex') ?? '0');
     const offset = params.get('offset') !== null ? Number(params.get('offset')) : paginated ? pageIndex * requested : 0;
     const orders = (params.get('sortOrder') ?? '').split(',');
-    const sort: SortKey[] | undefined = params.get('sortBy')?.split(',').map((property, i) => ({
-      property: property.trim(),
-      // Only "asc" sorts ascending; anything else, or nothing, sorts descending.
-      descending: orders[i]?.trim().toLowerCase() !== 'asc',
-    }));
+    const sort: SortKey[] | undefined = params
+      .get('sortBy')
+      ?.split(',')
+      .map((property, i) => ({
+        property: property.trim(),
+        // Only "asc" sorts ascending; anything else, or nothing, sorts descending.
+        descending: orders[i]?.trim().toLowerCase() !== 'asc',
+      }));
     const result = this.index.search(actor, params.get('query') ?? 'SELECT * FROM Document', { offset, limit, sort });
     const entries = result.entries.map((doc) => this.render(req, url, doc));
-    return sendJson(res, 200, renderPage(entries, { total: result.total, more: result.more, pageSize: paginated ? requested : 0, maxPageSize, pageIndex, offset, paginated, maxResultWindow: MAX_RESULT_WINDOW }));
+    return sendJson(
+      res,
+      200,
+      renderPage(entries, {
+        total: result.total,
+        more: result.more,
+        pageSize: paginated ? requested : 0,
+        maxPageSize,
+        pageIndex,
+        offset,
+        paginated,
+        maxResultWindow: MAX_RESULT_WINDOW,
+      }),
+    );
   }
 
-  private async automation(req: IncomingMessage, res: ServerResponse, actor: Actor, operationId: string, adapted: StoredDoc | undefined): Promise<void> {
+  private async automation(
+    req: IncomingMessage,
+    res: ServerResponse,
+    actor: Actor,
+    operationId: string,
+    adapted: StoredDoc | undefined,
+  ): Promise<void> {
     const url = new URL(req.url as string, 'http://sandbox');
-    if (operationId === 'login') return sendJson(res, 200, { 'entity-type': 'login', username: actor.name, id: actor.name, isAdministrator: actor.isAdministrator });
+    if (operationId === 'login')
+      return sendJson(res, 200, {
+        'entity-type': 'login',
+        username: actor.name,
+        id: actor.name,
+        isAdministrator: actor.isAdministrator,
+      });
     const operation = OPERATIONS[operationId];
     if (operation === undefined) throw new RepositoryError(404, `No operation with id ${operationId}`);
     const body = await this.jsonBody(req);
     const { input, list } = adapted ? { input: [adapted], list: false } : this.resolveInput(body.input);
     const params = (body.params as Record<string, unknown> | undefined) ?? {};
     const result = this.withBlobs(req, (resolveBlob) =>
-      operation({ store: this.store, actor, users: this.principalNames(), resolveBlob, input, inputIsList: list, params }),
+      operation({
+        store: this.store,
+        actor,
+        users: this.principalNames(),
+        resolveBlob,
+        input,
+        inputIsList: list,
+        params,
+      }),
     );
     const voidOp = adapted === undefined && req.headers['x-nxvoidoperation'] === 'true';
     if (result === null || voidOp) return sendEmpty(res, 204);
@@ -339,15 +426,37 @@ export class RepositorySandbox {
 
   private resolveInput(input: unknown): { input: StoredDoc[]; list: boolean } {
     if (typeof input !== 'string' || input === '') return { input: [], list: false };
-    if (input.startsWith('docs:')) return { input: input.slice(5).split(',').map((ref) => this.byRef(ref.trim())), list: true };
+    if (input.startsWith('docs:'))
+      return {
+        input: input
+          .slice(5)
+          .split(',')
+          .map((ref) => this.byRef(ref.trim())),
+        list: true,
+      };
     return { input: [this.byRef(input.startsWith('doc:') ? input.slice(4) : input)], list: false };
   }
 
-  private renderResult(req: IncomingMessage, url: URL, result: Exclude<OperationResult, null>): Record<string, unknown> {
-    if (Array.isArray(result)) return { 'entity-type': 'documents', entries: result.map((doc) => this.render(req, url, doc)) };
+  private renderResult(
+    req: IncomingMessage,
+    url: URL,
+    result: Exclude<OperationResult, null>,
+  ): Record<string, unknown> {
+    if (Array.isArray(result))
+      return { 'entity-type': 'documents', entries: result.map((doc) => this.render(req, url, doc)) };
     if ('page' in result) {
       const { page, pageSize, pageIndex, paginated } = result;
-      return renderPage(page.entries.map((doc) => this.render(req, url, doc)), { total: page.total, more: page.more, pageSize, pageIndex, offset: paginated ? pageIndex * pageSize : 0, paginated });
+      return renderPage(
+        page.entries.map((doc) => this.render(req, url, doc)),
+        {
+          total: page.total,
+          more: page.more,
+          pageSize,
+          pageIndex,
+          offset: paginated ? pageIndex * pageSize : 0,
+          paginated,
+        },
+      );
     }
     return this.render(req, url, result);
   }

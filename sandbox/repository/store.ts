@@ -37,7 +37,10 @@ export interface User {
 
 /** A failure that the HTTP layer turns into an exception entity with this status. */
 export class RepositoryError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -77,7 +80,11 @@ export class Store {
   onCommit: (uid: string, after: StoredDoc | undefined) => void = () => undefined;
 
   /** `mirrorOf`: an empty copy to be filled with `mirror`, standing for a search index of that store. */
-  constructor(readonly registry: SchemaRegistry, private readonly dataDir?: string, mirrorOf?: Store) {
+  constructor(
+    readonly registry: SchemaRegistry,
+    private readonly dataDir?: string,
+    mirrorOf?: Store,
+  ) {
     if (dataDir !== undefined) {
       mkdirSync(join(dataDir, 'blobs'), { recursive: true });
       this.journal = join(dataDir, 'journal.jsonl');
@@ -193,7 +200,10 @@ export class Store {
       const type = this.typeOf(doc);
       const schemas = new Set(type.schemas);
       for (const facet of doc.facets) for (const s of this.registry.facets.get(facet) as string[]) schemas.add(s);
-      shape = { facets: [...type.facets, ...doc.facets.filter((f) => !type.facets.includes(f))], schemas: [...schemas] };
+      shape = {
+        facets: [...type.facets, ...doc.facets.filter((f) => !type.facets.includes(f))],
+        schemas: [...schemas],
+      };
       this.shapes.set(key, shape);
     }
     return shape;
@@ -217,7 +227,11 @@ export class Store {
   /** The document's ACLs, then each ancestor's, nearest first. */
   aclChain(doc: StoredDoc): Acl[][] {
     const chain: Acl[][] = [];
-    for (let current: StoredDoc | undefined = doc; current; current = current.parentId ? this.docs.get(current.parentId) : undefined) {
+    for (
+      let current: StoredDoc | undefined = doc;
+      current;
+      current = current.parentId ? this.docs.get(current.parentId) : undefined
+    ) {
       chain.push([...current.acls]);
     }
     return chain;
@@ -242,7 +256,14 @@ export class Store {
     const digest = createHash('md5').update(content).digest('hex');
     if (this.dataDir === undefined) this.blobContent.set(digest, content);
     else writeFileSync(join(this.dataDir, 'blobs', digest), content);
-    return { name, 'mime-type': mimeType, encoding: null, digestAlgorithm: 'MD5', digest, length: String(content.length) };
+    return {
+      name,
+      'mime-type': mimeType,
+      encoding: null,
+      digestAlgorithm: 'MD5',
+      digest,
+      length: String(content.length),
+    };
   }
 
   // ---- writing -------------------------------------------------------------
@@ -260,16 +281,30 @@ export class Store {
     if (!this.registry.types.has(input.type) || input.type === 'Document' || input.type === 'Root') {
       throw new RepositoryError(400, `Type: ${input.type} does not exist`);
     }
-    if (!this.isFolderish(parent)) throw new RepositoryError(400, `Cannot create a document in ${parent.path}: it is not a folder`);
+    if (!this.isFolderish(parent))
+      throw new RepositoryError(400, `Cannot create a document in ${parent.path}: it is not a folder`);
     this.require(actor, parent, 'AddChildren');
     const base = input.rawName ? input.name : pathSegment(input.name);
     const name = uniqueName(base, (candidate) => this.byPath.has(join(parent.path, candidate)));
     const now = new Date().toISOString();
     let doc: StoredDoc = {
-      uid: randomUUID(), parentId: parent.uid, name, path: join(parent.path, name), type: input.type,
-      facets: [], properties: {}, acls: [], trashed: false, state: 'project', sysChange: 0, userChange: 0,
+      uid: randomUUID(),
+      parentId: parent.uid,
+      name,
+      path: join(parent.path, name),
+      type: input.type,
+      facets: [],
+      properties: {},
+      acls: [],
+      trashed: false,
+      state: 'project',
+      sysChange: 0,
+      userChange: 0,
     };
-    doc = { ...doc, properties: this.withProperties(actor, doc, input.properties, resolveBlob, input.fromText ?? false) };
+    doc = {
+      ...doc,
+      properties: this.withProperties(actor, doc, input.properties, resolveBlob, input.fromText ?? false),
+    };
     doc = this.stamp(doc, actor, { 'dc:created': now, 'dc:creator': actor.name });
     this.commit(undefined, { ...doc, sysChange: 1 });
     return this.docs.get(doc.uid) as StoredDoc;
@@ -291,7 +326,11 @@ export class Store {
     if (checked && String(options.changeToken).split('-').pop() !== String(doc.userChange)) {
       throw new RepositoryError(409, `${doc.uid}, Invalid change token`);
     }
-    const changed = this.stampOwn(doc, this.withProperties(actor, doc, properties, resolveBlob, options.fromText ?? false), actor);
+    const changed = this.stampOwn(
+      doc,
+      this.withProperties(actor, doc, properties, resolveBlob, options.fromText ?? false),
+      actor,
+    );
     return this.save(doc, changed, checked);
   }
 
@@ -318,16 +357,18 @@ export class Store {
   }
 
   move(actor: Actor, doc: StoredDoc, target: StoredDoc, newName?: string): StoredDoc {
-    if (!this.isFolderish(target)) throw new RepositoryError(400, `Cannot move into ${target.path}: it is not a folder`);
+    if (!this.isFolderish(target))
+      throw new RepositoryError(400, `Cannot move into ${target.path}: it is not a folder`);
     if (target.uid === doc.uid || target.path.startsWith(`${doc.path}/`)) {
       throw new RepositoryError(400, `Cannot move ${doc.path} into itself`);
     }
     this.require(actor, doc, 'Remove');
     this.require(actor, target, 'AddChildren');
     const base = newName ?? doc.name;
-    const name = target.uid === doc.parentId && base === doc.name
-      ? base
-      : uniqueName(base, (candidate) => this.byPath.has(join(target.path, candidate)));
+    const name =
+      target.uid === doc.parentId && base === doc.name
+        ? base
+        : uniqueName(base, (candidate) => this.byPath.has(join(target.path, candidate)));
     const moved = { ...doc, parentId: target.uid, name, path: join(target.path, name), sysChange: doc.sysChange + 1 };
     this.commit(doc, moved);
     this.repath(moved);
@@ -365,7 +406,12 @@ export class Store {
   }
 
   /** The same, `properties` being the caller's own new copy of the document's: no second copy. */
-  private stampOwn(doc: StoredDoc, properties: Record<string, unknown>, actor: Actor, extra: Record<string, unknown> = {}): StoredDoc {
+  private stampOwn(
+    doc: StoredDoc,
+    properties: Record<string, unknown>,
+    actor: Actor,
+    extra: Record<string, unknown> = {},
+  ): StoredDoc {
     if (!this.schemasOf(doc).includes('dublincore')) return { ...doc, properties };
     const contributors = (properties['dc:contributors'] as string[] | undefined) ?? [];
     Object.assign(properties, extra, { 'dc:modified': new Date().toISOString(), 'dc:lastContributor': actor.name });
@@ -401,17 +447,58 @@ export class Store {
     const system: Actor = { name: 'system', principals: new Set(), isAdministrator: true };
     const rootId = randomUUID();
     this.commit(undefined, {
-      uid: rootId, parentId: null, name: '', path: '/', type: 'Root', facets: [], properties: {},
-      acls: [{ name: 'local', aces: [
-        { username: 'administrators', permission: 'Everything', granted: true, creator: null, begin: null, end: null },
-        { username: 'members', permission: 'Read', granted: true, creator: null, begin: null, end: null },
-      ] }],
-      trashed: false, state: 'undefined', sysChange: 0, userChange: 0,
+      uid: rootId,
+      parentId: null,
+      name: '',
+      path: '/',
+      type: 'Root',
+      facets: [],
+      properties: {},
+      acls: [
+        {
+          name: 'local',
+          aces: [
+            {
+              username: 'administrators',
+              permission: 'Everything',
+              granted: true,
+              creator: null,
+              begin: null,
+              end: null,
+            },
+            { username: 'members', permission: 'Read', granted: true, creator: null, begin: null, end: null },
+          ],
+        },
+      ],
+      trashed: false,
+      state: 'undefined',
+      sysChange: 0,
+      userChange: 0,
     });
-    const domain = this.create(system, this.get(rootId) as StoredDoc, { type: 'Domain', name: 'default-domain', properties: { 'dc:title': 'Domain' } }, NO_BLOBS);
-    this.create(system, domain, { type: 'WorkspaceRoot', name: 'workspaces', properties: { 'dc:title': 'Workspaces' } }, NO_BLOBS);
-    this.create(system, domain, { type: 'SectionRoot', name: 'sections', properties: { 'dc:title': 'Sections' } }, NO_BLOBS);
-    this.create(system, domain, { type: 'TemplateRoot', name: 'templates', properties: { 'dc:title': 'Templates' } }, NO_BLOBS);
+    const domain = this.create(
+      system,
+      this.get(rootId) as StoredDoc,
+      { type: 'Domain', name: 'default-domain', properties: { 'dc:title': 'Domain' } },
+      NO_BLOBS,
+    );
+    this.create(
+      system,
+      domain,
+      { type: 'WorkspaceRoot', name: 'workspaces', properties: { 'dc:title': 'Workspaces' } },
+      NO_BLOBS,
+    );
+    this.create(
+      system,
+      domain,
+      { type: 'SectionRoot', name: 'sections', properties: { 'dc:title': 'Sections' } },
+      NO_BLOBS,
+    );
+    this.create(
+      system,
+      domain,
+      { type: 'TemplateRoot', name: 'templates', properties: { 'dc:title': 'Templates' } },
+      NO_BLOBS,
+    );
     return rootId;
   }
 
@@ -571,7 +658,8 @@ function coerce(field: FieldDef, raw: unknown, key: string, fromText: boolean, r
     case 'long':
     case 'double': {
       const value = fromText && typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
-      if (typeof value !== 'number' || Number.isNaN(value) || (field.type === 'long' && !Number.isInteger(value))) throw mismatch(key, raw);
+      if (typeof value !== 'number' || Number.isNaN(value) || (field.type === 'long' && !Number.isInteger(value)))
+        throw mismatch(key, raw);
       return value;
     }
     case 'date': {
@@ -586,7 +674,11 @@ function coerce(field: FieldDef, raw: unknown, key: string, fromText: boolean, r
       if (typeof raw !== 'object' || Array.isArray(raw)) throw mismatch(key, raw);
       const fields = field.fields as FieldDef[];
       const value = raw as Record<string, unknown>;
-      return Object.fromEntries(fields.map((sub) => [sub.name, coerce(sub, value[sub.name], `${key}/${sub.name}`, fromText, resolveBlob)]).filter(([, v]) => v !== UNCHANGED));
+      return Object.fromEntries(
+        fields
+          .map((sub) => [sub.name, coerce(sub, value[sub.name], `${key}/${sub.name}`, fromText, resolveBlob)])
+          .filter(([, v]) => v !== UNCHANGED),
+      );
     }
   }
 }

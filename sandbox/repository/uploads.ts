@@ -70,7 +70,13 @@ export class Batches {
     return sendJson(res, 200, describe(file));
   }
 
-  private async upload(req: IncomingMessage, res: ServerResponse, batchId: string, batch: Map<string, UploadedFile>, index: string): Promise<void> {
+  private async upload(
+    req: IncomingMessage,
+    res: ServerResponse,
+    batchId: string,
+    batch: Map<string, UploadedFile>,
+    index: string,
+  ): Promise<void> {
     if (String(req.headers['content-type'] ?? '').startsWith('multipart/form-data')) {
       throw new RepositoryError(400, 'multipart/form-data is not supported for batch upload');
     }
@@ -92,8 +98,13 @@ export class Batches {
     const received = Object.keys(file.chunks);
     const complete = received.length === chunkCount;
     return sendJson(res, complete ? 201 : 202, {
-      uploaded: String(complete), batchId, fileIdx: index, uploadType: 'chunked', uploadedSize,
-      uploadedChunkIds: received, chunkCount: String(chunkCount),
+      uploaded: String(complete),
+      batchId,
+      fileIdx: index,
+      uploadType: 'chunked',
+      uploadedSize,
+      uploadedChunkIds: received,
+      chunkCount: String(chunkCount),
     });
   }
 }

@@ -11,7 +11,11 @@ import { EXIT } from '../job/report/report.js';
 function setUp(location: Required<ConfigLocation>, task: string | undefined) {
   const config = loadConfig(location);
   const log = commandLogger();
-  return { tasks: selectTasks(config.tasks, task, location.jobsDir), client: new RepositoryClient(config.storage, log), log };
+  return {
+    tasks: selectTasks(config.tasks, task, location.jobsDir),
+    client: new RepositoryClient(config.storage, log),
+    log,
+  };
 }
 
 /** `connect2erp status`: documents per status per task, and the failures with their messages. */
@@ -22,10 +26,20 @@ export async function statusCommand(location: Required<ConfigLocation>, task: st
 }
 
 /** `connect2erp retry`: FAILED documents back to READY for the next run; with --dry-run, only the list. */
-export async function retryCommand(location: Required<ConfigLocation>, options: { task?: string; uid?: string; dryRun: boolean }): Promise<number> {
+export async function retryCommand(
+  location: Required<ConfigLocation>,
+  options: { task?: string; uid?: string; dryRun: boolean },
+): Promise<number> {
   const { client, tasks, log } = setUp(location, options.task);
-  const reset = await retryFailed({ tasks, uid: options.uid }, client, options.dryRun ? dryRunWriter() : liveWriter(client), log);
+  const reset = await retryFailed(
+    { tasks, uid: options.uid },
+    client,
+    options.dryRun ? dryRunWriter() : liveWriter(client),
+    log,
+  );
   const verb = options.dryRun ? 'would be put' : 'put';
-  process.stdout.write(`${reset.length} document(s) ${verb} back to READY${reset.map((d) => `\n  ${d.path} (${d.uid})`).join('')}\n`);
+  process.stdout.write(
+    `${reset.length} document(s) ${verb} back to READY${reset.map((d) => `\n  ${d.path} (${d.uid})`).join('')}\n`,
+  );
   return EXIT.ok;
 }

@@ -8,7 +8,11 @@ type Print = (line: string) => void;
 /** What the optional part beside the product (`sandbox/part.ts`) offers these two commands. */
 export interface SandboxPart {
   /** The repository and ERP sandboxes in the foreground, until `stopped` settles. */
-  serve(options: { port: number; erpPort: number; dataDir?: string; faultsFile?: string }, print: Print, stopped: Promise<unknown>): Promise<void>;
+  serve(
+    options: { port: number; erpPort: number; dataDir?: string; faultsFile?: string },
+    print: Print,
+    stopped: Promise<unknown>,
+  ): Promise<void>;
   /** The whole feature on the sandboxes; resolves to the exit code. */
   demo(options: { dataDir?: string }, print: Print): Promise<number>;
 }
@@ -37,20 +41,31 @@ export const OPTIONAL_PART_COMMANDS: Record<string, Command> = {
     options: {
       'repo-port': { type: 'string', value: 'N', default: '8080', text: 'repository sandbox port (default 8080)' },
       'erp-port': { type: 'string', value: 'N', default: '8081', text: 'ERP sandbox port (default 8081)' },
-      data: { type: 'string', value: 'DIR', text: 'keep the repository\'s state in DIR (default: in memory)' },
-      faults: { type: 'string', value: 'FILE', text: 'latency, search lag and faults to rehearse outages with (YAML, see README "Sandbox")' },
+      data: { type: 'string', value: 'DIR', text: "keep the repository's state in DIR (default: in memory)" },
+      faults: {
+        type: 'string',
+        value: 'FILE',
+        text: 'latency, search lag and faults to rehearse outages with (YAML, see README "Sandbox")',
+      },
     },
     windsDown: true,
     async run({ values, signals }) {
       const part = await loadPart('sandbox');
-      const options = { port: Number(values['repo-port']), erpPort: Number(values['erp-port']), dataDir: values.data as string | undefined, faultsFile: values.faults as string | undefined };
+      const options = {
+        port: Number(values['repo-port']),
+        erpPort: Number(values['erp-port']),
+        dataDir: values.data as string | undefined,
+        faultsFile: values.faults as string | undefined,
+      };
       await part.serve(options, print, new Promise((resolve) => signals.listen(resolve)));
       return EXIT.ok;
     },
   },
   demo: {
     summary: 'run the whole feature on the sandbox: a dry run, a run, a user filling in values, the next runs',
-    options: { data: { type: 'string', value: 'DIR', text: 'keep the sandbox\'s state in DIR (default: a new temporary folder)' } },
+    options: {
+      data: { type: 'string', value: 'DIR', text: "keep the sandbox's state in DIR (default: a new temporary folder)" },
+    },
     async run({ values }) {
       const part = await loadPart('demo');
       return part.demo({ dataDir: values.data as string | undefined }, print);

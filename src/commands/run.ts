@@ -27,7 +27,8 @@ export interface RunCommandOptions {
 function durationOption(option: string, text: string | undefined, problems: ConfigProblem[]): number | undefined {
   if (text === undefined) return undefined;
   const value = parseDuration(text);
-  if (value === undefined) problems.push({ file: 'command line', path: `--${option}`, message: `"${text}" is not ${DURATION_HINT}` });
+  if (value === undefined)
+    problems.push({ file: 'command line', path: `--${option}`, message: `"${text}" is not ${DURATION_HINT}` });
   return value;
 }
 
@@ -40,7 +41,8 @@ function checkReportPath(option: string, path: string | undefined, problems: Con
   if (path === undefined) return;
   const problem = (message: string): void => void problems.push({ file: 'command line', path: `--${option}`, message });
   const folder = dirname(resolve(path));
-  if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) return problem(`${folder} is not an existing folder`);
+  if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory())
+    return problem(`${folder} is not an existing folder`);
   if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) return problem(`${path} is a folder; give a file name`);
   const probe = join(folder, `.connect2erp-probe-${process.pid}`);
   try {
@@ -54,7 +56,10 @@ function checkReportPath(option: string, path: string | undefined, problems: Con
 /** The command line's durations and report paths, every problem at once, before the run starts. */
 function checkOptions(options: RunCommandOptions): { maxDurationMs?: number; graceMs?: number } {
   const problems: ConfigProblem[] = [];
-  const checked = { maxDurationMs: durationOption('max-duration', options.maxDuration, problems), graceMs: durationOption('grace', options.grace, problems) };
+  const checked = {
+    maxDurationMs: durationOption('max-duration', options.maxDuration, problems),
+    graceMs: durationOption('grace', options.grace, problems),
+  };
   checkReportPath('report', options.report, problems);
   checkReportPath('report-html', options.reportHtml, problems);
   if (problems.length > 0) throw new ConfigError(problems);
@@ -81,11 +86,22 @@ export async function runCommand(options: RunCommandOptions, signals: StopSignal
     else stop.abort(signal);
   });
   const { maxDurationMs, graceMs } = checkOptions(options);
-  const deadline = maxDurationMs === undefined ? undefined : setTimeout(() => stop.abort('--max-duration'), maxDurationMs);
+  const deadline =
+    maxDurationMs === undefined ? undefined : setTimeout(() => stop.abort('--max-duration'), maxDurationMs);
   try {
     const file = options.report === undefined ? undefined : new ReportFile(options.report);
     const onDocument = file && ((phase: string, record: object) => file.add(phase, record));
-    const report = await runJob({ location: options.location, dryRun: options.dryRun, task: options.task, stop: stop.signal, graceMs, onDocument }, log);
+    const report = await runJob(
+      {
+        location: options.location,
+        dryRun: options.dryRun,
+        task: options.task,
+        stop: stop.signal,
+        graceMs,
+        onDocument,
+      },
+      log,
+    );
     // The handlers stay until the process exits: a signal while the report is still being written out ends nothing.
     signals.listen((signal) => log.warn('run already finished', { signal }));
     writeReports(report, file, options);

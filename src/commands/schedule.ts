@@ -11,7 +11,11 @@ import type { StopSignals } from '../signals.js';
  * or Ctrl-C, then passes the signal on to the runs under way, waits for them (each winds
  * down within its grace period) and exits 3.
  */
-export async function scheduleCommand(location: Required<ConfigLocation>, crontabOption: string | undefined, signals: StopSignals): Promise<number> {
+export async function scheduleCommand(
+  location: Required<ConfigLocation>,
+  crontabOption: string | undefined,
+  signals: StopSignals,
+): Promise<number> {
   const log = commandLogger();
   const config = loadConfig(location);
   const entries = loadCrontab(crontabLocation(location.configDir, crontabOption), config.tasks, location.jobsDir);

@@ -11,7 +11,9 @@ export function templateCommand(name: string | undefined, transport: string | un
   }
   const yaml = templateYaml(name, transport);
   if (yaml === undefined) {
-    process.stderr.write(`connect2erp template: no ${transport} template for ${name}: SAP offers no standard REST service for it; declare the call under rest: in the task file, or use RFC\n`);
+    process.stderr.write(
+      `connect2erp template: no ${transport} template for ${name}: SAP offers no standard REST service for it; declare the call under rest: in the task file, or use RFC\n`,
+    );
     return EXIT.configuration;
   }
   process.stdout.write(yaml);

@@ -16,12 +16,19 @@ export function validateCommand(location: Required<ConfigLocation>, crontabOptio
   featureRegistry();
   const crontab = crontabLocation(location.configDir, crontabOption);
   // A deployment without the scheduled container may have no crontab; one that is named must exist.
-  const schedules = crontabOption !== undefined || existsSync(crontab) ? `, ${loadCrontab(crontab, config.tasks, location.jobsDir).length} schedule(s)` : ', no crontab';
-  process.stdout.write(`configuration is valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s)${schedules}\n`);
+  const schedules =
+    crontabOption !== undefined || existsSync(crontab)
+      ? `, ${loadCrontab(crontab, config.tasks, location.jobsDir).length} schedule(s)`
+      : ', no crontab';
+  process.stdout.write(
+    `configuration is valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s)${schedules}\n`,
+  );
   for (const task of config.tasks) {
     const call = callFor(task);
     if ('function' in call && call.function === 'ARCHIV_PROCESS_RFCINPUT') {
-      process.stdout.write(`note: task ${task.name} calls ARCHIV_PROCESS_RFCINPUT, which takes no agent: SAP gives the work item to the agents its presetting names for the document type, and erpOTyp and erpObjId are not sent. For the document's own agent, declare SAP_WAPI_START_WORKFLOW (connect2erp template workflow-to-agent RFC).\n`);
+      process.stdout.write(
+        `note: task ${task.name} calls ARCHIV_PROCESS_RFCINPUT, which takes no agent: SAP gives the work item to the agents its presetting names for the document type, and erpOTyp and erpObjId are not sent. For the document's own agent, declare SAP_WAPI_START_WORKFLOW (connect2erp template workflow-to-agent RFC).\n`,
+      );
     }
   }
   return EXIT.ok;

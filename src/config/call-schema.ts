@@ -21,12 +21,18 @@ const transform = z.union([
     substring: z.strictObject({ start: z.number().int().min(0), length: z.number().int().positive().optional() }),
   }),
   /** A value looked up in a table (a MIME type to SAP's document class, say); a value the table lacks is refused. */
-  z.strictObject({ map: z.record(z.string(), z.string()).refine((table) => Object.keys(table).length > 0, { message: 'map at least one value' }) }),
+  z.strictObject({
+    map: z
+      .record(z.string(), z.string())
+      .refine((table) => Object.keys(table).length > 0, { message: 'map at least one value' }),
+  }),
 ]);
 export type Transform = z.infer<typeof transform>;
 
 /** `prefix:name`, or a field inside a complex one: `file:content.name`. */
-const propertyName = z.string().regex(/^[A-Za-z][\w-]*:[\w-]+(\.[\w-]+)*$/, 'a repository property such as erpBarcode:barcode');
+const propertyName = z
+  .string()
+  .regex(/^[A-Za-z][\w-]*:[\w-]+(\.[\w-]+)*$/, 'a repository property such as erpBarcode:barcode');
 
 export const valueSpec = z
   .strictObject({
@@ -36,7 +42,9 @@ export const valueSpec = z
     /** The ABAP field length: a longer value is refused before the call. */
     length: z.number().int().positive().optional(),
   })
-  .refine((v) => (v.property === undefined) !== (v.constant === undefined), { message: 'give exactly one of property or constant' });
+  .refine((v) => (v.property === undefined) !== (v.constant === undefined), {
+    message: 'give exactly one of property or constant',
+  });
 export type ValueSpec = z.infer<typeof valueSpec>;
 
 /**
@@ -47,7 +55,9 @@ export type ValueSpec = z.infer<typeof valueSpec>;
 export const TARGET = /^([A-Za-z_/][\w/]*)(?:\[(\d*)\])?(?:\.([A-Za-z_/][\w/]*))?$/;
 const target = z.string().regex(TARGET, 'NAME, STRUCT.FIELD, TABLE[].FIELD or TABLE[n].FIELD');
 
-const parameters = z.record(target, valueSpec).refine((p) => Object.keys(p).length > 0, { message: 'map at least one parameter' });
+const parameters = z
+  .record(target, valueSpec)
+  .refine((p) => Object.keys(p).length > 0, { message: 'map at least one parameter' });
 
 /**
  * `{NAME}`, `{q:NAME}` (an OData string literal, URL-encoded), `{u:NAME}` (URL-encoded) or
@@ -63,13 +73,12 @@ const failWhen = z.strictObject({
   message: z.string().min(1),
 });
 
-const result = z
-  .strictObject({
-    /** Written to the status facet's `erpReference`. */
-    erpReference: template,
-    /** Written to the status facet's `message` on success. */
-    message: template.optional(),
-  });
+const result = z.strictObject({
+  /** Written to the status facet's `erpReference`. */
+  erpReference: template,
+  /** Written to the status facet's `message` on success. */
+  message: template.optional(),
+});
 
 const common = {
   parameters,
@@ -168,10 +177,15 @@ export function callProblems(call: RfcCallConfig | RestCallConfig): CallProblem[
   const batched = batches(call.parameters);
   for (const [k, spec] of Object.entries(call.parameters)) {
     if (batched && !isColumn(k) && spec.property !== undefined) {
-      problems.push({ path: ['parameters', k], message: 'in a call that batches documents (TABLE[].FIELD), values from the document go into table columns' });
+      problems.push({
+        path: ['parameters', k],
+        message: 'in a call that batches documents (TABLE[].FIELD), values from the document go into table columns',
+      });
     }
   }
-  if (batched && call.lookup) problems.push({ path: ['lookup'], message: 'a call that batches documents (TABLE[].FIELD) cannot have a lookup' });
-  if (batched && 'body' in call && call.body !== 'parameters') problems.push({ path: ['body'], message: 'a call that batches documents (TABLE[].FIELD) sends body: parameters' });
+  if (batched && call.lookup)
+    problems.push({ path: ['lookup'], message: 'a call that batches documents (TABLE[].FIELD) cannot have a lookup' });
+  if (batched && 'body' in call && call.body !== 'parameters')
+    problems.push({ path: ['body'], message: 'a call that batches documents (TABLE[].FIELD) sends body: parameters' });
   return problems;
 }

@@ -51,11 +51,16 @@ function parseLine(text: string, line: number, file: string, problems: ConfigPro
   try {
     values = parseArgs({ args: args.slice(1), options: LINE_OPTIONS, allowPositionals: false }).values;
   } catch (error) {
-    return problem(`${errorMessage(error)}; a line may give ${Object.keys(LINE_OPTIONS).map((o) => `--${o}`).join(', ')}`);
+    return problem(
+      `${errorMessage(error)}; a line may give ${Object.keys(LINE_OPTIONS)
+        .map((o) => `--${o}`)
+        .join(', ')}`,
+    );
   }
   for (const option of ['max-duration', 'grace'] as const) {
     const text = values[option];
-    if (text !== undefined && parseDuration(text) === undefined) return problem(`--${option} "${text}" is not ${DURATION_HINT}`);
+    if (text !== undefined && parseDuration(text) === undefined)
+      return problem(`--${option} "${text}" is not ${DURATION_HINT}`);
   }
   return { line, schedule, args, task: values.task };
 }
@@ -64,14 +69,25 @@ function parseLine(text: string, line: number, file: string, problems: ConfigPro
  * Schedules must agree with the tasks: a line names an existing task at the schedule its
  * job file declares, and every enabled task is run by some line.
  */
-function crossCheck(entries: CrontabEntry[], tasks: TaskConfig[], file: string, jobsDir: string, problems: ConfigProblem[]): void {
+function crossCheck(
+  entries: CrontabEntry[],
+  tasks: TaskConfig[],
+  file: string,
+  jobsDir: string,
+  problems: ConfigProblem[],
+): void {
   const byName = new Map(tasks.map((t) => [t.name, t]));
   for (const entry of entries) {
     if (entry.task === undefined) continue;
     const task = byName.get(entry.task);
-    if (task === undefined) problems.push({ file, path: `line ${entry.line}`, message: `no task named "${entry.task}" in ${jobsDir}` });
+    if (task === undefined)
+      problems.push({ file, path: `line ${entry.line}`, message: `no task named "${entry.task}" in ${jobsDir}` });
     else if (task.schedule.trim().split(/\s+/).join(' ') !== entry.schedule) {
-      problems.push({ file, path: `line ${entry.line}`, message: `runs task ${task.name} at "${entry.schedule}" but its job file says schedule "${task.schedule}"; make them the same` });
+      problems.push({
+        file,
+        path: `line ${entry.line}`,
+        message: `runs task ${task.name} at "${entry.schedule}" but its job file says schedule "${task.schedule}"; make them the same`,
+      });
     }
   }
   const runsAll = entries.some((e) => e.task === undefined);
@@ -95,7 +111,8 @@ export function loadCrontab(file: string, tasks: TaskConfig[], jobsDir: string):
     .filter(({ content }) => content.trim() !== '' && !content.trim().startsWith('#'))
     .map(({ content, line }) => parseLine(content, line, file, problems))
     .filter((entry) => entry !== undefined);
-  if (entries.length === 0 && problems.length === 0) throw new ConfigError([{ file, path: '', message: 'no schedule lines' }]);
+  if (entries.length === 0 && problems.length === 0)
+    throw new ConfigError([{ file, path: '', message: 'no schedule lines' }]);
   crossCheck(entries, tasks, file, jobsDir, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return entries;

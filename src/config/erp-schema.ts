@@ -11,7 +11,13 @@ const system = z
      * SOAP-RFC service, e.g. `https://sap.example.com:44300/sap/bc/soap/rfc`. `dateFormat`: how a
      * date (ABAP type D) goes out; SAP's SOAP runtime reads them as asXML writes them, YYYY-MM-DD.
      */
-    rfc: z.strictObject({ url: httpUrl, auth: basicAuth, dateFormat: z.enum(['YYYY-MM-DD', 'YYYYMMDD']).default('YYYY-MM-DD') }).optional(),
+    rfc: z
+      .strictObject({
+        url: httpUrl,
+        auth: basicAuth,
+        dateFormat: z.enum(['YYYY-MM-DD', 'YYYYMMDD']).default('YYYY-MM-DD'),
+      })
+      .optional(),
     /** Gateway/OData host, e.g. `https://sap.example.com:44300`. */
     rest: z.strictObject({ url: httpUrl, auth: basicAuth }).optional(),
     tls: tlsSchema,

@@ -81,7 +81,12 @@ function listTaskFiles(jobsDir: string, problems: ConfigProblem[]): string[] {
 }
 
 /** Checks that span files: names are unique and every task's ERP systems exist with its transport. */
-function crossCheck(erpFile: string, erp: ErpConfig, tasks: Array<{ file: string; task: TaskConfig }>, problems: ConfigProblem[]): void {
+function crossCheck(
+  erpFile: string,
+  erp: ErpConfig,
+  tasks: Array<{ file: string; task: TaskConfig }>,
+  problems: ConfigProblem[],
+): void {
   const systems = new Map(erp.systems.map((s) => [s.name, s]));
   if (systems.size !== erp.systems.length) {
     problems.push({ file: erpFile, path: 'systems', message: 'system names must be unique' });
@@ -89,7 +94,8 @@ function crossCheck(erpFile: string, erp: ErpConfig, tasks: Array<{ file: string
   const seen = new Map<string, string>();
   for (const { file, task } of tasks) {
     const other = seen.get(task.name);
-    if (other !== undefined) problems.push({ file, path: 'name', message: `task name "${task.name}" is also used by ${other}` });
+    if (other !== undefined)
+      problems.push({ file, path: 'name', message: `task name "${task.name}" is also used by ${other}` });
     seen.set(task.name, file);
     const names = task.systems ?? [...systems.keys()];
     names.forEach((name, i) => {
@@ -98,7 +104,11 @@ function crossCheck(erpFile: string, erp: ErpConfig, tasks: Array<{ file: string
       if (system === undefined) {
         problems.push({ file, path, message: `ERP system "${name}" is not defined in erpHttp.yaml` });
       } else if ((task.function === 'RFC' ? system.rfc : system.rest) === undefined) {
-        problems.push({ file, path, message: `ERP system "${name}" has no ${task.function === 'RFC' ? 'rfc' : 'rest'} connection` });
+        problems.push({
+          file,
+          path,
+          message: `ERP system "${name}" has no ${task.function === 'RFC' ? 'rfc' : 'rest'} connection`,
+        });
       }
     });
   }
@@ -107,7 +117,8 @@ function crossCheck(erpFile: string, erp: ErpConfig, tasks: Array<{ file: string
 /** The tasks a command works on: all, or the one named; an unknown name is a configuration error. */
 export function selectTasks(tasks: TaskConfig[], name: string | undefined, jobsDir: string): TaskConfig[] {
   const selected = tasks.filter((t) => name === undefined || t.name === name);
-  if (name !== undefined && selected.length === 0) throw new ConfigError([{ file: jobsDir, path: '', message: `no task named "${name}"` }]);
+  if (name !== undefined && selected.length === 0)
+    throw new ConfigError([{ file: jobsDir, path: '', message: `no task named "${name}"` }]);
   return selected;
 }
 

@@ -9,7 +9,12 @@ const REFERENCE = /\$\{(env|file):([^}]+)\}/g;
  * so that secrets never need to be written as literals. Every value read this way is
  * registered with the logger for masking. Problems are collected, not thrown.
  */
-export function resolveReferences(tree: unknown, file: string, problems: ConfigProblem[], path: string[] = []): unknown {
+export function resolveReferences(
+  tree: unknown,
+  file: string,
+  problems: ConfigProblem[],
+  path: string[] = [],
+): unknown {
   if (typeof tree === 'string') return resolveString(tree, file, problems, path);
   if (Array.isArray(tree)) return tree.map((item, i) => resolveReferences(item, file, problems, [...path, String(i)]));
   if (tree !== null && typeof tree === 'object') {

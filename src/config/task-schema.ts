@@ -26,47 +26,62 @@ const nxqlCondition = z.string().superRefine((text, ctx) => {
 /** `jobs/<task>.yaml`: one task per use case (spec §1, rule 3). */
 export const taskSchema = z
   .strictObject({
-  name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case letters, digits and dashes'),
-  useCase: z.enum(USE_CASES),
-  enabled: z.boolean().default(true),
-  function: z.enum(['RFC', 'Rest']),
-  schedule: cron,
-  /** Only documents whose `erpHttpContent:source` is one of these; all systems when absent. */
-  systems: z.array(z.string().min(1)).min(1).optional(),
-  /** Extra NXQL condition ANDed to the query the job builds. */
-  filter: nxqlCondition.optional(),
-  /** Documents per page read, and per call when the call takes a table (bar codes). */
-  batchSize: z.number().int().min(1).max(1000).default(50),
-  /** Pages worked on at once; requests are bounded by storage.yaml's and erpHttp.yaml's limits. */
-  concurrency: z.number().int().min(1).max(8).default(2),
-  attempts: z.number().int().min(1).max(100).default(5),
-  backoff: z
-    .strictObject({
-      initialMs: z.number().int().positive().default(60_000),
-      factor: z.number().min(1).default(2),
-      maxMs: z.number().int().positive().default(3_600_000),
-    })
-    .prefault({}),
-  claimTimeoutMs: z.number().int().positive().default(900_000),
-  /** The call, when not the built-in template for the use case (`connect2erp template`). */
-  rfc: rfcCallSchema.optional(),
-  rest: restCallSchema.optional(),
-})
+    name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case letters, digits and dashes'),
+    useCase: z.enum(USE_CASES),
+    enabled: z.boolean().default(true),
+    function: z.enum(['RFC', 'Rest']),
+    schedule: cron,
+    /** Only documents whose `erpHttpContent:source` is one of these; all systems when absent. */
+    systems: z.array(z.string().min(1)).min(1).optional(),
+    /** Extra NXQL condition ANDed to the query the job builds. */
+    filter: nxqlCondition.optional(),
+    /** Documents per page read, and per call when the call takes a table (bar codes). */
+    batchSize: z.number().int().min(1).max(1000).default(50),
+    /** Pages worked on at once; requests are bounded by storage.yaml's and erpHttp.yaml's limits. */
+    concurrency: z.number().int().min(1).max(8).default(2),
+    attempts: z.number().int().min(1).max(100).default(5),
+    backoff: z
+      .strictObject({
+        initialMs: z.number().int().positive().default(60_000),
+        factor: z.number().min(1).default(2),
+        maxMs: z.number().int().positive().default(3_600_000),
+      })
+      .prefault({}),
+    claimTimeoutMs: z.number().int().positive().default(900_000),
+    /** The call, when not the built-in template for the use case (`connect2erp template`). */
+    rfc: rfcCallSchema.optional(),
+    rest: restCallSchema.optional(),
+  })
   .superRefine((task, ctx) => {
     const own = task.function === 'RFC' ? 'rfc' : 'rest';
     const other = own === 'rfc' ? 'rest' : 'rfc';
-    if (task[other] !== undefined) ctx.addIssue({ code: 'custom', path: [other], message: `function is ${task.function}: declare the call under ${own}` });
+    if (task[other] !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: [other],
+        message: `function is ${task.function}: declare the call under ${own}`,
+      });
     const call = task[own];
     if (call === undefined) {
       // Of the Rest calls, only the link's has a built-in template (tasks/templates.ts).
       if (task.function === 'Rest' && task.useCase !== 'link') {
-        ctx.addIssue({ code: 'custom', path: [own], message: `SAP offers no standard REST service for ${task.useCase === 'barcode' ? 'bar codes' : 'workflow starts'}: declare the call under ${own}, or use function: RFC` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [own],
+          message: `SAP offers no standard REST service for ${task.useCase === 'barcode' ? 'bar codes' : 'workflow starts'}: declare the call under ${own}, or use function: RFC`,
+        });
       }
       return;
     }
-    for (const problem of callProblems(call)) ctx.addIssue({ code: 'custom', path: [own, ...problem.path], message: problem.message });
+    for (const problem of callProblems(call))
+      ctx.addIssue({ code: 'custom', path: [own, ...problem.path], message: problem.message });
     if (task.useCase === 'link' && call.lookup === undefined && call.repeatable) {
-      ctx.addIssue({ code: 'custom', path: [own, 'repeatable'], message: 'a link call sent again without a lookup links the document twice: give it a lookup, or leave it not repeatable' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [own, 'repeatable'],
+        message:
+          'a link call sent again without a lookup links the document twice: give it a lookup, or leave it not repeatable',
+      });
     }
   });
 

@@ -11,7 +11,18 @@ import type { Logger } from '../log.js';
 import { featureRegistry } from '../../common/nuxeo/schemas.js';
 import { RepositoryClient } from '../repository/client.js';
 import { dryRunWriter, liveWriter } from '../repository/writer.js';
-import { EXIT, finish, intakeRecord, newReport, recordIntake, recordTask, taskSummary, type IntakeRecord, type Phase, type RunReport } from './report/report.js';
+import {
+  EXIT,
+  finish,
+  intakeRecord,
+  newReport,
+  recordIntake,
+  recordTask,
+  taskSummary,
+  type IntakeRecord,
+  type Phase,
+  type RunReport,
+} from './report/report.js';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
 import { dryRunErp, liveErp, type ErpPort, type PlannedCall, type Transport } from './erp/port.js';
 import { RestClient, type RestRequest } from './erp/rest-client.js';
@@ -42,12 +53,20 @@ export interface RunOptions {
 export type DocumentSink = (phase: string, record: IntakeRecord | TaskRecord) => void;
 
 /** One port per system and transport it has a connection for; dry run records writes instead of making them. */
-function erpPorts(systems: ErpSystemConfig[], dryRun: boolean, planned: PlannedCall[], log: Logger, stop: AbortSignal): TaskDeps['erpFor'] {
-  const port = <R>(transport: Transport<R>): ErpPort<R> => (dryRun ? dryRunErp(transport, planned) : liveErp(transport));
+function erpPorts(
+  systems: ErpSystemConfig[],
+  dryRun: boolean,
+  planned: PlannedCall[],
+  log: Logger,
+  stop: AbortSignal,
+): TaskDeps['erpFor'] {
+  const port = <R>(transport: Transport<R>): ErpPort<R> =>
+    dryRun ? dryRunErp(transport, planned) : liveErp(transport);
   const ports = new Map<string, ErpPort<RfcRequest> | ErpPort<RestRequest>>();
   for (const system of systems) {
     if (system.rfc) ports.set(`${system.name} RFC`, port(new RfcClient({ ...system, rfc: system.rfc }, log, stop)));
-    if (system.rest) ports.set(`${system.name} Rest`, port(new RestClient({ ...system, rest: system.rest }, log, stop)));
+    if (system.rest)
+      ports.set(`${system.name} Rest`, port(new RestClient({ ...system, rest: system.rest }, log, stop)));
   }
   return (name, transport) => ports.get(`${name} ${transport}`);
 }
@@ -73,7 +92,11 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
   try {
     const finished = await withinGrace(work(options, report, log, stop, inFlight), stop, graceMs);
     if (stop.aborted) {
-      report.interrupted = { reason: String(stop.reason), graceExpired: !finished, leftClaimed: [...inFlight.values()] };
+      report.interrupted = {
+        reason: String(stop.reason),
+        graceExpired: !finished,
+        leftClaimed: [...inFlight.values()],
+      };
       endedBy = finished ? String(stop.reason) : `${String(stop.reason)}; the grace period ran out`;
     }
   } catch (error) {
@@ -93,7 +116,13 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
 
 export const DEFAULT_GRACE_MS = 20_000;
 
-async function work(options: RunOptions, report: RunReport, log: Logger, stop: AbortSignal, inFlight: Map<string, ClaimedDocument>): Promise<void> {
+async function work(
+  options: RunOptions,
+  report: RunReport,
+  log: Logger,
+  stop: AbortSignal,
+  inFlight: Map<string, ClaimedDocument>,
+): Promise<void> {
   const config = loadConfig(options.location);
   const tasks = selectTasks(config.tasks, options.task, options.location.jobsDir).filter((t) => t.enabled);
   // Every task is reported, whether it runs or not.
@@ -114,19 +143,34 @@ async function work(options: RunOptions, report: RunReport, log: Logger, stop: A
   if (loaded.readableBy.length > 0) {
     const warning = `the mapping file ${loaded.document.path} can be read by ${loaded.readableBy.join(', ')}; only administrators should (spec §5.2)`;
     report.warnings.push(warning);
-    log.warn('mapping file readable by non-administrators', { path: loaded.document.path, readableBy: loaded.readableBy });
+    log.warn('mapping file readable by non-administrators', {
+      path: loaded.document.path,
+      readableBy: loaded.readableBy,
+    });
   }
   const sink = options.onDocument ?? (() => undefined);
   if (stop.aborted) return;
-  const alsoReads = (useCase: UseCase): string[] => tasks.filter((task) => task.useCase === useCase).flatMap((task) => taskReads(task, callFor(task)));
-  const intakeDeps = { client, writer, log, runId: report.runId, claimTimeoutMs: config.storage.intakeClaimTimeoutMs, pageSize: config.storage.pageSize, stop, alsoReads };
+  const alsoReads = (useCase: UseCase): string[] =>
+    tasks.filter((task) => task.useCase === useCase).flatMap((task) => taskReads(task, callFor(task)));
+  const intakeDeps = {
+    client,
+    writer,
+    log,
+    runId: report.runId,
+    claimTimeoutMs: config.storage.intakeClaimTimeoutMs,
+    pageSize: config.storage.pageSize,
+    stop,
+    alsoReads,
+  };
   const labelled = new Labelled();
-  await runPhase(report.intake, stop, () => runIntake(loaded.mapping, intakeDeps, (outcome) => {
-    const record = intakeRecord(outcome, options.dryRun);
-    recordIntake(report, record);
-    sink(INTAKE, record);
-    labelled.add(outcome);
-  }));
+  await runPhase(report.intake, stop, () =>
+    runIntake(loaded.mapping, intakeDeps, (outcome) => {
+      const record = intakeRecord(outcome, options.dryRun);
+      recordIntake(report, record);
+      sink(INTAKE, record);
+      labelled.add(outcome);
+    }),
+  );
   const erpFor = erpPorts(config.erp.systems, options.dryRun, report.plannedCalls, log, stop);
   const systems = new Map(config.erp.systems.map((system) => [system.name, system]));
   // A document naming an unknown system is never admitted (it waits for input), so every lookup finds one.
@@ -134,13 +178,23 @@ async function work(options: RunOptions, report: RunReport, log: Logger, stop: A
   for (const task of tasks) {
     if (stop.aborted) return;
     const deps: TaskDeps = {
-      client, writer, erpFor, system, log: log.child({ task: task.name }), runId: report.runId, dryRun: options.dryRun, stop, inFlight,
+      client,
+      writer,
+      erpFor,
+      system,
+      log: log.child({ task: task.name }),
+      runId: report.runId,
+      dryRun: options.dryRun,
+      stop,
+      inFlight,
       labelled: labelled.for(task.useCase),
     };
-    await runPhase(taskSummary(report, task.name), stop, () => runTask(task, deps, (record) => {
-      recordTask(report, record);
-      sink(taskPhase(task.name), record);
-    }));
+    await runPhase(taskSummary(report, task.name), stop, () =>
+      runTask(task, deps, (record) => {
+        recordTask(report, record);
+        sink(taskPhase(task.name), record);
+      }),
+    );
   }
 }
 

@@ -20,8 +20,14 @@ export interface RetryOptions {
  * Puts FAILED documents back to READY with no attempts counted, so the next run sends them
  * again. Written with each document's changeToken: a document a run is touching is left alone.
  */
-export async function retryFailed(options: RetryOptions, client: RepositoryClient, writer: RepositoryWriter, log: Logger): Promise<RepositoryDocument[]> {
-  const candidates = options.uid === undefined ? await allFailed(options.tasks, client) : [await oneFailed(options, client)];
+export async function retryFailed(
+  options: RetryOptions,
+  client: RepositoryClient,
+  writer: RepositoryWriter,
+  log: Logger,
+): Promise<RepositoryDocument[]> {
+  const candidates =
+    options.uid === undefined ? await allFailed(options.tasks, client) : [await oneFailed(options, client)];
   const reset: RepositoryDocument[] = [];
   for (const doc of candidates) {
     try {
@@ -39,7 +45,8 @@ export async function retryFailed(options: RetryOptions, client: RepositoryClien
 async function allFailed(tasks: TaskConfig[], client: RepositoryClient): Promise<RepositoryDocument[]> {
   const found = new Map<string, RepositoryDocument>();
   for (const task of tasks) {
-    for await (const page of drain(client, statusQuery(task, 'FAILED'), 200)) for (const doc of page) found.set(doc.uid, doc);
+    for await (const page of drain(client, statusQuery(task, 'FAILED'), 200))
+      for (const doc of page) found.set(doc.uid, doc);
   }
   return [...found.values()];
 }
@@ -48,9 +55,16 @@ async function oneFailed(options: RetryOptions, client: RepositoryClient): Promi
   const uid = options.uid as string;
   const doc = await client.getById(uid);
   const status = statusOf(doc.properties);
-  if (status !== 'FAILED') throw new PermanentError(`document ${doc.path} (${uid}) is ${String(status ?? 'not a task document')}, not FAILED`, { target: uid });
+  if (status !== 'FAILED')
+    throw new PermanentError(
+      `document ${doc.path} (${uid}) is ${String(status ?? 'not a task document')}, not FAILED`,
+      { target: uid },
+    );
   if (!options.tasks.some((task) => doc.facets.includes(USE_CASE_FACETS[task.useCase]))) {
-    throw new PermanentError(`document ${doc.path} (${uid}) belongs to none of the tasks ${options.tasks.map((t) => t.name).join(', ')}`, { target: uid });
+    throw new PermanentError(
+      `document ${doc.path} (${uid}) belongs to none of the tasks ${options.tasks.map((t) => t.name).join(', ')}`,
+      { target: uid },
+    );
   }
   return doc;
 }

@@ -11,14 +11,28 @@ export interface TaskStatus {
 }
 
 /** Documents per status per task, counted by the repository (one small query each), and the failures. */
-export async function taskStatus(tasks: TaskConfig[], client: RepositoryClient, maxFailures = 50): Promise<TaskStatus[]> {
+export async function taskStatus(
+  tasks: TaskConfig[],
+  client: RepositoryClient,
+  maxFailures = 50,
+): Promise<TaskStatus[]> {
   return Promise.all(
     tasks.map(async (task) => {
       // FAILED is counted by the query that lists the failures; the others need one document each.
-      const pages = await Promise.all(STATUSES.map((status) => client.search(statusQuery(task, status), { pageSize: status === 'FAILED' ? maxFailures : 1 })));
-      const counts = Object.fromEntries(STATUSES.map((status, i) => [status, pages[i].resultsCount])) as TaskStatus['counts'];
+      const pages = await Promise.all(
+        STATUSES.map((status) =>
+          client.search(statusQuery(task, status), { pageSize: status === 'FAILED' ? maxFailures : 1 }),
+        ),
+      );
+      const counts = Object.fromEntries(
+        STATUSES.map((status, i) => [status, pages[i].resultsCount]),
+      ) as TaskStatus['counts'];
       const failed = pages[STATUSES.indexOf('FAILED')];
-      const failures = failed.entries.map((doc) => ({ uid: doc.uid, path: doc.path, message: messageOf(doc.properties) }));
+      const failures = failed.entries.map((doc) => ({
+        uid: doc.uid,
+        path: doc.path,
+        message: messageOf(doc.properties),
+      }));
       return { task: task.name, counts, failures };
     }),
   );
@@ -27,10 +41,14 @@ export async function taskStatus(tasks: TaskConfig[], client: RepositoryClient, 
 /** The status as a terminal table. */
 export function renderStatus(status: TaskStatus[]): string {
   const out = [`${'task'.padEnd(12)}${STATUSES.map((s) => s.padStart(14)).join('')}`];
-  for (const { task, counts } of status) out.push(`${task.padEnd(12)}${STATUSES.map((s) => String(counts[s]).padStart(14)).join('')}`);
+  for (const { task, counts } of status)
+    out.push(`${task.padEnd(12)}${STATUSES.map((s) => String(counts[s]).padStart(14)).join('')}`);
   for (const { task, counts, failures } of status) {
     if (failures.length === 0) continue;
-    out.push('', `failed in task ${task}${counts.FAILED > failures.length ? ` (first ${failures.length} of ${counts.FAILED})` : ''}:`);
+    out.push(
+      '',
+      `failed in task ${task}${counts.FAILED > failures.length ? ` (first ${failures.length} of ${counts.FAILED})` : ''}:`,
+    );
     for (const f of failures) out.push(`  ${f.path} (${f.uid})`, `    ${f.message}`);
   }
   return out.join('\n');

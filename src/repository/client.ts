@@ -7,15 +7,22 @@ import { RepositoryTransport } from './transport.js';
 
 /** A PUT was accepted but some properties did not stick (their facet is missing on the server). */
 export class PropertiesDroppedError extends DocumentError {
-  constructor(readonly document: RepositoryDocument, readonly dropped: string[]) {
-    super(`the repository accepted but did not store ${dropped.join(', ')} on ${document.path}: is the facet declared on the server?`, { target: document.path });
+  constructor(
+    readonly document: RepositoryDocument,
+    readonly dropped: string[],
+  ) {
+    super(
+      `the repository accepted but did not store ${dropped.join(', ')} on ${document.path}: is the facet declared on the server?`,
+      { target: document.path },
+    );
   }
 }
 
 const ALL_PROPERTIES = { properties: '*' };
 
 function sameValue(sent: unknown, stored: unknown): boolean {
-  if (sent === null || sent === undefined) return stored === null || stored === undefined || (Array.isArray(stored) && stored.length === 0);
+  if (sent === null || sent === undefined)
+    return stored === null || stored === undefined || (Array.isArray(stored) && stored.length === 0);
   if (typeof sent === 'string' && typeof stored === 'string' && sent !== stored) {
     const a = Date.parse(sent);
     return !Number.isNaN(a) && /^\d{4}-\d{2}-\d{2}/.test(sent) && a === Date.parse(stored);
@@ -28,7 +35,11 @@ export class RepositoryClient {
   private readonly http: RepositoryTransport;
 
   /** `schemas` names the schemas of the properties the job writes, so an update asks back only those. */
-  constructor(private readonly config: StorageConfig, log: Logger, private readonly schemas?: SchemaRegistry) {
+  constructor(
+    private readonly config: StorageConfig,
+    log: Logger,
+    private readonly schemas?: SchemaRegistry,
+  ) {
     this.http = new RepositoryTransport(config, log);
   }
 
@@ -38,34 +49,66 @@ export class RepositoryClient {
    * come back. A page of every schema of every document is several times larger, and the job
    * parses it and keeps it while the page is worked on.
    */
-  async search(query: string, page: { pageSize?: number; offset?: number; reads?: string[] } = {}): Promise<SearchPage> {
+  async search(
+    query: string,
+    page: { pageSize?: number; offset?: number; reads?: string[] } = {},
+  ): Promise<SearchPage> {
     const headers = page.reads === undefined ? ALL_PROPERTIES : { properties: this.schemasOf(page.reads) };
     const params: Record<string, string | number> = { query, pageSize: page.pageSize ?? this.config.pageSize };
     if (page.offset) params.offset = page.offset;
-    return this.http.json({ what: 'search', method: 'GET', path: 'search/execute', query: params, headers, pageWide: true });
+    return this.http.json({
+      what: 'search',
+      method: 'GET',
+      path: 'search/execute',
+      query: params,
+      headers,
+      pageWide: true,
+    });
   }
 
   async getById(uid: string): Promise<RepositoryDocument> {
-    return this.http.json({ what: `read ${uid}`, method: 'GET', path: `id/${encodeURIComponent(uid)}`, headers: ALL_PROPERTIES });
+    return this.http.json({
+      what: `read ${uid}`,
+      method: 'GET',
+      path: `id/${encodeURIComponent(uid)}`,
+      headers: ALL_PROPERTIES,
+    });
   }
 
   async getByPath(path: string): Promise<RepositoryDocument> {
-    return this.http.json({ what: `read ${path}`, method: 'GET', path: `path${encodePath(path)}`, headers: ALL_PROPERTIES });
+    return this.http.json({
+      what: `read ${path}`,
+      method: 'GET',
+      path: `path${encodePath(path)}`,
+      headers: ALL_PROPERTIES,
+    });
   }
 
   async getAcl(uid: string): Promise<AclEntity> {
-    return this.http.json({ what: `read the ACL of ${uid}`, method: 'GET', path: `id/${encodeURIComponent(uid)}/@acl` });
+    return this.http.json({
+      what: `read the ACL of ${uid}`,
+      method: 'GET',
+      path: `id/${encodeURIComponent(uid)}/@acl`,
+    });
   }
 
   async downloadBlob(uid: string, xpath = 'file:content'): Promise<Buffer> {
-    return this.http.download({ what: `download ${xpath} of ${uid}`, method: 'GET', path: `id/${encodeURIComponent(uid)}/@blob/${xpath}` });
+    return this.http.download({
+      what: `download ${xpath} of ${uid}`,
+      method: 'GET',
+      path: `id/${encodeURIComponent(uid)}/@blob/${xpath}`,
+    });
   }
 
   /** One Automation call for many documents (`docs:` input); the server answers nothing (void). */
   async addFacet(uids: string[], facet: string): Promise<void> {
     await this.http.discard({
-      what: `add facet ${facet}`, method: 'POST', path: 'automation/Document.AddFacet',
-      json: { input: `docs:${uids.join(',')}`, params: { facet } }, headers: { 'x-nxvoidoperation': 'true' }, pageWide: true,
+      what: `add facet ${facet}`,
+      method: 'POST',
+      path: 'automation/Document.AddFacet',
+      json: { input: `docs:${uids.join(',')}`, params: { facet } },
+      headers: { 'x-nxvoidoperation': 'true' },
+      pageWide: true,
     });
   }
 
@@ -75,11 +118,18 @@ export class RepositoryClient {
    * The answer carries only the schemas written: rendering every schema of every document
    * costs the server and the job more than the write itself.
    */
-  async update(doc: { uid: string; changeToken?: string | null }, properties: Record<string, unknown>): Promise<RepositoryDocument> {
+  async update(
+    doc: { uid: string; changeToken?: string | null },
+    properties: Record<string, unknown>,
+  ): Promise<RepositoryDocument> {
     const json: Record<string, unknown> = { 'entity-type': 'document', uid: doc.uid, properties };
     if (doc.changeToken) json.changeToken = doc.changeToken;
     const updated = await this.http.json<RepositoryDocument>({
-      what: `update ${doc.uid}`, method: 'PUT', path: `id/${encodeURIComponent(doc.uid)}`, json, headers: { properties: this.schemasOf(Object.keys(properties)) },
+      what: `update ${doc.uid}`,
+      method: 'PUT',
+      path: `id/${encodeURIComponent(doc.uid)}`,
+      json,
+      headers: { properties: this.schemasOf(Object.keys(properties)) },
     });
     const dropped = Object.keys(properties).filter((key) => !sameValue(properties[key], updated.properties[key]));
     if (dropped.length > 0) throw new PropertiesDroppedError(updated, dropped);
@@ -98,15 +148,28 @@ export class RepositoryClient {
   }
 
   /** Create a child document. Never retried: a lost answer must not create a second document. */
-  async create(parentUid: string, input: { type: string; name: string; properties: Record<string, unknown> }): Promise<RepositoryDocument> {
+  async create(
+    parentUid: string,
+    input: { type: string; name: string; properties: Record<string, unknown> },
+  ): Promise<RepositoryDocument> {
     return this.http.json({
-      what: `create ${input.name}`, method: 'POST', path: `id/${encodeURIComponent(parentUid)}`,
-      json: { 'entity-type': 'document', ...input }, headers: ALL_PROPERTIES, once: true,
+      what: `create ${input.name}`,
+      method: 'POST',
+      path: `id/${encodeURIComponent(parentUid)}`,
+      json: { 'entity-type': 'document', ...input },
+      headers: ALL_PROPERTIES,
+      once: true,
     });
   }
 
   async move(uid: string, targetUid: string): Promise<RepositoryDocument> {
-    return this.http.json({ what: `move ${uid}`, method: 'POST', path: `id/${encodeURIComponent(uid)}/@op/Document.Move`, json: { params: { target: targetUid } }, headers: ALL_PROPERTIES });
+    return this.http.json({
+      what: `move ${uid}`,
+      method: 'POST',
+      path: `id/${encodeURIComponent(uid)}/@op/Document.Move`,
+      json: { params: { target: targetUid } },
+      headers: ALL_PROPERTIES,
+    });
   }
 }
 

@@ -19,7 +19,13 @@ import { NEVER } from '../stop.js';
  * `maxPageSize` is below `pageSize` gives fewer documents than asked and works its next-page flag
  * out for the size asked: its own size is used from then on.
  */
-export async function* drain(client: RepositoryClient, query: string, pageSize: number, stop = NEVER, reads?: string[]): AsyncGenerator<RepositoryDocument[]> {
+export async function* drain(
+  client: RepositoryClient,
+  query: string,
+  pageSize: number,
+  stop = NEVER,
+  reads?: string[],
+): AsyncGenerator<RepositoryDocument[]> {
   let after: string | undefined;
   let size = pageSize;
   let offset = 0;
@@ -51,7 +57,11 @@ export async function* concat<T>(...sources: Array<AsyncIterable<T> | Iterable<T
  * for a page boundary. Rejects with the first error once the pages under way have settled;
  * no page is read after it.
  */
-export async function eachPage<T>(pages: AsyncIterable<T[]>, depth: number, handle: (page: T[]) => Promise<void>): Promise<void> {
+export async function eachPage<T>(
+  pages: AsyncIterable<T[]>,
+  depth: number,
+  handle: (page: T[]) => Promise<void>,
+): Promise<void> {
   const iterator = pages[Symbol.asyncIterator]();
   const running = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;

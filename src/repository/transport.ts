@@ -3,8 +3,15 @@ import PQueue from 'p-queue';
 import { Agent, type Dispatcher } from 'undici';
 import type { StorageConfig } from '../config/storage-schema.js';
 import {
-  AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError,
-  PermanentError, TransientError, UntrustedServerError, type Connect2ErpError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  PermanentError,
+  TransientError,
+  UntrustedServerError,
+  type Connect2ErpError,
 } from '../../common/errors.js';
 import { basicAuthorization, certificateAuthority, certificateRefused } from '../http-options.js';
 import type { Logger } from '../log.js';
@@ -39,7 +46,11 @@ type Read<T> = (body: Dispatcher.ResponseData['body']) => Promise<T>;
 
 /** Raised for an answer that came back with an error status; typed by it below. */
 class StatusError extends Error {
-  constructor(readonly status: number, readonly serverMessage: string | undefined, readonly retryAfter: string | undefined) {
+  constructor(
+    readonly status: number,
+    readonly serverMessage: string | undefined,
+    readonly retryAfter: string | undefined,
+  ) {
     super(`HTTP ${status}`);
   }
 }
@@ -59,11 +70,17 @@ export class RepositoryTransport {
   private readonly root: string;
   private readonly headers: Record<string, string>;
 
-  constructor(private readonly config: StorageConfig, private readonly log: Logger) {
+  constructor(
+    private readonly config: StorageConfig,
+    private readonly log: Logger,
+  ) {
     const url = new URL(`${config.url.replace(/\/$/, '')}${config.apiPath}`);
     this.origin = url.origin;
     this.root = url.pathname;
-    const auth: Record<string, string> = config.auth.type === 'basic' ? { authorization: basicAuthorization(config.auth) } : { 'x-authentication-token': config.auth.token };
+    const auth: Record<string, string> =
+      config.auth.type === 'basic'
+        ? { authorization: basicAuthorization(config.auth) }
+        : { 'x-authentication-token': config.auth.token };
     this.headers = { ...auth, accept: 'application/json' };
     this.queue = new PQueue({ concurrency: config.maxConcurrentRequests });
     this.dispatcher = new Agent({
@@ -105,42 +122,74 @@ export class RepositoryTransport {
         if (delayMs === undefined) throw typedError(error, request.what);
         const status = error instanceof StatusError ? error.status : undefined;
         const code = error instanceof StatusError ? undefined : failureCode(error as Error);
-        this.log.warn('repository request retried', { url: `${this.root}/${request.path}`, retryCount: attempt, code, status });
+        this.log.warn('repository request retried', {
+          url: `${this.root}/${request.path}`,
+          retryCount: attempt,
+          code,
+          status,
+        });
         await sleep(delayMs);
       }
     }
   }
 
   private async attempt<T>(request: RepositoryRequest, read: Read<T>, follow: boolean): Promise<T> {
-    const query = request.query === undefined ? '' : `?${new URLSearchParams(Object.entries(request.query).map(([k, v]): [string, string] => [k, String(v)]))}`;
+    const query =
+      request.query === undefined
+        ? ''
+        : `?${new URLSearchParams(Object.entries(request.query).map(([k, v]): [string, string] => [k, String(v)]))}`;
     const headers: Record<string, string> = { ...this.headers, ...request.headers };
     let body: string | undefined;
     if (request.json !== undefined) {
       body = JSON.stringify(request.json);
       headers['content-type'] = 'application/json';
     }
-    return this.exchange({ origin: this.origin, path: `${this.root}/${request.path}${query}` }, request, { headers, body }, read, follow);
+    return this.exchange(
+      { origin: this.origin, path: `${this.root}/${request.path}${query}` },
+      request,
+      { headers, body },
+      read,
+      follow,
+    );
   }
 
   /** One request and its answer; with `follow`, the redirects on the way too, `hops` of them so far. */
   private async exchange<T>(
-    target: { origin: string; path: string }, request: RepositoryRequest, sent: { headers: Record<string, string>; body?: string },
-    read: Read<T>, follow: boolean, hops = 0,
+    target: { origin: string; path: string },
+    request: RepositoryRequest,
+    sent: { headers: Record<string, string>; body?: string },
+    read: Read<T>,
+    follow: boolean,
+    hops = 0,
   ): Promise<T> {
     const response = await this.dispatcher.request({ ...target, method: request.method, ...sent });
-    const location = follow && REDIRECT_STATUS.has(response.statusCode) && hops < MAX_REDIRECTS ? response.headers.location : undefined;
+    const location =
+      follow && REDIRECT_STATUS.has(response.statusCode) && hops < MAX_REDIRECTS
+        ? response.headers.location
+        : undefined;
     if (typeof location === 'string') {
       await response.body.dump();
       const next = new URL(location, `${target.origin}${target.path}`);
       // Credentials stay with the repository: a blob store on another host (direct download)
       // gets none, and none come back on later hops.
       const headers = next.origin === this.origin ? sent.headers : {};
-      return this.exchange({ origin: next.origin, path: `${next.pathname}${next.search}` }, request, { ...sent, headers }, read, follow, hops + 1);
+      return this.exchange(
+        { origin: next.origin, path: `${next.pathname}${next.search}` },
+        request,
+        { ...sent, headers },
+        read,
+        follow,
+        hops + 1,
+      );
     }
     if (response.statusCode < 300) return read(response.body);
     const text = await response.body.text();
     // Only set-cookie comes as a list.
-    throw new StatusError(response.statusCode, serverMessage(text), response.headers['retry-after'] as string | undefined);
+    throw new StatusError(
+      response.statusCode,
+      serverMessage(text),
+      response.headers['retry-after'] as string | undefined,
+    );
   }
 
   /** How long to wait before the next try, or undefined when there is none. */
@@ -198,8 +247,13 @@ function typedError(error: unknown, what: string): Connect2ErpError {
     return new PermanentError(message, details);
   }
   if (certificateRefused(error)) {
-    return new UntrustedServerError(`${what} failed: the repository's TLS certificate is not trusted (${failureCode(error as Error)}: ${(error as Error).message}); check tls.caFile in storage.yaml`, { target: what });
+    return new UntrustedServerError(
+      `${what} failed: the repository's TLS certificate is not trusted (${failureCode(error as Error)}: ${(error as Error).message}); check tls.caFile in storage.yaml`,
+      { target: what },
+    );
   }
   // Anything else is the connection's: refused, reset, closed, a time-out.
-  return new TransientError(`${what} failed (${failureCode(error as Error)}): ${(error as Error).message}`, { target: what });
+  return new TransientError(`${what} failed (${failureCode(error as Error)}): ${(error as Error).message}`, {
+    target: what,
+  });
 }

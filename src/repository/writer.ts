@@ -10,7 +10,11 @@ export interface RepositoryWriter {
   readonly dryRun: boolean;
   addFacet(uids: string[], facet: string): Promise<void>;
   update(doc: RepositoryDocument, properties: Record<string, unknown>): Promise<RepositoryDocument>;
-  createFolder(parent: { uid: string; path: string }, name: string, properties: Record<string, unknown>): Promise<RepositoryDocument>;
+  createFolder(
+    parent: { uid: string; path: string },
+    name: string,
+    properties: Record<string, unknown>,
+  ): Promise<RepositoryDocument>;
   move(doc: RepositoryDocument, target: RepositoryDocument): Promise<RepositoryDocument>;
 }
 
@@ -31,9 +35,19 @@ export function dryRunWriter(): RepositoryWriter {
     addFacet: async () => undefined,
     update: async (doc, properties) => ({ ...doc, properties: { ...doc.properties, ...properties } }),
     createFolder: async (parent, name, properties) => ({
-      uid: `(new folder in ${parent.path})`, path: `${parent.path}/${name}`, type: 'Folder', title: String(properties['dc:title']),
-      parentRef: parent.uid, changeToken: null, facets: [], properties,
+      uid: `(new folder in ${parent.path})`,
+      path: `${parent.path}/${name}`,
+      type: 'Folder',
+      title: String(properties['dc:title']),
+      parentRef: parent.uid,
+      changeToken: null,
+      facets: [],
+      properties,
     }),
-    move: async (doc, target) => ({ ...doc, parentRef: target.uid, path: `${target.path}/${doc.path.slice(doc.path.lastIndexOf('/') + 1)}` }),
+    move: async (doc, target) => ({
+      ...doc,
+      parentRef: target.uid,
+      path: `${target.path}/${doc.path.slice(doc.path.lastIndexOf('/') + 1)}`,
+    }),
   };
 }

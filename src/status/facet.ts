@@ -34,4 +34,6 @@ export const nextAttempt = (properties: Properties): unknown => properties[STATU
 
 /** Claimed by run `runId` for task `task`, and still in progress. */
 export const heldBy = (properties: Properties, runId: string, task: string): boolean =>
-  properties[STATUS.claimedBy] === runId && properties[STATUS.task] === task && properties[STATUS.status] === 'IN_PROGRESS';
+  properties[STATUS.claimedBy] === runId &&
+  properties[STATUS.task] === task &&
+  properties[STATUS.status] === 'IN_PROGRESS';

@@ -15,7 +15,10 @@ function timestamp(at: Date): string {
  */
 export function taskQuery(task: TaskConfig, now: Date): string {
   const at = timestamp(now);
-  return scoped(task, `(${S.status} IN ('READY', 'PENDING_INPUT') OR (${S.status} = 'RETRY' AND ${S.nextAttempt} <= ${at}) OR (${S.status} = 'IN_PROGRESS' AND ${S.claimExpires} <= ${at}))`);
+  return scoped(
+    task,
+    `(${S.status} IN ('READY', 'PENDING_INPUT') OR (${S.status} = 'RETRY' AND ${S.nextAttempt} <= ${at}) OR (${S.status} = 'IN_PROGRESS' AND ${S.claimExpires} <= ${at}))`,
+  );
 }
 
 const due = (at: unknown, now: Date): boolean => typeof at === 'string' && Date.parse(at) <= now.getTime();

@@ -11,7 +11,12 @@ export const ORG_OBJECT_TYPES = ['US', 'C', 'O', 'P', 'S', 'A'];
 const isSet = (value: unknown): boolean => value !== undefined && value !== null && value !== '';
 
 const BASE = ['erpHttpContent:archiveId', 'erpHttpContent:docId'];
-const LINK = [...BASE, 'erpCreateALDocument:erpObject', 'erpCreateALDocument:erpObjectId', 'erpCreateALDocument:erpArchiveObject'];
+const LINK = [
+  ...BASE,
+  'erpCreateALDocument:erpObject',
+  'erpCreateALDocument:erpObjectId',
+  'erpCreateALDocument:erpArchiveObject',
+];
 const BARCODE = [...BASE, 'erpBarcode:barcode', 'erpBarcode:docTyp'];
 const WORKFLOW_START = 'erpStartWorkflow:erpStartWorkflow';
 const WORKFLOW_AGENT = 'erpStartWorkflow:erpOTyp';
@@ -31,7 +36,11 @@ export const READINESS_KEYS: Record<UseCase, string[]> = {
  * `written` are values about to be written over `properties` (looked up, not merged: a
  * document's property bag is large, and the intake asks this of every new document).
  */
-export function missingValues(useCase: UseCase, properties: Record<string, unknown>, written: Record<string, unknown> = {}): string[] {
+export function missingValues(
+  useCase: UseCase,
+  properties: Record<string, unknown>,
+  written: Record<string, unknown> = {},
+): string[] {
   const value = (key: string): unknown => (key in written ? written[key] : properties[key]);
   const missing = (keys: string[]): string[] => keys.filter((key) => !isSet(value(key)));
   switch (useCase) {

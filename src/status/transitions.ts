@@ -30,22 +30,39 @@ export function afterLabelling(missing: string[]): Properties {
 export const waitingFor = (missing: string[]): string => `waiting for ${missing.join(', ')}`;
 
 /** Waiting for a user to fill in values; `message` says which. */
-export const pendingInput = (message: string): Properties => ({ [STATUS.status]: 'PENDING_INPUT', [STATUS.message]: message });
+export const pendingInput = (message: string): Properties => ({
+  [STATUS.status]: 'PENDING_INPUT',
+  [STATUS.message]: message,
+});
 
 /** Claimed by a task's run just before its call goes out. */
 export function inProgress(runId: string, task: string, at: Date, ms: number): Properties {
-  return { [STATUS.status]: 'IN_PROGRESS', [STATUS.task]: task, ...claim(runId, at, ms), [STATUS.lastAttempt]: at.toISOString() };
+  return {
+    [STATUS.status]: 'IN_PROGRESS',
+    [STATUS.task]: task,
+    ...claim(runId, at, ms),
+    [STATUS.lastAttempt]: at.toISOString(),
+  };
 }
 
 /** SAP has it: `reference` is what SAP answered with. */
 export function done(reference: string | undefined, message: string | undefined): Properties {
-  return { ...UNCLAIMED, [STATUS.status]: 'DONE', [STATUS.message]: message ?? null, [STATUS.erpReference]: reference, [STATUS.nextAttempt]: null };
+  return {
+    ...UNCLAIMED,
+    [STATUS.status]: 'DONE',
+    [STATUS.message]: message ?? null,
+    [STATUS.erpReference]: reference,
+    [STATUS.nextAttempt]: null,
+  };
 }
 
 /** An attempt that failed: RETRY at `retryAt`, or FAILED for an operator when there is none. */
 export function attemptFailed(message: string, attempts: number, retryAt: Date | undefined): Properties {
   return {
-    ...UNCLAIMED, [STATUS.status]: retryAt === undefined ? 'FAILED' : 'RETRY', [STATUS.message]: message, [STATUS.attempts]: attempts,
+    ...UNCLAIMED,
+    [STATUS.status]: retryAt === undefined ? 'FAILED' : 'RETRY',
+    [STATUS.message]: message,
+    [STATUS.attempts]: attempts,
     [STATUS.nextAttempt]: retryAt?.toISOString() ?? null,
   };
 }
@@ -57,4 +74,9 @@ export const failed = (message: string): Properties => ({ [STATUS.status]: 'FAIL
 export const released = (): Properties => ({ ...UNCLAIMED, [STATUS.status]: 'READY' });
 
 /** Put back by an operator (`connect2erp retry`): READY with a fresh count of attempts. */
-export const putBack = (): Properties => ({ ...released(), [STATUS.attempts]: 0, [STATUS.message]: null, [STATUS.nextAttempt]: null });
+export const putBack = (): Properties => ({
+  ...released(),
+  [STATUS.attempts]: 0,
+  [STATUS.message]: null,
+  [STATUS.nextAttempt]: null,
+});

@@ -13,7 +13,10 @@ import { ErpSandbox } from '../../sandbox/erp/server.js';
 import { applySandboxSettings, sandboxSettingsSchema } from '../../sandbox/settings.js';
 import { runJob, type RunOptions } from '../../src/job/run.js';
 
-export const MAPPING = readFileSync(join(import.meta.dirname, '..', '..', 'config', 'connector_configuration_connect_to_erp.json'), 'utf8');
+export const MAPPING = readFileSync(
+  join(import.meta.dirname, '..', '..', 'config', 'connector_configuration_connect_to_erp.json'),
+  'utf8',
+);
 export const quietLog = createLogger({ level: 'error', json: true });
 process.env.NUXEO_PASSWORD = 'Administrator';
 process.env.SAP_PASSWORD = 'sandbox';
@@ -43,9 +46,19 @@ export interface Env {
  * `sandbox`: settings as `connect2erp sandbox --faults FILE` takes them (src/sandbox/settings.ts),
  * applied the same way.
  */
-export async function sandboxEnv(t: Test, options: { mapping?: string; storage?: Record<string, string>; sandbox?: Record<string, unknown> } & Pick<RepositorySandboxOptions, 'users'> = {}): Promise<Env> {
+export async function sandboxEnv(
+  t: Test,
+  options: { mapping?: string; storage?: Record<string, string>; sandbox?: Record<string, unknown> } & Pick<
+    RepositorySandboxOptions,
+    'users'
+  > = {},
+): Promise<Env> {
   const settings = sandboxSettingsSchema.parse(options.sandbox ?? {});
-  const sandbox = new RepositorySandbox({ users: options.users, searchLagMs: settings.repository.searchLagMs, maxPageSize: settings.repository.maxPageSize });
+  const sandbox = new RepositorySandbox({
+    users: options.users,
+    searchLagMs: settings.repository.searchLagMs,
+    maxPageSize: settings.repository.maxPageSize,
+  });
   const baseUrl = await sandbox.start();
   t.teardown(() => sandbox.stop());
   const erp = new ErpSandbox({ customizingFile: settings.erp.customizing });
@@ -71,14 +84,22 @@ export async function sandboxEnv(t: Test, options: { mapping?: string; storage?:
     return runJob({ dryRun: false, ...options, location }, quietLog);
   };
   return {
-    sandbox, erp, baseUrl, dir, location, config, client,
+    sandbox,
+    erp,
+    baseUrl,
+    dir,
+    location,
+    config,
+    client,
     upload: (folder, name) => uploadFile(baseUrl, `/default-domain/workspaces/${folder}`, name),
     run: (dryRun = false) => job({ dryRun }),
     job,
     props: (uid) => (sandbox.store.get(uid) as StoredDoc).properties,
     fill: (uid, values) => {
       // As a user would in the Web UI; searchable at once, so that a test's own edits never wait for the index.
-      sandbox.index.sync(() => sandbox.store.update(sandbox.actor(), sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {}));
+      sandbox.index.sync(() =>
+        sandbox.store.update(sandbox.actor(), sandbox.store.get(uid) as StoredDoc, values, NO_BLOBS, {}),
+      );
     },
     snapshot: () => JSON.stringify({ documents: [...sandbox.store.all()], erp: erp.tables }),
   };

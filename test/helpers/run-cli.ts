@@ -6,7 +6,11 @@ import { join } from 'node:path';
 export const CLI = join(import.meta.dirname, 'cli.ts');
 export const PROJECT = join(import.meta.dirname, '..', '..');
 
-export interface Result { code: number | null; stdout: string; stderr: string }
+export interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 export interface Running {
   child: ChildProcess;
@@ -27,7 +31,8 @@ export interface StartOptions {
 /** Start `connect2erp ARGS` as its own process, with the sandbox passwords in its environment. */
 export function startCli(args: string[], env: Record<string, string> = {}, options: StartOptions = {}): Running {
   const child = spawn(process.execPath, [...process.execArgv, ...(options.execArgv ?? []), CLI, ...args], {
-    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', ...env }, cwd: PROJECT,
+    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', ...env },
+    cwd: PROJECT,
     stdio: ['pipe', options.stdout ?? 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -35,16 +40,23 @@ export function startCli(args: string[], env: Record<string, string> = {}, optio
   child.stdout?.on('data', (d) => (stdout += d));
   child.stderr?.on('data', (d) => (stderr += d));
   const exited = once(child, 'close').then(([code]) => ({ code: code as number | null, stdout, stderr }));
-  const logged = (pattern: RegExp): Promise<void> => new Promise((resolve, reject) => {
-    const check = (): void => {
-      if (!pattern.test(stderr)) return;
-      child.stderr?.off('data', check);
-      resolve();
-    };
-    child.stderr?.on('data', check);
-    check();
-    void exited.then(({ code }) => reject(new Error(`exited (${String(code)}) before logging ${String(pattern)}; its last words: ${stderr.slice(-2000)}`)));
-  });
+  const logged = (pattern: RegExp): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const check = (): void => {
+        if (!pattern.test(stderr)) return;
+        child.stderr?.off('data', check);
+        resolve();
+      };
+      child.stderr?.on('data', check);
+      check();
+      void exited.then(({ code }) =>
+        reject(
+          new Error(
+            `exited (${String(code)}) before logging ${String(pattern)}; its last words: ${stderr.slice(-2000)}`,
+          ),
+        ),
+      );
+    });
   return { child, output: () => ({ stdout, stderr }), logged, exited };
 }
 

@@ -11,26 +11,39 @@ import { loadSandboxSettings } from '../../sandbox/settings.js';
 
 const ADMIN = { username: 'Administrator', password: 'Administrator' };
 
-t.test('the sandbox keeps the real server\'s traps', async (t) => {
-  const sandbox = new RepositorySandbox({ users: { jdoe: { password: 'jdoe', groups: ['members'] }, eve: { password: 'eve', groups: [] } } });
+t.test("the sandbox keeps the real server's traps", async (t) => {
+  const sandbox = new RepositorySandbox({
+    users: { jdoe: { password: 'jdoe', groups: ['members'] }, eve: { password: 'eve', groups: [] } },
+  });
   const base = await sandbox.start();
   t.teardown(() => sandbox.stop());
-  const api = got.extend({ prefixUrl: `${base}/api/v1`, ...ADMIN, responseType: 'json', throwHttpErrors: false, headers: { properties: '*' } });
+  const api = got.extend({
+    prefixUrl: `${base}/api/v1`,
+    ...ADMIN,
+    responseType: 'json',
+    throwHttpErrors: false,
+    headers: { properties: '*' },
+  });
   const ws = '/default-domain/workspaces';
   const create = async (name: string, type = 'File', properties: Record<string, unknown> = {}) =>
-    (await api.post(`path${ws}`, { json: { 'entity-type': 'document', type, name, properties } })).body as unknown as Record<string, any>;
+    (await api.post(`path${ws}`, { json: { 'entity-type': 'document', type, name, properties } }))
+      .body as unknown as Record<string, any>;
 
   const long = await create('a-name-that-is-longer-than-twenty-four.pdf');
   t.equal(long.path, `${ws}/a-name-that-is-longer-th`, 'names are cut to 24 characters');
   const twin = await create('a-name-that-is-longer-than-twenty-four.pdf');
   t.match(twin.path, /\/a-name-that-is-longer-th\.\d+$/, 'a clash appends .<millis>, no 409');
 
-  const dropped = await api.put(`id/${long.uid}`, { json: { properties: { 'erpHttpContent:docId': 'x', 'dc:description': 'kept' } } });
+  const dropped = await api.put(`id/${long.uid}`, {
+    json: { properties: { 'erpHttpContent:docId': 'x', 'dc:description': 'kept' } },
+  });
   t.equal(dropped.statusCode, 200, 'PUT of a property whose facet is missing still answers 200');
   t.equal((dropped.body as any).properties['dc:description'], 'kept');
   t.notOk('erpHttpContent:docId' in (dropped.body as any).properties, '…and the property is silently dropped');
 
-  const stale = await api.put(`id/${long.uid}`, { json: { changeToken: '9999-1234', properties: { 'dc:title': 'x' } } });
+  const stale = await api.put(`id/${long.uid}`, {
+    json: { changeToken: '9999-1234', properties: { 'dc:title': 'x' } },
+  });
   t.equal(stale.statusCode, 409);
   t.equal((stale.body as any).message, `${long.uid}, Invalid change token`);
 
@@ -38,21 +51,42 @@ t.test('the sandbox keeps the real server\'s traps', async (t) => {
   t.notOk('properties' in noProps, 'no properties header, no properties key');
 
   await create("it's \\ quoted", 'File', { 'dc:title': "it's \\ quoted" });
-  const quoted = await api.get('search/execute', { searchParams: { query: `SELECT * FROM File WHERE dc:title = ${nxqlString("it's \\ quoted")}`, pageSize: 10 } });
+  const quoted = await api.get('search/execute', {
+    searchParams: { query: `SELECT * FROM File WHERE dc:title = ${nxqlString("it's \\ quoted")}`, pageSize: 10 },
+  });
   t.equal((quoted.body as any).resultsCount, 1, 'backslash escaping finds the document');
-  const doubled = await api.get('search/execute', { searchParams: { query: "SELECT * FROM File WHERE dc:title = 'it''s'", pageSize: 10 } });
+  const doubled = await api.get('search/execute', {
+    searchParams: { query: "SELECT * FROM File WHERE dc:title = 'it''s'", pageSize: 10 },
+  });
   t.equal(doubled.statusCode, 400, "SQL-style '' is a parse error");
   t.match((doubled.body as any).message, /Failed to execute query/);
 
-  const self = await api.get('search/execute', { searchParams: { query: `SELECT * FROM Document WHERE ecm:path STARTSWITH '${ws}'`, pageSize: 50 } });
-  t.notOk((self.body as any).entries.some((d: any) => d.path === ws), 'STARTSWITH excludes the path itself');
+  const self = await api.get('search/execute', {
+    searchParams: { query: `SELECT * FROM Document WHERE ecm:path STARTSWITH '${ws}'`, pageSize: 50 },
+  });
+  t.notOk(
+    (self.body as any).entries.some((d: any) => d.path === ws),
+    'STARTSWITH excludes the path itself',
+  );
 
-  for (let i = 0; i < 1005; i++) sandbox.store.create(sandbox.actor(), sandbox.store.getByPath(ws)!, { type: 'Note', name: `n${i}`, properties: {} }, NO_BLOBS);
+  for (let i = 0; i < 1005; i++)
+    sandbox.store.create(
+      sandbox.actor(),
+      sandbox.store.getByPath(ws)!,
+      { type: 'Note', name: `n${i}`, properties: {} },
+      NO_BLOBS,
+    );
   const capped = await api.get('search/execute', { searchParams: { query: 'SELECT * FROM Note' } });
   t.equal((capped.body as any).entries.length, 1000, 'without pageSize the search stops at 1000');
   t.equal((capped.body as any).isNextPageAvailable, false, '…and says there is no next page');
-  const sorted = await api.get('search/execute', { searchParams: { query: 'SELECT * FROM Note', pageSize: 2, sortBy: 'ecm:name' } });
-  t.same((sorted.body as any).entries.map((d: any) => d.path.split('/').pop()), ['n999', 'n998'], 'sortBy without sortOrder sorts descending');
+  const sorted = await api.get('search/execute', {
+    searchParams: { query: 'SELECT * FROM Note', pageSize: 2, sortBy: 'ecm:name' },
+  });
+  t.same(
+    (sorted.body as any).entries.map((d: any) => d.path.split('/').pop()),
+    ['n999', 'n998'],
+    'sortBy without sortOrder sorts descending',
+  );
 
   const unknown = await api.post(`id/${long.uid}/@op/Document.AddFacet`, { json: { params: { facet: 'nope' } } });
   t.equal(unknown.statusCode, 500, 'unknown facet is a 500');
@@ -64,12 +98,26 @@ t.test('the sandbox keeps the real server\'s traps', async (t) => {
 
   const admin = await create('private', 'Folder');
   await api.post(`id/${admin.uid}/@op/Document.BlockPermissionInheritance`, { json: { params: {} } });
-  const secret = (await api.post(`id/${admin.uid}`, { json: { 'entity-type': 'document', type: 'File', name: 'secret' } })).body as unknown as any;
-  const asUser = got.extend({ prefixUrl: `${base}/api/v1`, username: 'jdoe', password: 'jdoe', throwHttpErrors: false, responseType: 'json' });
+  const secret = (
+    await api.post(`id/${admin.uid}`, { json: { 'entity-type': 'document', type: 'File', name: 'secret' } })
+  ).body as unknown as any;
+  const asUser = got.extend({
+    prefixUrl: `${base}/api/v1`,
+    username: 'jdoe',
+    password: 'jdoe',
+    throwHttpErrors: false,
+    responseType: 'json',
+  });
   t.equal((await asUser.get(`id/${secret.uid}`)).statusCode, 403, 'a blocked folder cannot be read by members');
   t.equal((await asUser.get(`id/${long.uid}`)).statusCode, 200, 'members read the workspaces');
-  t.equal((await asUser.put(`id/${long.uid}`, { json: { properties: { 'dc:title': 'x' } } })).statusCode, 403, 'but cannot write');
-  const found = await asUser.get('search/execute', { searchParams: { query: "SELECT * FROM File WHERE ecm:name = 'secret'", pageSize: 10 } });
+  t.equal(
+    (await asUser.put(`id/${long.uid}`, { json: { properties: { 'dc:title': 'x' } } })).statusCode,
+    403,
+    'but cannot write',
+  );
+  const found = await asUser.get('search/execute', {
+    searchParams: { query: "SELECT * FROM File WHERE ecm:name = 'secret'", pageSize: 10 },
+  });
   t.equal((found.body as any).resultsCount, 0, 'search results are filtered by permission');
   const eve = got.extend({ prefixUrl: `${base}/api/v1`, username: 'eve', password: 'eve', throwHttpErrors: false });
   t.equal((await eve.get(`id/${long.uid}`)).statusCode, 403, 'a user in no group reads nothing');
@@ -79,12 +127,20 @@ t.test('state persists in the data directory', async (t) => {
   const dir = t.testdir();
   const first = new RepositorySandbox({ dataDir: dir });
   const base = await first.start();
-  const created = await got.post(`${base}/api/v1/path/default-domain/workspaces`, { ...ADMIN, json: { 'entity-type': 'document', type: 'File', name: 'kept', properties: { 'dc:title': 'Kept' } } }).json<{ uid: string }>();
+  const created = await got
+    .post(`${base}/api/v1/path/default-domain/workspaces`, {
+      ...ADMIN,
+      json: { 'entity-type': 'document', type: 'File', name: 'kept', properties: { 'dc:title': 'Kept' } },
+    })
+    .json<{ uid: string }>();
   await first.stop();
   const second = new RepositorySandbox({ dataDir: dir });
   const again = await second.start();
   t.teardown(() => second.stop());
-  const doc = await got(`${again}/api/v1/id/${created.uid}`, { ...ADMIN, headers: { properties: 'dublincore' } }).json<{ path: string; properties: Record<string, unknown> }>();
+  const doc = await got(`${again}/api/v1/id/${created.uid}`, { ...ADMIN, headers: { properties: 'dublincore' } }).json<{
+    path: string;
+    properties: Record<string, unknown>;
+  }>();
   t.equal(doc.path, '/default-domain/workspaces/kept');
   t.equal(doc.properties['dc:title'], 'Kept');
 });
@@ -118,7 +174,11 @@ t.test('the sandbox command keeps state in memory when no folder is given', asyn
   const empty = join(mkdtempSync(join(tmpdir(), 'c2e-settings-')), 'faults.yaml');
   writeFileSync(empty, '');
   t.same(loadSandboxSettings(empty), loadSandboxSettings(undefined), 'an empty settings file: the defaults');
-  const running = startSandbox({ port: 0, erpPort: 0, settings: loadSandboxSettings(empty) }, (line) => printed.push(line) === 3 && started(), stopped);
+  const running = startSandbox(
+    { port: 0, erpPort: 0, settings: loadSandboxSettings(empty) },
+    (line) => printed.push(line) === 3 && started(),
+    stopped,
+  );
   await ready;
   t.match(printed[0], /^repository sandbox: http:\/\/127\.0\.0\.1:\d+\/nuxeo/);
   t.match(printed[1], /^ERP sandbox: http:\/\/127\.0\.0\.1:\d+\/sap\/bc\/soap\/rfc/);

@@ -13,7 +13,10 @@ t.test('the official nuxeo npm client works against the sandbox', async (t) => {
 
   const repository = nuxeo.repository().schemas(['dublincore', 'file']);
   const created = await repository.create('/default-domain/workspaces', {
-    'entity-type': 'document', type: 'File', name: 'client-doc', properties: { 'dc:title': 'Client doc' },
+    'entity-type': 'document',
+    type: 'File',
+    name: 'client-doc',
+    properties: { 'dc:title': 'Client doc' },
   });
   t.equal(created.path, '/default-domain/workspaces/client-doc');
   t.equal(created.properties['dc:title'], 'Client doc');
@@ -26,21 +29,47 @@ t.test('the official nuxeo npm client works against the sandbox', async (t) => {
 
   const blob = new Nuxeo.Blob({ content: Buffer.from('hello'), name: 'hello.txt', mimeType: 'text/plain', size: 5 });
   const uploaded = await nuxeo.batchUpload().upload(blob);
-  const withBlob = await repository.update({ 'entity-type': 'document', uid: created.uid, properties: { 'file:content': uploaded.blob } });
+  const withBlob = await repository.update({
+    'entity-type': 'document',
+    uid: created.uid,
+    properties: { 'file:content': uploaded.blob },
+  });
   t.equal(withBlob.properties['file:content'].name, 'hello.txt', 'uploaded blob attached with a PUT');
-  const download = await repository.fetch(created.uid).then((doc: { fetchBlob: () => Promise<Response> }) => doc.fetchBlob());
+  const download = await repository
+    .fetch(created.uid)
+    .then((doc: { fetchBlob: () => Promise<Response> }) => doc.fetchBlob());
   t.equal(await download.text(), 'hello', 'blob downloads');
 
-  const withFacet = await nuxeo.operation('Document.AddFacet').input(created.uid).params({ facet: 'fct_erp_http_content' }).schemas(['erp_http_content']).execute();
+  const withFacet = await nuxeo
+    .operation('Document.AddFacet')
+    .input(created.uid)
+    .params({ facet: 'fct_erp_http_content' })
+    .schemas(['erp_http_content'])
+    .execute();
   t.ok(withFacet.facets.includes('fct_erp_http_content'), 'facet added through Automation');
   t.ok('erpHttpContent:docId' in withFacet.properties, 'the facet brings its schema');
 
   for (let i = 0; i < 5; i++) {
-    await repository.create('/default-domain/workspaces', { 'entity-type': 'document', type: 'Note', name: `note-${i}`, properties: { 'dc:title': `Note ${i}` } });
+    await repository.create('/default-domain/workspaces', {
+      'entity-type': 'document',
+      type: 'Note',
+      name: `note-${i}`,
+      properties: { 'dc:title': `Note ${i}` },
+    });
   }
-  const page = await repository.query({ query: "SELECT * FROM Note WHERE ecm:path STARTSWITH '/default-domain/workspaces'", pageSize: 2, currentPageIndex: 1, sortBy: 'dc:title', sortOrder: 'asc' });
+  const page = await repository.query({
+    query: "SELECT * FROM Note WHERE ecm:path STARTSWITH '/default-domain/workspaces'",
+    pageSize: 2,
+    currentPageIndex: 1,
+    sortBy: 'dc:title',
+    sortOrder: 'asc',
+  });
   t.equal(page.resultsCount, 5);
-  t.same(page.entries.map((d: { title: string }) => d.title), ['Note 2', 'Note 3'], 'second page in ascending order');
+  t.same(
+    page.entries.map((d: { title: string }) => d.title),
+    ['Note 2', 'Note 3'],
+    'second page in ascending order',
+  );
   t.equal(page.isNextPageAvailable, true);
 
   await repository.delete(created.uid);

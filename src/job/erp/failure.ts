@@ -1,5 +1,11 @@
 import type { RequestError, TimeoutError } from 'got';
-import { PermanentError, TransientError, UncertainError, UntrustedServerError, type Connect2ErpError } from '../../../common/errors.js';
+import {
+  PermanentError,
+  TransientError,
+  UncertainError,
+  UntrustedServerError,
+  type Connect2ErpError,
+} from '../../../common/errors.js';
 import { certificateRefused } from '../../http-options.js';
 
 /** Failures where the request never reached the server: safe to send again. */
@@ -13,7 +19,10 @@ const BEFORE_SENDING = new Set(['lookup', 'connect', 'secureConnect']);
 export function networkFailure(error: unknown, where: string, system: string): Connect2ErpError {
   const { code, message } = error as RequestError;
   if (certificateRefused(error)) {
-    return new UntrustedServerError(`${where} failed: SAP's TLS certificate is not trusted (${code}: ${message}); check tls.caFile of system ${system} in erpHttp.yaml`, { target: where });
+    return new UntrustedServerError(
+      `${where} failed: SAP's TLS certificate is not trusted (${code}: ${message}); check tls.caFile of system ${system} in erpHttp.yaml`,
+      { target: where },
+    );
   }
   const event = (error as TimeoutError).event;
   const text = `${where} failed (${code}): ${message}`;
@@ -27,7 +36,8 @@ export function networkFailure(error: unknown, where: string, system: string): C
  */
 export function statusFailure(status: number, where: string, hint = ''): Error {
   const details = { status, target: where };
-  if (status === 429 || status === 502 || status === 503) return new TransientError(`${where} failed with HTTP ${status}`, details);
+  if (status === 429 || status === 502 || status === 503)
+    return new TransientError(`${where} failed with HTTP ${status}`, details);
   if (status >= 500) return new UncertainError(`${where} failed with HTTP ${status}`, details);
   return new PermanentError(`${where} failed with HTTP ${status}${hint}`, details);
 }

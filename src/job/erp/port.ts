@@ -29,7 +29,8 @@ export interface PlannedCall {
 /** What a dry run's write answers instead of SAP: a marker that the call was planned, not made. */
 const PLANNED = Symbol('planned');
 
-export const isPlanned = (answer: unknown): boolean => typeof answer === 'object' && answer !== null && PLANNED in answer;
+export const isPlanned = (answer: unknown): boolean =>
+  typeof answer === 'object' && answer !== null && PLANNED in answer;
 
 export function dryRunErp<R>(transport: Transport<R>, planned: PlannedCall[]): ErpPort<R> {
   return {

@@ -21,7 +21,11 @@ export interface RestRequest {
 
 /** SAP answered with an error of its own (OData `error.message`): the business said no. */
 export class RestFault extends PermanentError {
-  constructor(readonly code: string, message: string, details: { status: number; target: string }) {
+  constructor(
+    readonly code: string,
+    message: string,
+    details: { status: number; target: string },
+  ) {
     super(message, details);
   }
 }
@@ -39,7 +43,8 @@ function odataError(body: string): { code: string; message: string } | undefined
 }
 
 /** SAP Gateway's answer to a missing or stale token: 403 with `X-CSRF-Token: Required`. */
-const csrfRequired = (response: Response<string>): boolean => response.statusCode === 403 && String(response.headers['x-csrf-token']).toLowerCase() === 'required';
+const csrfRequired = (response: Response<string>): boolean =>
+  response.statusCode === 403 && String(response.headers['x-csrf-token']).toLowerCase() === 'required';
 
 /** A header value must be Latin-1; anything else (a file name in Slug, say) is percent-encoded. */
 const headerValue = (value: string): string => (/^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value));
@@ -55,7 +60,11 @@ export class RestClient implements Transport<RestRequest> {
   private readonly tokens = new Map<string, Promise<string>>();
   private readonly client: Record<string, string>;
 
-  constructor(readonly system: ErpSystemConfig & { rest: NonNullable<ErpSystemConfig['rest']> }, private readonly log: Logger, stop = NEVER) {
+  constructor(
+    readonly system: ErpSystemConfig & { rest: NonNullable<ErpSystemConfig['rest']> },
+    private readonly log: Logger,
+    stop = NEVER,
+  ) {
     this.limit = new StoppableLimit(system.maxConcurrentCalls, stop);
     this.client = { 'sap-client': system.client, ...(system.language ? { 'sap-language': system.language } : {}) };
     this.http = got.extend({
@@ -69,14 +78,20 @@ export class RestClient implements Transport<RestRequest> {
   }
 
   describe(request: RestRequest): PlannedCall {
-    const params = request.body !== undefined && 'json' in request.body ? (request.body.json as Record<string, unknown>) : request.headers;
+    const params =
+      request.body !== undefined && 'json' in request.body
+        ? (request.body.json as Record<string, unknown>)
+        : request.headers;
     return { system: this.system.name, call: `${request.method} ${request.service}${request.path}`, params };
   }
 
   async send(request: RestRequest): Promise<Record<string, unknown>> {
     const where = `${request.method} ${request.service}${request.path} on ${this.system.name}`;
     return this.limit.run(where, async () => {
-      this.log.debug('rest call', { system: this.system.name, call: `${request.method} ${request.service}${request.path}` });
+      this.log.debug('rest call', {
+        system: this.system.name,
+        call: `${request.method} ${request.service}${request.path}`,
+      });
       const body = await this.body(request);
       let response = await this.exchange(request, body, where);
       if (csrfRequired(response)) {
@@ -93,7 +108,11 @@ export class RestClient implements Transport<RestRequest> {
     return 'json' in request.body ? { json: request.body.json } : { body: await request.body.content() };
   }
 
-  private async exchange(request: RestRequest, body: { body?: Buffer; json?: unknown }, where: string): Promise<Response<string>> {
+  private async exchange(
+    request: RestRequest,
+    body: { body?: Buffer; json?: unknown },
+    where: string,
+  ): Promise<Response<string>> {
     const writes = request.method !== 'GET';
     const csrf = writes && request.csrf ? { 'X-CSRF-Token': await this.token(request.service, where) } : {};
     const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, headerValue(v)]));
@@ -101,7 +120,12 @@ export class RestClient implements Transport<RestRequest> {
       const [path, query = ''] = `${request.service}${request.path}`.split('?');
       // got's searchParams replaces a query in the URL, so the path's own query joins the client's.
       const searchParams = new URLSearchParams({ ...Object.fromEntries(new URLSearchParams(query)), ...this.client });
-      return await this.http(path.replace(/^\//, ''), { method: request.method, searchParams, headers: { ...headers, ...csrf }, ...body });
+      return await this.http(path.replace(/^\//, ''), {
+        method: request.method,
+        searchParams,
+        headers: { ...headers, ...csrf },
+        ...body,
+      });
     } catch (error) {
       throw networkFailure(error, where, this.system.name);
     }
@@ -121,29 +145,46 @@ export class RestClient implements Transport<RestRequest> {
     let response: Response<string>;
     try {
       // The trailing slash: some on-premise systems only answer the service root with it.
-      response = await this.http(`${service.replace(/^\//, '')}/`, { method: 'HEAD', searchParams: this.client, headers: { 'X-CSRF-Token': 'Fetch' } });
+      response = await this.http(`${service.replace(/^\//, '')}/`, {
+        method: 'HEAD',
+        searchParams: this.client,
+        headers: { 'X-CSRF-Token': 'Fetch' },
+      });
     } catch (error) {
       if (certificateRefused(error)) throw networkFailure(error, `CSRF token for ${where}`, this.system.name);
       // Nothing was written yet: whatever happened to the handshake, the write is safe to try again.
       throw new TransientError(`CSRF token for ${where} failed: ${(error as Error).message}`, { target: where });
     }
     const token = response.headers['x-csrf-token'];
-    if (response.statusCode < 400 && typeof token === 'string' && token !== '' && token.toLowerCase() !== 'required') return token;
+    if (response.statusCode < 400 && typeof token === 'string' && token !== '' && token.toLowerCase() !== 'required')
+      return token;
     this.answer(response, `CSRF token for ${where}`);
-    throw new PermanentError(`CSRF token for ${where}: SAP sent no X-CSRF-Token (HTTP ${response.statusCode})`, { status: response.statusCode, target: where });
+    throw new PermanentError(`CSRF token for ${where}: SAP sent no X-CSRF-Token (HTTP ${response.statusCode})`, {
+      status: response.statusCode,
+      target: where,
+    });
   }
 
   private answer(response: Response<string>, where: string): Record<string, unknown> {
     const status = response.statusCode;
     const details = { status, target: where };
-    if (status === 401) throw new AuthenticationError(`${where}: SAP refused the credentials (HTTP 401); check rest.auth in erpHttp.yaml`, details);
+    if (status === 401)
+      throw new AuthenticationError(
+        `${where}: SAP refused the credentials (HTTP 401); check rest.auth in erpHttp.yaml`,
+        details,
+      );
     if (status < 300) return this.parse(response.body, where);
     const error = odataError(response.body);
     if (csrfRequired(response)) {
       throw new PermanentError(`${where}: SAP refused the CSRF token twice (HTTP 403)`, details);
     }
     // A 5xx that carries SAP's own error message is a business answer; a bare one is an outage.
-    if (error !== undefined && error.message !== '' && status !== 503) throw new RestFault(error.code, `${where}: ${[error.code, error.message].filter((part) => part !== '').join(' ')}`, details);
+    if (error !== undefined && error.message !== '' && status !== 503)
+      throw new RestFault(
+        error.code,
+        `${where}: ${[error.code, error.message].filter((part) => part !== '').join(' ')}`,
+        details,
+      );
     throw statusFailure(status, where);
   }
 

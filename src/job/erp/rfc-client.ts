@@ -13,9 +13,14 @@ export class RfcFault extends PermanentError {
   /** SAP's message class and number, e.g. `OA403`; empty when the fault carries none. */
   readonly messageKey: string;
 
-  constructor(readonly functionName: string, readonly fault: RfcFaultDetail) {
+  constructor(
+    readonly functionName: string,
+    readonly fault: RfcFaultDetail,
+  ) {
     const key = fault.messageId === undefined ? '' : `${fault.messageId}${String(fault.messageNumber)}`;
-    super(`${functionName} raised ${fault.exception}${key === '' ? '' : ` (${key})`}: ${fault.text}`, { target: functionName });
+    super(`${functionName} raised ${fault.exception}${key === '' ? '' : ` (${key})`}: ${fault.text}`, {
+      target: functionName,
+    });
     this.messageKey = key;
   }
 }
@@ -41,7 +46,11 @@ export class RfcClient implements Transport<RfcRequest> {
   private readonly http: Got;
   private readonly limit: StoppableLimit;
 
-  constructor(readonly system: ErpSystemConfig & { rfc: NonNullable<ErpSystemConfig['rfc']> }, private readonly log: Logger, stop = NEVER) {
+  constructor(
+    readonly system: ErpSystemConfig & { rfc: NonNullable<ErpSystemConfig['rfc']> },
+    private readonly log: Logger,
+    stop = NEVER,
+  ) {
     const { rfc } = system;
     this.limit = new StoppableLimit(system.maxConcurrentCalls, stop);
     this.http = got.extend({
@@ -77,17 +86,28 @@ export class RfcClient implements Transport<RfcRequest> {
   private answer(functionName: string, status: number, body: string): Record<string, unknown> {
     const where = `${functionName} on ${this.system.name}`;
     const details = { status, target: functionName };
-    if (status === 401) throw new AuthenticationError(`${where}: SAP refused the credentials (HTTP 401); check rfc.auth in erpHttp.yaml`, details);
+    if (status === 401)
+      throw new AuthenticationError(
+        `${where}: SAP refused the credentials (HTTP 401); check rfc.auth in erpHttp.yaml`,
+        details,
+      );
     const answer = parseAnswer(functionName, body);
     if (answer.kind === 'response') return answer.values;
     if (answer.kind === 'fault') {
       const fault = new RfcFault(functionName, answer.fault);
-      if (SYSTEM_FAULTS.has(answer.fault.exception)) throw new SystemRefusalError(`${fault.message} (not the document's fault: this task stops, its documents wait for the next run)`, details);
+      if (SYSTEM_FAULTS.has(answer.fault.exception))
+        throw new SystemRefusalError(
+          `${fault.message} (not the document's fault: this task stops, its documents wait for the next run)`,
+          details,
+        );
       throw fault;
     }
     // The ICF's own page: the service is inactive in SICF, or the user may not use it.
-    if (status === 403) throw new SystemRefusalError(`${where}: HTTP 403, not a SOAP answer: is the service /sap/bc/soap/rfc active in SICF, and may the user call it?`, details);
+    if (status === 403)
+      throw new SystemRefusalError(
+        `${where}: HTTP 403, not a SOAP answer: is the service /sap/bc/soap/rfc active in SICF, and may the user call it?`,
+        details,
+      );
     throw statusFailure(status, where, ': not a SOAP-RFC answer (is the SICF service /sap/bc/soap/rfc active?)');
   }
 }
-

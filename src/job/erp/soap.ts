@@ -11,7 +11,12 @@ const SOAP_ENV = 'http://schemas.xmlsoap.org/soap/envelope/';
 
 const builder = new XMLBuilder({ ignoreAttributes: false, suppressEmptyNode: true });
 // Every value stays text: SAP's CHAR and NUMC fields keep their leading zeros.
-const parser = new XMLParser({ ignoreAttributes: true, removeNSPrefix: true, parseTagValue: false, isArray: (name) => name === 'item' });
+const parser = new XMLParser({
+  ignoreAttributes: true,
+  removeNSPrefix: true,
+  parseTagValue: false,
+  isArray: (name) => name === 'item',
+});
 
 /** A `/` in an ABAP name is written `_-` in XML (`/BIC/X` → `_-BIC_-X`). */
 export const xmlName = (name: string): string => name.replace(/\//g, '_-');
@@ -50,7 +55,10 @@ export interface RfcFaultDetail {
   messageNumber?: string;
 }
 
-export type SoapAnswer = { kind: 'response'; values: Record<string, unknown> } | { kind: 'fault'; fault: RfcFaultDetail } | { kind: 'unreadable' };
+export type SoapAnswer =
+  | { kind: 'response'; values: Record<string, unknown> }
+  | { kind: 'fault'; fault: RfcFaultDetail }
+  | { kind: 'unreadable' };
 
 type Tree = Record<string, unknown>;
 

@@ -29,7 +29,8 @@ export interface IntakeDeps {
   /** How long an intake claim holds (storage.yaml `intakeClaimTimeoutMs`). */
   claimTimeoutMs: number;
 }
-const CHANGED_FIRST = 'changed by another run or a user while being labelled; the next run looks at it again if it is still unlabelled';
+const CHANGED_FIRST =
+  'changed by another run or a user while being labelled; the next run looks at it again if it is still unlabelled';
 
 /**
  * Label one page of documents of one mapping entry. Each step is idempotent; the
@@ -46,7 +47,13 @@ export async function applyPlans(plans: DocumentPlan[], deps: IntakeDeps): Promi
     else ready.push(plan);
   }
   // A file with its facets but without docId is found again by the next run's intake query.
-  const labelled = await addFacets(ready, ready[0]?.facets ?? [], (plan) => plan.doc.uid, deps, (plan, error) => record(failure(plan, error)));
+  const labelled = await addFacets(
+    ready,
+    ready[0]?.facets ?? [],
+    (plan) => plan.doc.uid,
+    deps,
+    (plan, error) => record(failure(plan, error)),
+  );
   const withFolder = labelled.filter((p) => p.folder !== undefined);
   const flat = labelled.filter((p) => p.folder === undefined);
   await Promise.all([
@@ -65,7 +72,13 @@ function failure(plan: DocumentPlan, error: unknown): IntakeOutcome {
  * One AddFacet call per facet for all items; if a call fails, the items are tried one by one
  * to find the culprit, which goes to `failed`. Answers the items that have every facet.
  */
-async function addFacets<T>(items: T[], facets: readonly string[], uid: (item: T) => string, deps: IntakeDeps, failed: (item: T, error: unknown) => void): Promise<T[]> {
+async function addFacets<T>(
+  items: T[],
+  facets: readonly string[],
+  uid: (item: T) => string,
+  deps: IntakeDeps,
+  failed: (item: T, error: unknown) => void,
+): Promise<T[]> {
   if (items.length === 0) return [];
   try {
     for (const facet of facets) await deps.writer.addFacet(items.map(uid), facet);
@@ -81,11 +94,21 @@ async function addFacets<T>(items: T[], facets: readonly string[], uid: (item: T
 }
 
 /** Write the values and the initial status; a property that did not stick is undone so the next run retries. */
-async function writeValues(plan: DocumentPlan, doc: RepositoryDocument, deps: IntakeDeps, folderPath?: string): Promise<IntakeOutcome> {
+async function writeValues(
+  plan: DocumentPlan,
+  doc: RepositoryDocument,
+  deps: IntakeDeps,
+  folderPath?: string,
+): Promise<IntakeOutcome> {
   try {
     const written = { ...plan.values, ...plan.status };
     const { changeToken } = await deps.writer.update(doc, written);
-    const labelled = { ...doc, changeToken, facets: [...new Set([...doc.facets, ...plan.facets])], properties: { ...doc.properties, ...written } };
+    const labelled = {
+      ...doc,
+      changeToken,
+      facets: [...new Set([...doc.facets, ...plan.facets])],
+      properties: { ...doc.properties, ...written },
+    };
     return { plan, folderPath, labelled };
   } catch (error) {
     if (error instanceof ConflictError) return { plan, folderPath, skipped: CHANGED_FIRST };
@@ -105,7 +128,8 @@ async function undo(plan: DocumentPlan, error: PropertiesDroppedError, deps: Int
 function claimedElsewhere(plan: DocumentPlan, deps: IntakeDeps, at: Date): string | undefined {
   const owner = claimedBy(plan.doc.properties);
   const expires = claimExpires(plan.doc.properties);
-  if (typeof owner !== 'string' || owner === deps.runId || typeof expires !== 'string' || new Date(expires) <= at) return undefined;
+  if (typeof owner !== 'string' || owner === deps.runId || typeof expires !== 'string' || new Date(expires) <= at)
+    return undefined;
   return `being labelled by run ${owner} (claim until ${expires})`;
 }
 
@@ -146,8 +170,14 @@ async function labelWithFolders(plans: DocumentPlan[], deps: IntakeDeps): Promis
     if ('folder' in result) placed.push(result);
     else outcomes.push(result);
   }
-  const withFacets = await addFacets(placed, plans[0]?.entry.facets ?? [], (p) => p.folder.uid, deps, (p, error) => outcomes.push({ ...failure(p.plan, error), folderPath: p.folder.path }));
-  outcomes.push(...await Promise.all(withFacets.map((p) => fillFolder(p, deps))));
+  const withFacets = await addFacets(
+    placed,
+    plans[0]?.entry.facets ?? [],
+    (p) => p.folder.uid,
+    deps,
+    (p, error) => outcomes.push({ ...failure(p.plan, error), folderPath: p.folder.path }),
+  );
+  outcomes.push(...(await Promise.all(withFacets.map((p) => fillFolder(p, deps)))));
   return outcomes;
 }
 
@@ -165,8 +195,12 @@ async function placeInFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<Plac
       { pageSize: 2 },
     );
     const parentPath = plan.doc.path.slice(0, plan.doc.path.lastIndexOf('/'));
-    const folder = existing.entries[0]
-      ?? await deps.writer.createFolder({ uid: plan.doc.parentRef as string, path: parentPath }, folderSpec.name, { 'dc:title': folderSpec.title, 'dc:source': plan.doc.uid });
+    const folder =
+      existing.entries[0] ??
+      (await deps.writer.createFolder({ uid: plan.doc.parentRef as string, path: parentPath }, folderSpec.name, {
+        'dc:title': folderSpec.title,
+        'dc:source': plan.doc.uid,
+      }));
     return { plan, claimed, folder };
   } catch (error) {
     return failure(plan, error);

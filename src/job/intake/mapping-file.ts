@@ -12,7 +12,14 @@ export const CONFIG_FACET = 'fct_erp_config_file_connect2erp';
  * collection-security-contrib.xml and document-routing-security-contrib.xml). Browse or
  * ReadProperties alone do not let a user read the file.
  */
-const READ_PERMISSIONS = new Set(['Read', 'ReadWrite', 'ReadRemove', 'ReadCanCollect', 'DataVisualization', 'Everything']);
+const READ_PERMISSIONS = new Set([
+  'Read',
+  'ReadWrite',
+  'ReadRemove',
+  'ReadCanCollect',
+  'DataVisualization',
+  'Everything',
+]);
 const EVERYONE = 'Everyone';
 
 export interface LoadedMapping {
@@ -34,10 +41,22 @@ export async function loadMapping(
   const found = await client.search(query, { pageSize: 10 });
   const where = `repository:${options.adminPath}`;
   if (found.entries.length === 0) {
-    throw new ConfigError([{ file: where, path: '', message: `no document under adminPath carries the facet ${CONFIG_FACET}; upload the mapping file and label it (spec §4.1)` }]);
+    throw new ConfigError([
+      {
+        file: where,
+        path: '',
+        message: `no document under adminPath carries the facet ${CONFIG_FACET}; upload the mapping file and label it (spec §4.1)`,
+      },
+    ]);
   }
   if (found.entries.length > 1) {
-    throw new ConfigError([{ file: where, path: '', message: `several documents carry ${CONFIG_FACET}: ${found.entries.map((d) => d.path).join(', ')}; keep one` }]);
+    throw new ConfigError([
+      {
+        file: where,
+        path: '',
+        message: `several documents carry ${CONFIG_FACET}: ${found.entries.map((d) => d.path).join(', ')}; keep one`,
+      },
+    ]);
   }
   const document = found.entries[0];
   const file = `repository:${document.path}`;
@@ -56,7 +75,11 @@ export function parseMapping(text: string, file: string, registry: SchemaRegistr
   }
   const result = mappingSchema(registry, systems).safeParse(json);
   if (!result.success) {
-    const problems: ConfigProblem[] = result.error.issues.map((issue) => ({ file, path: issue.path.join('.'), message: issue.message }));
+    const problems: ConfigProblem[] = result.error.issues.map((issue) => ({
+      file,
+      path: issue.path.join('.'),
+      message: issue.message,
+    }));
     throw new ConfigError(problems);
   }
   return result.data;
@@ -71,7 +94,11 @@ export function parseMapping(text: string, file: string, registry: SchemaRegistr
  * group is reported as that group.
  */
 export function readers(acl: AclEntity, administrators: string[]): string[] {
-  const aces = acl.acl.flatMap((list) => list.ace).filter((ace) => (ace.status === undefined || ace.status === 'effective') && READ_PERMISSIONS.has(ace.permission));
+  const aces = acl.acl
+    .flatMap((list) => list.ace)
+    .filter((ace) => (ace.status === undefined || ace.status === 'effective') && READ_PERMISSIONS.has(ace.permission));
   const principals = [...new Set(aces.map((ace) => ace.username))].filter((name) => !administrators.includes(name));
-  return principals.filter((name) => aces.find((ace) => ace.username === name || ace.username === EVERYONE)?.granted === true);
+  return principals.filter(
+    (name) => aces.find((ace) => ace.username === name || ace.username === EVERYONE)?.granted === true,
+  );
 }

@@ -5,16 +5,30 @@ import type { UseCase } from '../../config/task-schema.js';
 
 export const HTTP_CONTENT_FACET = 'fct_erp_http_content';
 export const WORKSPACES = '/default-domain/workspaces/';
-const HTTP_CONTENT_PROPERTIES = ['docId', 'source', 'archiveId', 'compId', 'created', 'modified', 'scanPerformed'].map((f) => `erpHttpContent:${f}`);
+const HTTP_CONTENT_PROPERTIES = ['docId', 'source', 'archiveId', 'compId', 'created', 'modified', 'scanPerformed'].map(
+  (f) => `erpHttpContent:${f}`,
+);
 /** Values the specification fixes (§2.3); anything else would break the ERP side. */
-const FIXED: Record<string, unknown> = { 'erpHttpContent:docId': '$id', 'erpHttpContent:compId': 'data', 'erpHttpContent:scanPerformed': false };
+const FIXED: Record<string, unknown> = {
+  'erpHttpContent:docId': '$id',
+  'erpHttpContent:compId': 'data',
+  'erpHttpContent:scanPerformed': false,
+};
 
 const value = z.union([z.string(), z.boolean(), z.number(), z.null()]);
 
 /** `facets` is "a comma-separated list" in the spec's text and a JSON array in its example: both are read. */
 const facetList = z.union([
   z.array(z.string().min(1)).min(1),
-  z.string().min(1).transform((text) => text.split(',').map((s) => s.trim()).filter((s) => s !== '')),
+  z
+    .string()
+    .min(1)
+    .transform((text) =>
+      text
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
 ]);
 
 export function mappingSchema(registry: SchemaRegistry, systems: readonly string[]) {
@@ -28,14 +42,20 @@ export function mappingSchema(registry: SchemaRegistry, systems: readonly string
       properties: z.record(z.string(), value),
     })
     // Also when `path` or the flag is wrong, so that one run reports every problem of the entry.
-    .superRefine((e, ctx) => checkEntry(e, ctx, registry, systems), { when: (payload) => CROSS_CHECKABLE.safeParse(payload.value).success });
-  return z.strictObject({ mapping: z.array(entry).min(1) }).superRefine((file, ctx) => {
-    const seen = new Set<string>();
-    file.mapping.forEach((e, i) => {
-      if (seen.has(e.path)) ctx.addIssue({ code: 'custom', path: ['mapping', i, 'path'], message: `${e.path} is mapped twice` });
-      seen.add(e.path);
+    .superRefine((e, ctx) => checkEntry(e, ctx, registry, systems), {
+      when: (payload) => CROSS_CHECKABLE.safeParse(payload.value).success,
     });
-  }, { when: (payload) => PATHS.safeParse(payload.value).success });
+  return z.strictObject({ mapping: z.array(entry).min(1) }).superRefine(
+    (file, ctx) => {
+      const seen = new Set<string>();
+      file.mapping.forEach((e, i) => {
+        if (seen.has(e.path))
+          ctx.addIssue({ code: 'custom', path: ['mapping', i, 'path'], message: `${e.path} is mapped twice` });
+        seen.add(e.path);
+      });
+    },
+    { when: (payload) => PATHS.safeParse(payload.value).success },
+  );
 }
 
 /** What the cross-field checks read: they run as soon as these parts are well-formed. */
@@ -51,15 +71,22 @@ interface Entry {
 function checkEntry(entry: Entry, ctx: Ctx, registry: SchemaRegistry, systems: readonly string[]): void {
   const known = [HTTP_CONTENT_FACET, ...Object.values(USE_CASE_FACETS)];
   entry.facets.forEach((facet, i) => {
-    if (!known.includes(facet)) ctx.addIssue({ code: 'custom', path: ['facets', i], message: `unknown facet ${facet}; use ${known.join(', ')}` });
+    if (!known.includes(facet))
+      ctx.addIssue({ code: 'custom', path: ['facets', i], message: `unknown facet ${facet}; use ${known.join(', ')}` });
   });
-  if (!entry.facets.includes(HTTP_CONTENT_FACET)) ctx.addIssue({ code: 'custom', path: ['facets'], message: `must contain ${HTTP_CONTENT_FACET}` });
+  if (!entry.facets.includes(HTTP_CONTENT_FACET))
+    ctx.addIssue({ code: 'custom', path: ['facets'], message: `must contain ${HTTP_CONTENT_FACET}` });
   const useCases = entry.facets.filter((f) => f !== HTTP_CONTENT_FACET && known.includes(f));
   if (useCases.length !== 1) {
-    ctx.addIssue({ code: 'custom', path: ['facets'], message: `needs exactly one use-case facet (${Object.values(USE_CASE_FACETS).join(', ')})` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['facets'],
+      message: `needs exactly one use-case facet (${Object.values(USE_CASE_FACETS).join(', ')})`,
+    });
   }
   for (const key of HTTP_CONTENT_PROPERTIES) {
-    if (!(key in entry.properties)) ctx.addIssue({ code: 'custom', path: ['properties'], message: `${key} is required` });
+    if (!(key in entry.properties))
+      ctx.addIssue({ code: 'custom', path: ['properties'], message: `${key} is required` });
   }
   for (const [key, fixed] of Object.entries(FIXED)) {
     if (key in entry.properties && entry.properties[key] !== fixed) {
@@ -68,7 +95,11 @@ function checkEntry(entry: Entry, ctx: Ctx, registry: SchemaRegistry, systems: r
   }
   const source = entry.properties['erpHttpContent:source'];
   if (typeof source === 'string' && !source.startsWith('$') && !systems.includes(source)) {
-    ctx.addIssue({ code: 'custom', path: ['properties', 'erpHttpContent:source'], message: `"${source}" is not an ERP system of erpHttp.yaml (${systems.join(', ')})` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['properties', 'erpHttpContent:source'],
+      message: `"${source}" is not an ERP system of erpHttp.yaml (${systems.join(', ')})`,
+    });
   }
   const allowedSchemas = entry.facets.flatMap((f) => registry.facets.get(f) ?? []);
   for (const [key, v] of Object.entries(entry.properties)) checkProperty(key, v, ctx, registry, allowedSchemas);
@@ -77,7 +108,13 @@ function checkEntry(entry: Entry, ctx: Ctx, registry: SchemaRegistry, systems: r
 /** The JSON type a mapping value must have for a field type; dates and strings are text. */
 const JSON_TYPES: Record<string, string> = { boolean: 'boolean', long: 'number', double: 'number' };
 
-function checkProperty(key: string, v: string | boolean | number | null, ctx: Ctx, registry: SchemaRegistry, allowedSchemas: string[]): void {
+function checkProperty(
+  key: string,
+  v: string | boolean | number | null,
+  ctx: Ctx,
+  registry: SchemaRegistry,
+  allowedSchemas: string[],
+): void {
   const path = ['properties', key];
   const prop = registry.property(key);
   if (prop === undefined) return ctx.addIssue({ code: 'custom', path, message: 'unknown property' });
@@ -87,7 +124,8 @@ function checkProperty(key: string, v: string | boolean | number | null, ctx: Ct
   }
   if (typeof v === 'string' && v.startsWith('$') && !v.startsWith('$$')) return;
   const expected = JSON_TYPES[prop.field.type] ?? 'string';
-  if (v !== null && typeof v !== expected) return ctx.addIssue({ code: 'custom', path, message: `must be a ${expected} or a $ reference` });
+  if (v !== null && typeof v !== expected)
+    return ctx.addIssue({ code: 'custom', path, message: `must be a ${expected} or a $ reference` });
   if (key === 'erpStartWorkflow:erpOTyp' && typeof v === 'string' && !ORG_OBJECT_TYPES.includes(v)) {
     ctx.addIssue({ code: 'custom', path, message: `must be one of ${ORG_OBJECT_TYPES.join(', ')}` });
   }

@@ -26,12 +26,16 @@ export interface DocumentPlan {
 
 /** Files under the entry's path that are not labelled yet, minus deeper mapped paths (the deepest path wins). */
 export function intakeQuery(entry: MappingEntry, allPaths: string[]): string {
-  const deeper = allPaths.filter((p) => p.startsWith(`${entry.path}/`)).map((p) => ` AND NOT ecm:path STARTSWITH ${nxqlString(p)}`);
-  return `SELECT * FROM File WHERE ecm:path STARTSWITH ${nxqlString(entry.path)}${deeper.join('')}`
-    + ' AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0'
+  const deeper = allPaths
+    .filter((p) => p.startsWith(`${entry.path}/`))
+    .map((p) => ` AND NOT ecm:path STARTSWITH ${nxqlString(p)}`);
+  return (
+    `SELECT * FROM File WHERE ecm:path STARTSWITH ${nxqlString(entry.path)}${deeper.join('')}` +
+    ' AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0' +
     // docId is written last-but-atomically with the other values, so a document whose run
     // died after AddFacet and before its properties were written is found again.
-    + ` AND (ecm:mixinType <> ${nxqlString(HTTP_CONTENT_FACET)} OR erpHttpContent:docId IS NULL)`;
+    ` AND (ecm:mixinType <> ${nxqlString(HTTP_CONTENT_FACET)} OR erpHttpContent:docId IS NULL)`
+  );
 }
 
 /**
@@ -48,7 +52,9 @@ export function stillNew(entry: MappingEntry, allPaths: string[], doc: Repositor
 
 /** The properties the intake reads from a new file for `entry`: readiness, the entry's `$` references and the file's claim. */
 export function intakeReads(entry: MappingEntry): string[] {
-  const references = Object.values(entry.properties).map(referenceOf).filter((reference) => reference !== undefined);
+  const references = Object.values(entry.properties)
+    .map(referenceOf)
+    .filter((reference) => reference !== undefined);
   return [...READINESS_KEYS[useCaseOf(entry)], ...references, STATUS.claimedBy];
 }
 
@@ -70,7 +76,12 @@ export function planDocument(entry: MappingEntry, doc: RepositoryDocument): Docu
   const useCase = useCaseOf(entry);
   const missing = missingValues(useCase, doc.properties, values);
   return {
-    doc, entry, useCase, values, unresolved, missing,
+    doc,
+    entry,
+    useCase,
+    values,
+    unresolved,
+    missing,
     facets: [...entry.facets, STATUS_FACET],
     // The intake claim a folder needs (apply.ts) ends with the labelling.
     status: afterLabelling(missing),

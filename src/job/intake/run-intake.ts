@@ -22,15 +22,26 @@ export async function runIntake(
   for (const entry of mapping.mapping) {
     // What the tasks read too: they send the documents labelled here in the same run.
     const reads = [...intakeReads(entry), ...deps.alsoReads(useCaseOf(entry))];
-    await eachPage(drain(deps.client, intakeQuery(entry, paths), deps.pageSize, deps.stop, reads), PAGES_IN_FLIGHT, async (page) => {
-      const plans = page.filter((doc) => stillNew(entry, paths, doc)).map((doc) => planDocument(entry, doc));
-      for (const outcome of await applyPlans(plans, deps)) {
-        const fields = { uid: outcome.plan.doc.uid, path: outcome.plan.doc.path, mapping: entry.path };
-        if (outcome.skipped !== undefined) deps.log.info('document left to another run', { ...fields, reason: outcome.skipped });
-        else if (outcome.error === undefined) deps.log.info('document labelled', { ...fields, status: statusOf(outcome.plan.status) });
-        else deps.log.warn('document not labelled', { ...fields, error: outcome.error, transient: outcome.transient ?? false });
-        onOutcome(outcome);
-      }
-    });
+    await eachPage(
+      drain(deps.client, intakeQuery(entry, paths), deps.pageSize, deps.stop, reads),
+      PAGES_IN_FLIGHT,
+      async (page) => {
+        const plans = page.filter((doc) => stillNew(entry, paths, doc)).map((doc) => planDocument(entry, doc));
+        for (const outcome of await applyPlans(plans, deps)) {
+          const fields = { uid: outcome.plan.doc.uid, path: outcome.plan.doc.path, mapping: entry.path };
+          if (outcome.skipped !== undefined)
+            deps.log.info('document left to another run', { ...fields, reason: outcome.skipped });
+          else if (outcome.error === undefined)
+            deps.log.info('document labelled', { ...fields, status: statusOf(outcome.plan.status) });
+          else
+            deps.log.warn('document not labelled', {
+              ...fields,
+              error: outcome.error,
+              transient: outcome.transient ?? false,
+            });
+          onOutcome(outcome);
+        }
+      },
+    );
   }
 }

@@ -4,7 +4,8 @@ export type Resolved = { ok: true; value: unknown } | { ok: false; reference: st
 
 /** The property a `$` value refers to (with its path into a complex value), or undefined for a literal, `$$…` or `$id`. */
 export function referenceOf(value: unknown): string | undefined {
-  if (typeof value !== 'string' || !value.startsWith('$') || value.startsWith('$$') || value === '$id') return undefined;
+  if (typeof value !== 'string' || !value.startsWith('$') || value.startsWith('$$') || value === '$id')
+    return undefined;
   return value.slice(1);
 }
 

@@ -30,8 +30,11 @@ function table(headers: string[], rows: string[][]): string {
 
 function documentSection(report: RunReport, title: string, rows: Row[]): string {
   if (rows.length === 0) return '';
-  const shown = rows.slice(0, MAX_ROWS).map((r) => [esc(r.phase), documentLink(report, r), esc(r.result), esc(r.reason)]);
-  const more = rows.length > MAX_ROWS ? `<p>… and ${rows.length - MAX_ROWS} more: see the JSON report (--report).</p>` : '';
+  const shown = rows
+    .slice(0, MAX_ROWS)
+    .map((r) => [esc(r.phase), documentLink(report, r), esc(r.result), esc(r.reason)]);
+  const more =
+    rows.length > MAX_ROWS ? `<p>… and ${rows.length - MAX_ROWS} more: see the JSON report (--report).</p>` : '';
   return `<h2>${esc(title)} (${rows.length})</h2>\n${table(['phase', 'document', 'result', 'reason'], shown)}\n${more}`;
 }
 
@@ -53,7 +56,10 @@ function totals(report: RunReport): string {
     else if (counts.length === 0) rows.push([`task ${name}`, 'nothing to do', '0']);
     for (const [result, n] of counts) rows.push([`task ${name}`, result, String(n)]);
   }
-  return table(['phase', 'result', 'documents'], rows.map((r) => r.map(esc)));
+  return table(
+    ['phase', 'result', 'documents'],
+    rows.map((r) => r.map(esc)),
+  );
 }
 
 /**
@@ -65,8 +71,16 @@ function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldPro
   const waiting: Row[] = [];
   const wouldProcess: Row[] = [];
   for (const d of report.intake.documents) {
-    if (d.result === 'error') failed.push({ phase: 'intake', uid: d.uid, path: d.path, result: 'error', reason: String(d.error) });
-    else if (d.status === 'PENDING_INPUT') waiting.push({ phase: 'intake', uid: d.uid, path: d.path, result: 'PENDING_INPUT', reason: `waiting for ${d.missing.join(', ')}` });
+    if (d.result === 'error')
+      failed.push({ phase: 'intake', uid: d.uid, path: d.path, result: 'error', reason: String(d.error) });
+    else if (d.status === 'PENDING_INPUT')
+      waiting.push({
+        phase: 'intake',
+        uid: d.uid,
+        path: d.path,
+        result: 'PENDING_INPUT',
+        reason: `waiting for ${d.missing.join(', ')}`,
+      });
   }
   for (const [name, task] of Object.entries(report.tasks)) {
     for (const d of task.documents) {
@@ -77,7 +91,13 @@ function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldPro
     }
   }
   for (const d of report.interrupted?.leftClaimed ?? []) {
-    waiting.push({ phase: `task ${d.task}`, uid: d.uid, path: d.path, result: 'IN_PROGRESS', reason: 'still in flight when the run ended; a later run takes it over once its claim expires' });
+    waiting.push({
+      phase: `task ${d.task}`,
+      uid: d.uid,
+      path: d.path,
+      result: 'IN_PROGRESS',
+      reason: 'still in flight when the run ended; a later run takes it over once its claim expires',
+    });
   }
   return { failed, waiting, wouldProcess };
 }
@@ -100,19 +120,31 @@ export function renderHtml(report: RunReport): string {
   ];
   if (report.mappingFile) facts.push(['mapping file', esc(report.mappingFile.path)]);
   if (report.interrupted) {
-    const grace = report.interrupted.graceExpired ? 'the grace period ran out with work in flight' : 'in-flight work finished';
+    const grace = report.interrupted.graceExpired
+      ? 'the grace period ran out with work in flight'
+      : 'in-flight work finished';
     facts.push(['interrupted', esc(`${report.interrupted.reason}: ${grace}`)]);
   }
   const unlisted = report.intake.unlisted + Object.values(report.tasks).reduce((sum, t) => sum + t.unlisted, 0);
   const notes = [
     ...report.problems.map((p) => `<li class="bad">configuration problem: ${esc(p)}</li>`),
     ...report.warnings.map((w) => `<li class="warn">warning: ${esc(w)}</li>`),
-    ...(unlisted > 0 ? [`<li>the lists below come from the first ${LISTED_MAX} documents of each phase; ${unlisted} more are counted in the totals and listed in the JSON report (--report) and the log</li>`] : []),
+    ...(unlisted > 0
+      ? [
+          `<li>the lists below come from the first ${LISTED_MAX} documents of each phase; ${unlisted} more are counted in the totals and listed in the JSON report (--report) and the log</li>`,
+        ]
+      : []),
   ];
   const { failed, waiting, wouldProcess } = attention(report);
-  const planned = report.plannedCalls.length > 0
-    ? `<h2>ERP calls that would be made (${report.plannedCalls.length})</h2>\n${table(['system', 'call', 'parameters'], report.plannedCalls.slice(0, MAX_ROWS).map((c) => [esc(c.system), esc(c.call), `<code>${esc(JSON.stringify(c.params))}</code>`]))}`
-    : '';
+  const planned =
+    report.plannedCalls.length > 0
+      ? `<h2>ERP calls that would be made (${report.plannedCalls.length})</h2>\n${table(
+          ['system', 'call', 'parameters'],
+          report.plannedCalls
+            .slice(0, MAX_ROWS)
+            .map((c) => [esc(c.system), esc(c.call), `<code>${esc(JSON.stringify(c.params))}</code>`]),
+        )}`
+      : '';
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>connect2erp run ${esc(report.runId)}</title>
 <style>${STYLE}</style></head>

@@ -35,7 +35,10 @@ export function phaseNote(phase: Phase): string | undefined {
 /** What a task's document row says: the call a dry run would make with its values, SAP's reference, or the message. */
 export function taskDetail(record: TaskRecord): string {
   const { planned } = record;
-  if (planned !== undefined) return `${planned.call} ${Object.entries(planned.values).map(([target, value]) => `${target}=${value}`).join(' ')}`;
+  if (planned !== undefined)
+    return `${planned.call} ${Object.entries(planned.values)
+      .map(([target, value]) => `${target}=${value}`)
+      .join(' ')}`;
   return record.reference ?? record.message ?? '';
 }
 
@@ -102,9 +105,21 @@ export const LISTED_MAX = 1000;
 
 export function newReport(runId: string, dryRun: boolean): RunReport {
   return {
-    runId, dryRun, startedAt: new Date().toISOString(), warnings: [], problems: [],
-    intake: { state: 'not run', counts: { labelled: 0, planned: 0, ready: 0, pendingInput: 0, skipped: 0, errors: 0 }, documents: [], unlisted: 0, durationMs: 0 },
-    tasks: {}, plannedCalls: [], exitCode: EXIT.ok,
+    runId,
+    dryRun,
+    startedAt: new Date().toISOString(),
+    warnings: [],
+    problems: [],
+    intake: {
+      state: 'not run',
+      counts: { labelled: 0, planned: 0, ready: 0, pendingInput: 0, skipped: 0, errors: 0 },
+      documents: [],
+      unlisted: 0,
+      durationMs: 0,
+    },
+    tasks: {},
+    plannedCalls: [],
+    exitCode: EXIT.ok,
   };
 }
 
@@ -114,9 +129,19 @@ export function intakeRecord(outcome: IntakeOutcome, dryRun: boolean): IntakeRec
   const result = skipped !== undefined ? 'skipped' : error !== undefined ? 'error' : dryRun ? 'planned' : 'labelled';
   const labelled = result === 'planned' || result === 'labelled';
   return {
-    uid: plan.doc.uid, path: plan.doc.path, mapping: plan.entry.path, useCase: plan.useCase, result,
+    uid: plan.doc.uid,
+    path: plan.doc.path,
+    mapping: plan.entry.path,
+    useCase: plan.useCase,
+    result,
     status: labelled ? String(statusOf(plan.status)) : undefined,
-    facets: plan.facets, values: plan.values, folder: folderPath, missing: plan.missing, error, transient, skipped,
+    facets: plan.facets,
+    values: plan.values,
+    folder: folderPath,
+    missing: plan.missing,
+    error,
+    transient,
+    skipped,
   };
 }
 
@@ -157,6 +182,10 @@ export function finish(report: RunReport, endedBy: string | undefined): RunRepor
   report.finishedAt = new Date().toISOString();
   if (report.problems.length > 0) report.exitCode = EXIT.configuration;
   else if (report.interrupted) report.exitCode = EXIT.interrupted;
-  else if (report.intake.counts.errors > 0 || Object.values(report.tasks).some((t) => t.counts.FAILED > 0 || t.counts.ERROR > 0)) report.exitCode = EXIT.documentsFailed;
+  else if (
+    report.intake.counts.errors > 0 ||
+    Object.values(report.tasks).some((t) => t.counts.FAILED > 0 || t.counts.ERROR > 0)
+  )
+    report.exitCode = EXIT.documentsFailed;
   return report;
 }

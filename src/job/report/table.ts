@@ -2,7 +2,11 @@ import { phaseNote, taskDetail, type RunReport } from './report.js';
 
 function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
@@ -21,7 +25,8 @@ function phaseLine(note: string | undefined, counts: string): string {
   return counts === '' ? note : `${note}; ${counts}`;
 }
 
-const unlistedNote = (n: number): string[] => (n > 0 ? [`… and ${n} more documents: see the JSON report (--report) or the log`] : []);
+const unlistedNote = (n: number): string[] =>
+  n > 0 ? [`… and ${n} more documents: see the JSON report (--report) or the log`] : [];
 
 /** The run report as a person reads it on a terminal. */
 export function renderReport(report: RunReport): string {
@@ -32,7 +37,9 @@ export function renderReport(report: RunReport): string {
   for (const warning of report.warnings) out.push(`warning: ${warning}`);
   if (report.interrupted) {
     const { reason, graceExpired, leftClaimed } = report.interrupted;
-    out.push(`interrupted (${reason}): ${graceExpired ? `the grace period ran out; ${leftClaimed.length} document(s) still in flight stay claimed until their claims expire` : 'work under way finished, the rest is left for the next run'}`);
+    out.push(
+      `interrupted (${reason}): ${graceExpired ? `the grace period ran out; ${leftClaimed.length} document(s) still in flight stay claimed until their claims expire` : 'work under way finished, the rest is left for the next run'}`,
+    );
   }
   const docs = report.intake.documents;
   const c = report.intake.counts;
@@ -40,10 +47,19 @@ export function renderReport(report: RunReport): string {
   const counts = `${report.dryRun ? `${c.planned} to label` : `${c.labelled} labelled`} (${c.ready} ready, ${c.pendingInput} waiting for input)${skipped}, ${c.errors} errors`;
   out.push('', `intake: ${phaseLine(phaseNote(report.intake), report.intake.state === 'not run' ? '' : counts)}`);
   if (docs.length > 0) {
-    out.push(table(
-      ['document', 'use case', 'result', 'status', 'folder', 'missing / error'],
-      docs.map((d) => [shortenPath(d.path, 60), d.useCase, d.result, d.status ?? '', d.folder ? shortenPath(d.folder, 40) : '', shorten(d.error ?? d.skipped ?? d.missing.join(', '), 80)]),
-    ));
+    out.push(
+      table(
+        ['document', 'use case', 'result', 'status', 'folder', 'missing / error'],
+        docs.map((d) => [
+          shortenPath(d.path, 60),
+          d.useCase,
+          d.result,
+          d.status ?? '',
+          d.folder ? shortenPath(d.folder, 40) : '',
+          shorten(d.error ?? d.skipped ?? d.missing.join(', '), 80),
+        ]),
+      ),
+    );
   }
   out.push(...unlistedNote(report.intake.unlisted));
   if (report.dryRun && docs.some((d) => d.result === 'planned')) {
@@ -54,10 +70,17 @@ export function renderReport(report: RunReport): string {
     }
   }
   for (const [name, task] of Object.entries(report.tasks)) {
-    const counts = Object.entries(task.counts).map(([result, n]) => `${n} ${result}`).join(', ');
+    const counts = Object.entries(task.counts)
+      .map(([result, n]) => `${n} ${result}`)
+      .join(', ');
     out.push('', `task ${name}: ${phaseLine(phaseNote(task), counts) || 'nothing to do'}`);
     if (task.documents.length > 0) {
-      out.push(table(['document', 'result', 'ERP reference / message'], task.documents.map((d) => [shortenPath(d.path, 60), d.result, shorten(taskDetail(d), 100)])));
+      out.push(
+        table(
+          ['document', 'result', 'ERP reference / message'],
+          task.documents.map((d) => [shortenPath(d.path, 60), d.result, shorten(taskDetail(d), 100)]),
+        ),
+      );
     }
     out.push(...unlistedNote(task.unlisted));
   }

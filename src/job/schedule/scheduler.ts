@@ -33,7 +33,8 @@ export function startScheduler(options: ScheduleOptions): Scheduler {
   /** The runs under way and the tasks each one runs. */
   const running = new Map<ChildProcess, string[]>();
   const { log } = options;
-  const busy = (tasks: string[]): boolean => [...running.values()].some((names) => names.some((name) => tasks.includes(name)));
+  const busy = (tasks: string[]): boolean =>
+    [...running.values()].some((names) => names.some((name) => tasks.includes(name)));
 
   const tick = async (entry: CrontabEntry): Promise<void> => {
     const tasks = entry.task === undefined ? options.taskNames : [entry.task];
@@ -48,12 +49,23 @@ export function startScheduler(options: ScheduleOptions): Scheduler {
     log.info('scheduled run started', { ...fields, pid: child.pid });
     const [exitCode, signal] = (await once(child, 'exit')) as [number | null, string | null];
     running.delete(child);
-    log.info('scheduled run finished', { ...fields, pid: child.pid, exitCode, signal, durationMs: Date.now() - started });
+    log.info('scheduled run finished', {
+      ...fields,
+      pid: child.pid,
+      exitCode,
+      signal,
+      durationMs: Date.now() - started,
+    });
   };
 
   const crons = options.entries.map((entry) => {
     const cron = new Cron(entry.schedule, { name: `line ${entry.line}` }, () => tick(entry));
-    log.info('schedule loaded', { line: entry.line, schedule: entry.schedule, args: entry.args, nextRun: cron.nextRun()?.toISOString() });
+    log.info('schedule loaded', {
+      line: entry.line,
+      schedule: entry.schedule,
+      args: entry.args,
+      nextRun: cron.nextRun()?.toISOString(),
+    });
     return cron;
   });
   return {

@@ -26,7 +26,8 @@ export async function admit(ctx: TaskContext, doc: RepositoryDocument): Promise<
   try {
     const missing = missingValues(ctx.task.useCase, properties);
     const system = String(properties['erpHttpContent:source']);
-    if (missing.length === 0 && ctx.deps.erpFor(system, ctx.task.function) === undefined) missing.push(`erpHttpContent:source (no ERP system "${system}" with a ${ctx.task.function} connection)`);
+    if (missing.length === 0 && ctx.deps.erpFor(system, ctx.task.function) === undefined)
+      missing.push(`erpHttpContent:source (no ERP system "${system}" with a ${ctx.task.function} connection)`);
     if (missing.length > 0) return await waitForInput(ctx, doc, waitingFor(missing));
     const takenOver = statusOf(properties) === 'IN_PROGRESS';
     if (takenOver && !safeToRepeat(ctx.call)) return await abandon(ctx, doc);

@@ -38,9 +38,15 @@ export interface TaskContext {
   now: () => Date;
 }
 
-export const base = (ctx: TaskContext, doc: RepositoryDocument): ClaimedDocument => ({ uid: doc.uid, path: doc.path, task: ctx.task.name });
+export const base = (ctx: TaskContext, doc: RepositoryDocument): ClaimedDocument => ({
+  uid: doc.uid,
+  path: doc.path,
+  task: ctx.task.name,
+});
 
 /** A lookup finds work already done, or SAP ignores a repeat: sending again creates nothing twice. */
-export const safeToRepeat = (call: RfcCallConfig | RestCallConfig): boolean => call.repeatable || call.lookup !== undefined;
+export const safeToRepeat = (call: RfcCallConfig | RestCallConfig): boolean =>
+  call.repeatable || call.lookup !== undefined;
 
-export const operatorHint = (uid: string): string => `check in SAP, then \`connect2erp retry --doc ${uid}\` to send it again`;
+export const operatorHint = (uid: string): string =>
+  `check in SAP, then \`connect2erp retry --doc ${uid}\` to send it again`;

@@ -15,20 +15,38 @@ const CHECKED_AT_ONCE = 100;
  * the index has it, possibly before it was labelled. Documents in `seen` (found by the task's own
  * search) are left out.
  */
-export async function* labelledPages(task: TaskConfig, docs: readonly RepositoryDocument[], client: RepositoryClient, seen: ReadonlySet<string>, stop: AbortSignal): AsyncGenerator<RepositoryDocument[]> {
+export async function* labelledPages(
+  task: TaskConfig,
+  docs: readonly RepositoryDocument[],
+  client: RepositoryClient,
+  seen: ReadonlySet<string>,
+  stop: AbortSignal,
+): AsyncGenerator<RepositoryDocument[]> {
   for (let i = 0; i < docs.length && !stop.aborted; i += task.batchSize) {
-    const candidates = docs.slice(i, i + task.batchSize)
-      .filter((doc) => !seen.has(doc.uid) && (task.systems === undefined || task.systems.includes(String(doc.properties['erpHttpContent:source']))));
+    const candidates = docs
+      .slice(i, i + task.batchSize)
+      .filter(
+        (doc) =>
+          !seen.has(doc.uid) &&
+          (task.systems === undefined || task.systems.includes(String(doc.properties['erpHttpContent:source']))),
+      );
     const kept = task.filter === undefined ? candidates : await matching(client, candidates, task.filter);
     if (kept.length > 0) yield kept;
   }
 }
 
-async function matching(client: RepositoryClient, docs: RepositoryDocument[], filter: string): Promise<RepositoryDocument[]> {
+async function matching(
+  client: RepositoryClient,
+  docs: RepositoryDocument[],
+  filter: string,
+): Promise<RepositoryDocument[]> {
   const found = new Set<string>();
   for (let i = 0; i < docs.length; i += CHECKED_AT_ONCE) {
     const uids = docs.slice(i, i + CHECKED_AT_ONCE).map((doc) => doc.uid);
-    const page = await client.search(`SELECT * FROM Document WHERE ecm:uuid IN ${nxqlList(uids)} AND (${filter})`, { pageSize: uids.length, reads: [] });
+    const page = await client.search(`SELECT * FROM Document WHERE ecm:uuid IN ${nxqlList(uids)} AND (${filter})`, {
+      pageSize: uids.length,
+      reads: [],
+    });
     for (const hit of page.entries) found.add(hit.uid);
   }
   return docs.filter((doc) => found.has(doc.uid));

@@ -14,7 +14,11 @@ export interface MappedValue {
 /** A value found at `prefix:name` or, for complex properties, `prefix:name.field`. */
 function propertyValue(properties: Record<string, unknown>, property: string): unknown {
   const [key, ...fields] = property.split('.');
-  return fields.reduce<unknown>((value, field) => (value === null || typeof value !== 'object' ? undefined : (value as Record<string, unknown>)[field]), properties[key]);
+  return fields.reduce<unknown>(
+    (value, field) =>
+      value === null || typeof value !== 'object' ? undefined : (value as Record<string, unknown>)[field],
+    properties[key],
+  );
 }
 
 const text = (value: unknown): string => (value === undefined || value === null ? '' : String(value));
@@ -29,7 +33,12 @@ class ValueRefused extends DocumentError {
 /** How a date goes to SAP: SAP's SOAP runtime reads asXML's `YYYY-MM-DD`; other gateways may want `YYYYMMDD`. */
 export type DateFormat = 'YYYY-MM-DD' | 'YYYYMMDD';
 
-function applyTransform(value: unknown, transform: Transform, refuse: (problem: string) => never, dates: DateFormat): unknown {
+function applyTransform(
+  value: unknown,
+  transform: Transform,
+  refuse: (problem: string) => never,
+  dates: DateFormat,
+): unknown {
   if (transform === 'flag') return value === true || value === 'true' || value === 'X' ? 'X' : '';
   const s = text(value);
   if (transform === 'upper') return s.toUpperCase();
@@ -45,13 +54,18 @@ function applyTransform(value: unknown, transform: Transform, refuse: (problem: 
     if (s === '') return '';
     return side === 'left' ? s.padStart(length, fill) : s.padEnd(length, fill);
   }
-  if ('map' in transform) return Object.hasOwn(transform.map, s) ? transform.map[s] : refuse(`has no entry in the map of`);
+  if ('map' in transform)
+    return Object.hasOwn(transform.map, s) ? transform.map[s] : refuse(`has no entry in the map of`);
   const { start, length } = transform.substring;
   return s.substring(start, length === undefined ? undefined : start + length);
 }
 
 /** The document's values for every mapped parameter, refused before any call when one does not fit. */
-export function mapValues(parameters: Record<string, ValueSpec>, doc: RepositoryDocument, dates: DateFormat = 'YYYY-MM-DD'): MappedValue[] {
+export function mapValues(
+  parameters: Record<string, ValueSpec>,
+  doc: RepositoryDocument,
+  dates: DateFormat = 'YYYY-MM-DD',
+): MappedValue[] {
   return Object.entries(parameters).map(([target, spec]) => {
     const source = spec.property ?? `constant ${target}`;
     const raw = spec.property === undefined ? spec.constant : propertyValue(doc.properties, spec.property);
@@ -59,7 +73,8 @@ export function mapValues(parameters: Record<string, ValueSpec>, doc: Repository
       throw new ValueRefused(doc, source, text(raw), `${problem} SAP field ${target}`);
     };
     const value = text(spec.transform.reduce((v, t) => applyTransform(v, t, refuse, dates), raw));
-    if (spec.length !== undefined && value.length > spec.length) refuse(`is longer than the ${spec.length} characters of`);
+    if (spec.length !== undefined && value.length > spec.length)
+      refuse(`is longer than the ${spec.length} characters of`);
     return { target, value, fromDocument: spec.property !== undefined };
   });
 }
@@ -93,14 +108,22 @@ export function buildParameters(documents: MappedValue[][]): RfcParams {
     }
   });
   for (const [name, rows] of fixedRows) {
-    params[name] = [...rows.entries()].sort(([a], [b]) => a - b).filter(([, r]) => r.used).map(([, r]) => r.row);
+    params[name] = [...rows.entries()]
+      .sort(([a], [b]) => a - b)
+      .filter(([, r]) => r.used)
+      .map(([, r]) => r.row);
   }
   return params;
 }
 
 /** A dotted path into an answer: `RETURN.TYPE`, `results`. */
 export function dig(tree: unknown, path: string): unknown {
-  return path.split('.').reduce<unknown>((node, key) => (node === null || typeof node !== 'object' ? undefined : (node as Record<string, unknown>)[key]), tree);
+  return path
+    .split('.')
+    .reduce<unknown>(
+      (node, key) => (node === null || typeof node !== 'object' ? undefined : (node as Record<string, unknown>)[key]),
+      tree,
+    );
 }
 
 /** OData V2 string literal: single quotes, a quote inside doubled. */
@@ -113,10 +136,15 @@ const odataString = (value: string): string => `'${value.replace(/'/g, "''")}'`;
 export function fill(template: string, values: MappedValue[], response?: unknown): string {
   const byTarget = new Map(values.map((v) => [v.target, v.value]));
   return template.replace(PLACEHOLDER, (_, encoding: string | undefined, names: string) => {
-    const value = names
-      .split('|')
-      .map((name) => (name.startsWith('response.') ? text(dig(response, name.slice('response.'.length))) : (byTarget.get(name) ?? '')))
-      .find((v) => v !== '') ?? '';
+    const value =
+      names
+        .split('|')
+        .map((name) =>
+          name.startsWith('response.')
+            ? text(dig(response, name.slice('response.'.length)))
+            : (byTarget.get(name) ?? ''),
+        )
+        .find((v) => v !== '') ?? '';
     if (encoding === 'q') return encodeURIComponent(odataString(value));
     return encoding === 'u' ? encodeURIComponent(value) : value;
   });

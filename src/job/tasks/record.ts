@@ -9,7 +9,16 @@ import type { PlannedFor } from './calls/execute.js';
  * - ERROR: the repository refused or lost this document's write; the message says what state it was left in.
  */
 export type TaskResult =
-  | 'DONE' | 'RETRY' | 'FAILED' | 'PENDING_INPUT' | 'CLAIMED_ELSEWHERE' | 'PLANNED' | 'RELEASED' | 'SKIPPED' | 'GONE' | 'ERROR';
+  | 'DONE'
+  | 'RETRY'
+  | 'FAILED'
+  | 'PENDING_INPUT'
+  | 'CLAIMED_ELSEWHERE'
+  | 'PLANNED'
+  | 'RELEASED'
+  | 'SKIPPED'
+  | 'GONE'
+  | 'ERROR';
 
 export interface TaskRecord {
   uid: string;
@@ -32,6 +41,11 @@ export type ClaimedDocument = Pick<TaskRecord, 'uid' | 'path' | 'task'>;
 export function leftAlone(base: ClaimedDocument, error: unknown, state: string): TaskRecord {
   if (error instanceof AuthenticationError) throw error;
   if (error instanceof NotFoundError) return { ...base, result: 'GONE', message: 'deleted meanwhile' };
-  if (error instanceof ConflictError) return { ...base, result: 'SKIPPED', message: 'changed by a user or another run meanwhile; the next run looks at it again' };
+  if (error instanceof ConflictError)
+    return {
+      ...base,
+      result: 'SKIPPED',
+      message: 'changed by a user or another run meanwhile; the next run looks at it again',
+    };
   return { ...base, result: 'ERROR', message: `${errorMessage(error)}; ${state}` };
 }

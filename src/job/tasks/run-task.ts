@@ -51,14 +51,25 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
   const adapter = (system: string): CallAdapter => {
     const erp = deps.erpFor(system, task.function);
     // A document is admitted only for a system with the task's transport: an RFC task's system has `rfc`.
-    if (task.function === 'RFC') return rfcCall(call as RfcCallConfig, erp as ErpPort<RfcRequest>, (deps.system(system).rfc as { dateFormat: DateFormat }).dateFormat);
+    if (task.function === 'RFC')
+      return rfcCall(
+        call as RfcCallConfig,
+        erp as ErpPort<RfcRequest>,
+        (deps.system(system).rfc as { dateFormat: DateFormat }).dateFormat,
+      );
     return restCall(call as RestCallConfig, erp as ErpPort<RestRequest>, (doc) => deps.client.downloadBlob(doc.uid));
   };
   const refusal = new AbortController();
   const slots = callSlots(deps, AbortSignal.any([deps.stop, refusal.signal]));
   const seen = new Set<string>();
   const found = async function* found(): AsyncGenerator<RepositoryDocument[]> {
-    for await (const page of drain(deps.client, taskQuery(task, ctx.now()), task.batchSize, deps.stop, taskReads(task, call))) {
+    for await (const page of drain(
+      deps.client,
+      taskQuery(task, ctx.now()),
+      task.batchSize,
+      deps.stop,
+      taskReads(task, call),
+    )) {
       for (const doc of page) seen.add(doc.uid);
       yield page;
     }
@@ -66,7 +77,11 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
   const pages = concat(found(), labelledPages(task, deps.labelled, deps.client, seen, deps.stop));
   await eachPage(pages, task.concurrency, async (page) => {
     const admitted = (await whenAll(page.map((doc) => admit(ctx, doc)))).filter(defined);
-    await whenAll(bySystem(admitted).flatMap(([system, items]) => units(call, items).map((unit) => send(ctx, adapter(system), slots(system), unit, refusal))));
+    await whenAll(
+      bySystem(admitted).flatMap(([system, items]) =>
+        units(call, items).map((unit) => send(ctx, adapter(system), slots(system), unit, refusal)),
+      ),
+    );
     // Refused credentials stop the task once the page's documents are settled or released.
     if (refusal.signal.aborted) throw refusal.signal.reason;
   });
@@ -97,22 +112,34 @@ function bySystem(items: Admitted[]): Array<[string, Admitted[]]> {
 }
 
 /** What goes out in one call: the page's documents of a system together for a call that takes a table (bar codes), one each otherwise. */
-const units = (call: RfcCallConfig | RestCallConfig, items: Admitted[]): Admitted[][] => (batches(call.parameters) ? [items] : items.map((item) => [item]));
+const units = (call: RfcCallConfig | RestCallConfig, items: Admitted[]): Admitted[][] =>
+  batches(call.parameters) ? [items] : items.map((item) => [item]);
 
 /**
  * One call's documents: a slot, then the claims, then the call; the outcomes are written once
  * the slot is free again. Documents still waiting for a slot when the run stops were never
  * claimed: they are reported RELEASED and nothing is written.
  */
-async function send(ctx: TaskContext, adapter: CallAdapter, slot: StoppableLimit, unit: Admitted[], refusal: AbortController): Promise<void> {
-  const what = unit.length === 1 ? `${adapter.name} for ${unit[0].doc.path}` : `${adapter.name} for ${unit.length} documents`;
+async function send(
+  ctx: TaskContext,
+  adapter: CallAdapter,
+  slot: StoppableLimit,
+  unit: Admitted[],
+  refusal: AbortController,
+): Promise<void> {
+  const what =
+    unit.length === 1 ? `${adapter.name} for ${unit[0].doc.path}` : `${adapter.name} for ${unit.length} documents`;
   let sent: { claimed: Admitted[]; outcomes: CallOutcome[] };
   try {
     sent = await slot.run(what, async () => {
-      const claimed = (await whenAll(unit.map(async (item) => {
-        const doc = await take(ctx, item.doc);
-        return doc && { ...item, doc };
-      }))).filter(defined);
+      const claimed = (
+        await whenAll(
+          unit.map(async (item) => {
+            const doc = await take(ctx, item.doc);
+            return doc && { ...item, doc };
+          }),
+        )
+      ).filter(defined);
       return { claimed, outcomes: await Promise.all(execute(adapter, claimed)) };
     });
   } catch (error) {
@@ -120,9 +147,11 @@ async function send(ctx: TaskContext, adapter: CallAdapter, slot: StoppableLimit
     for (const { doc } of unit) ctx.onRecord({ ...base(ctx, doc), result: 'RELEASED', message: error.message });
     return;
   }
-  await whenAll(sent.claimed.map(async ({ doc }, i) => {
-    const outcome = sent.outcomes[i];
-    if (outcome.error instanceof AuthenticationError) refusal.abort(outcome.error);
-    ctx.onRecord(await settle(ctx, doc, outcome));
-  }));
+  await whenAll(
+    sent.claimed.map(async ({ doc }, i) => {
+      const outcome = sent.outcomes[i];
+      if (outcome.error instanceof AuthenticationError) refusal.abort(outcome.error);
+      ctx.onRecord(await settle(ctx, doc, outcome));
+    }),
+  );
 }

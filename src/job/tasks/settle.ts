@@ -16,7 +16,9 @@ const STILL_CLAIMED = 'it stays IN_PROGRESS until its claim expires, then a late
  */
 export async function settle(ctx: TaskContext, doc: RepositoryDocument, outcome: CallOutcome): Promise<TaskRecord> {
   // Refused credentials stop the run here, and the document stays listed as claimed: it is.
-  const record = await outcomeRecord(ctx, doc, outcome).catch((error: unknown) => leftAlone(base(ctx, doc), error, STILL_CLAIMED));
+  const record = await outcomeRecord(ctx, doc, outcome).catch((error: unknown) =>
+    leftAlone(base(ctx, doc), error, STILL_CLAIMED),
+  );
   ctx.deps.inFlight.delete(doc.uid);
   return record;
 }
@@ -31,8 +33,15 @@ async function outcomeRecord(ctx: TaskContext, doc: RepositoryDocument, outcome:
     return { ...record, result: 'RELEASED', message: outcome.error.message };
   }
   if (outcome.error === undefined) {
-    if (outcome.planned) return { ...record, result: 'PLANNED', reference: outcome.reference, planned: outcome.planned };
-    if (deps.dryRun) return { ...record, result: 'PLANNED', reference: outcome.reference, message: 'already in SAP: would be marked DONE' };
+    if (outcome.planned)
+      return { ...record, result: 'PLANNED', reference: outcome.reference, planned: outcome.planned };
+    if (deps.dryRun)
+      return {
+        ...record,
+        result: 'PLANNED',
+        reference: outcome.reference,
+        message: 'already in SAP: would be marked DONE',
+      };
     await deps.writer.update(unclaimed, done(outcome.reference, outcome.message));
     deps.log.info('document processed', { ...record, reference: outcome.reference });
     return { ...record, result: 'DONE', reference: outcome.reference };
@@ -40,11 +49,16 @@ async function outcomeRecord(ctx: TaskContext, doc: RepositoryDocument, outcome:
   const at = ctx.now();
   const attempts = attemptsOf(doc.properties) + 1;
   const uncertain = outcome.error instanceof UncertainError && !safeToRepeat(ctx.call);
-  const message = uncertain ? `${errorMessage(outcome.error)}; SAP may have received it, so it is not sent again by itself: ${operatorHint(doc.uid)}` : errorMessage(outcome.error);
+  const message = uncertain
+    ? `${errorMessage(outcome.error)}; SAP may have received it, so it is not sent again by itself: ${operatorHint(doc.uid)}`
+    : errorMessage(outcome.error);
   const retry = outcome.error.transient && !uncertain && attempts < task.attempts;
   const delay = Math.min(task.backoff.initialMs * task.backoff.factor ** (attempts - 1), task.backoff.maxMs);
   const result = retry ? 'RETRY' : 'FAILED';
-  await deps.writer.update(unclaimed, attemptFailed(message, attempts, retry ? new Date(at.getTime() + delay) : undefined));
+  await deps.writer.update(
+    unclaimed,
+    attemptFailed(message, attempts, retry ? new Date(at.getTime() + delay) : undefined),
+  );
   deps.log.warn('document not processed', { ...record, result, attempts, error: message });
   return { ...record, result, message };
 }

@@ -27,7 +27,8 @@ export async function take(ctx: TaskContext, doc: RepositoryDocument): Promise<R
 async function ownClaim(ctx: TaskContext, doc: RepositoryDocument): Promise<RepositoryDocument | undefined> {
   try {
     const now = await ctx.deps.client.getById(doc.uid);
-    if (heldBy(now.properties, ctx.deps.runId, ctx.task.name)) return held(ctx, { ...doc, changeToken: now.changeToken });
+    if (heldBy(now.properties, ctx.deps.runId, ctx.task.name))
+      return held(ctx, { ...doc, changeToken: now.changeToken });
     ctx.onRecord({ ...base(ctx, doc), result: 'CLAIMED_ELSEWHERE' });
     return undefined;
   } catch (error) {

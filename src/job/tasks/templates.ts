@@ -31,7 +31,12 @@ const LINK_RFC = {
   // entry in link table not permitted") counts as done: a retry never links twice.
   lookup: {
     function: 'ARCHIV_GET_CONNECTIONS',
-    parameters: { OBJECTTYPE: '{SAP_OBJECT}', OBJECT_ID: '{OBJECT_ID}', ARCHIV_ID: '{ARCHIV_ID}', ARC_DOC_ID: '{ARC_DOC_ID}' },
+    parameters: {
+      OBJECTTYPE: '{SAP_OBJECT}',
+      OBJECT_ID: '{OBJECT_ID}',
+      ARCHIV_ID: '{ARCHIV_ID}',
+      ARC_DOC_ID: '{ARC_DOC_ID}',
+    },
     found: { list: 'CONNECTIONS' },
     notFound: 'NOTHING_FOUND',
   },
@@ -50,7 +55,11 @@ const BARCODE_RFC = {
     'BARCODETABLE[].DOCID': p('erpHttpContent:docId', 40),
     'BARCODETABLE[].ARDATE': date('erpHttpContent:created'),
     // DOCTYPE is the technical document class (BDS_BAR_EX keeps it as DOCUCLASS), not the ArchiveLink document type.
-    'BARCODETABLE[].DOCTYPE': { property: 'file:content.mime-type', transform: [{ map: DOCUMENT_CLASSES }], length: 20 },
+    'BARCODETABLE[].DOCTYPE': {
+      property: 'file:content.mime-type',
+      transform: [{ map: DOCUMENT_CLASSES }],
+      length: 20,
+    },
   },
   failWhen: { field: 'RETURN.TYPE', in: ['E', 'A'], message: 'RETURN.MESSAGE' },
   // No source says what SAP does with a row it has already: after an interrupted call an operator decides.
@@ -124,7 +133,10 @@ const LINK_REST = {
   body: 'content',
   csrf: true,
   repeatable: false,
-  result: { erpReference: '{BusinessObjectTypeName} {LinkedSAPObjectKey} {response.DocumentInfoRecordDocNumber|response.ArchiveDocumentID}' },
+  result: {
+    erpReference:
+      '{BusinessObjectTypeName} {LinkedSAPObjectKey} {response.DocumentInfoRecordDocNumber|response.ArchiveDocumentID}',
+  },
 };
 
 /** Every template by name, for `connect2erp template`: the use cases, and the other workflow start. */

@@ -9,8 +9,7 @@ import { dig, fill, mapValues, type DateFormat, type MappedValue } from '../mapp
  * In a dry run, `planned` is the call it would have got, with its values.
  */
 export type CallOutcome =
-  | { reference: string; message?: string; planned?: PlannedFor; error?: undefined }
-  | { error: Connect2ErpError };
+  { reference: string; message?: string; planned?: PlannedFor; error?: undefined } | { error: Connect2ErpError };
 
 /** The call a dry run would make for one document, with that document's values for it. */
 export interface PlannedFor {
@@ -51,8 +50,14 @@ async function outcomeOf(work: () => Promise<CallOutcome>): Promise<CallOutcome>
 
 function done(adapter: CallAdapter, values: MappedValue[], answer: unknown): CallOutcome {
   const { erpReference, message } = adapter.config.result;
-  const planned = isPlanned(answer) ? { planned: { call: adapter.name, values: Object.fromEntries(values.map((v) => [v.target, v.value])) } } : {};
-  return { reference: fill(erpReference, values, answer), ...(message === undefined ? {} : { message: fill(message, values, answer) }), ...planned };
+  const planned = isPlanned(answer)
+    ? { planned: { call: adapter.name, values: Object.fromEntries(values.map((v) => [v.target, v.value])) } }
+    : {};
+  return {
+    reference: fill(erpReference, values, answer),
+    ...(message === undefined ? {} : { message: fill(message, values, answer) }),
+    ...planned,
+  };
 }
 
 function checkAnswer(adapter: CallAdapter, answer: Record<string, unknown>): void {
@@ -68,7 +73,9 @@ function checkAnswer(adapter: CallAdapter, answer: Record<string, unknown>): voi
 export function foundIn(answer: unknown, found: LookupFound, values: MappedValue[]): unknown {
   const rows = dig(answer, found.list);
   const list = Array.isArray(rows) ? (rows as Array<Record<string, unknown>>) : [];
-  return list.find((row) => Object.entries(found.match ?? {}).every(([field, template]) => String(row[field]) === fill(template, values)));
+  return list.find((row) =>
+    Object.entries(found.match ?? {}).every(([field, template]) => String(row[field]) === fill(template, values)),
+  );
 }
 
 async function single(adapter: CallAdapter, item: MappedDocument & { repeat: boolean }): Promise<CallOutcome> {
@@ -103,14 +110,18 @@ async function batch(adapter: CallAdapter, items: MappedDocument[]): Promise<Cal
 }
 
 /** One promise per document for the answer of a call they share. */
-const spread = (all: Promise<CallOutcome[]>, n: number): Array<Promise<CallOutcome>> => Array.from({ length: n }, (_, i) => all.then((outcomes) => outcomes[i]));
+const spread = (all: Promise<CallOutcome[]>, n: number): Array<Promise<CallOutcome>> =>
+  Array.from({ length: n }, (_, i) => all.then((outcomes) => outcomes[i]));
 
 /**
  * A task's call for its claimed documents of one ERP system: one outcome per document, in
  * order. Values are mapped and checked first: a value that does not fit never reaches SAP. A
  * document whose earlier attempt may have reached SAP (`repeat`) is looked up before it is sent.
  */
-export function execute(adapter: CallAdapter, items: Array<{ doc: RepositoryDocument; repeat: boolean }>): Array<Promise<CallOutcome>> {
+export function execute(
+  adapter: CallAdapter,
+  items: Array<{ doc: RepositoryDocument; repeat: boolean }>,
+): Array<Promise<CallOutcome>> {
   const mapped = items.map(({ doc, repeat }) => {
     try {
       return { doc, repeat, values: mapValues(adapter.config.parameters, doc, adapter.dateFormat) };
@@ -118,8 +129,15 @@ export function execute(adapter: CallAdapter, items: Array<{ doc: RepositoryDocu
       return { doc, error: error as Connect2ErpError };
     }
   });
-  const valid = mapped.filter((m): m is MappedDocument & { repeat: boolean; error?: undefined } => m.error === undefined);
-  const pending = batches(adapter.config.parameters) && valid.length > 0 ? spread(batch(adapter, valid), valid.length) : valid.map((item) => single(adapter, item));
+  const valid = mapped.filter(
+    (m): m is MappedDocument & { repeat: boolean; error?: undefined } => m.error === undefined,
+  );
+  const pending =
+    batches(adapter.config.parameters) && valid.length > 0
+      ? spread(batch(adapter, valid), valid.length)
+      : valid.map((item) => single(adapter, item));
   const byDoc = new Map(valid.map((item, i) => [item.doc, pending[i]]));
-  return mapped.map((m) => (m.error === undefined ? (byDoc.get(m.doc) as Promise<CallOutcome>) : Promise.resolve({ error: m.error })));
+  return mapped.map((m) =>
+    m.error === undefined ? (byDoc.get(m.doc) as Promise<CallOutcome>) : Promise.resolve({ error: m.error }),
+  );
 }

@@ -6,7 +6,11 @@ import { buildParameters, fill } from '../mapping.js';
 import { foundIn, type CallAdapter, type MappedDocument } from './execute.js';
 
 /** A declared HTTP call; `content` streams nothing until SAP is really written to (never in a dry run). */
-export function restCall(config: RestCallConfig, erp: ErpPort<RestRequest>, content: (doc: RepositoryDocument) => Promise<Buffer>): CallAdapter {
+export function restCall(
+  config: RestCallConfig,
+  erp: ErpPort<RestRequest>,
+  content: (doc: RepositoryDocument) => Promise<Buffer>,
+): CallAdapter {
   const { lookup } = config;
   const body = (documents: MappedDocument[]): RestRequest['body'] => {
     if (config.body === 'parameters') return { json: buildParameters(documents.map((d) => d.values)) };
@@ -19,13 +23,30 @@ export function restCall(config: RestCallConfig, erp: ErpPort<RestRequest>, cont
     lookup:
       lookup &&
       (async (values) => {
-        const answer = await erp.read({ method: 'GET', service: config.service, path: fill(lookup.path, values), headers: {}, csrf: config.csrf });
+        const answer = await erp.read({
+          method: 'GET',
+          service: config.service,
+          path: fill(lookup.path, values),
+          headers: {},
+          csrf: config.csrf,
+        });
         return foundIn(answer, lookup.found, values);
       }),
     send: (documents) => {
       const values = documents[0].values;
-      const headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k, fill(v, values)]).filter(([, v]) => v !== ''));
-      return erp.write({ method: config.method, service: config.service, path: fill(config.path, values), headers, body: body(documents), csrf: config.csrf });
+      const headers = Object.fromEntries(
+        Object.entries(config.headers)
+          .map(([k, v]) => [k, fill(v, values)])
+          .filter(([, v]) => v !== ''),
+      );
+      return erp.write({
+        method: config.method,
+        service: config.service,
+        path: fill(config.path, values),
+        headers,
+        body: body(documents),
+        csrf: config.csrf,
+      });
     },
     alreadyDone: () => false,
   };

@@ -16,14 +16,18 @@ export function rfcCall(config: RfcCallConfig, erp: ErpPort<RfcRequest>, dateFor
       (async (values) => {
         const params = Object.fromEntries(Object.entries(lookup.parameters).map(([k, v]) => [k, fill(v, values)]));
         try {
-          const answer = await erp.read({ functionName: lookup.function, params: { ...params, [lookup.found.list]: [] } });
+          const answer = await erp.read({
+            functionName: lookup.function,
+            params: { ...params, [lookup.found.list]: [] },
+          });
           return foundIn(answer, lookup.found, values);
         } catch (error) {
           if (error instanceof RfcFault && error.fault.exception === lookup.notFound) return undefined;
           throw error;
         }
       }),
-    send: (documents) => erp.write({ functionName: config.function, params: buildParameters(documents.map((d) => d.values)) }),
+    send: (documents) =>
+      erp.write({ functionName: config.function, params: buildParameters(documents.map((d) => d.values)) }),
     alreadyDone: (error) => error instanceof RfcFault && config.alreadyDone.includes(error.messageKey),
   };
 }
