@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { floor } from './floor.js';
@@ -6,7 +6,7 @@ import { BenchSandboxes, FOLDER, type JobRun, type UseCase } from './sandboxes.j
 
 /**
  * `npm run bench`: the job against the sandboxes with injected latency, on generated backlogs.
- * Writes BENCHMARKS.md. See the README's "Benchmark" section for what each figure means.
+ * Writes BENCHMARKS.md. What each figure means: the notes at the end of BENCHMARKS.md.
  */
 const { values } = parseArgs({
   options: {
@@ -301,7 +301,7 @@ async function main(): Promise<void> {
   md.push('', '## Requests per document and throughput', '');
   const { real } = phases[phases.length - 1];
   md.push(
-    'Requests per document count everything the phase sent (searches, the mapping file, CSRF fetches included); the lower bound in brackets is argued in the README ("Benchmark"). Seconds are the phase\'s own, from the run report (`durationMs`).',
+    'Requests per document count everything the phase sent (searches, the mapping file, CSRF fetches included); the lower bound in brackets is argued below ("How the benchmark works"). Seconds are the phase\'s own, from the run report (`durationMs`).',
   );
   md.push(
     `The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client in the benchmark's process with (${f(real.repositoryMs)} ms and ${f(real.erpMs)} ms here: the sandbox answers after the injected latency on average, the client's and the loopback's own work come on top). "bare pair's ratio" is what this machine allows at all on the side that sets the bound: a bare undici client in its own process and a bare node:http server with the sandbox's latency injection, nothing behind either, at the same latency and in-flight limit (bench/floor.ts); the job cannot do better than it. "ms per request in the sandbox" is, on the same side, the mean time from a request's arrival at the sandbox to its answer, under the phase's load: when it is the injected latency, the rest of each round trip is spent in the job's process and on the loopback. CPU ms per request: the job's process (its start-up, measured by a run with nothing to do, taken off; – when a small phase used less than that, within the start-up's run-to-run spread) and both sandboxes; sandbox CPU is the share of one core the sandboxes used over the phase.`,
@@ -341,8 +341,17 @@ async function main(): Promise<void> {
   md.push(
     `| ${SIZES.fresh} new + ${beside.processed} processed | ${f(beside.seconds)} | ${beside.repositoryRequests} | ${f(beside.seconds / alone.seconds)} |`,
   );
-  writeFileSync(values.out, `${md.join('\n')}\n`);
+  writeFileSync(values.out, `${md.join('\n')}\n${keptNotes(values.out)}`);
   log(`written to ${values.out}`);
 }
 
 await main();
+
+/** The hand-written notes below NOTES_MARKER in the file a run replaces: what the figures mean and what was tried. */
+const NOTES_MARKER = '<!-- notes: kept as they are by npm run bench -->';
+
+function keptNotes(file: string): string {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const at = text.indexOf(NOTES_MARKER);
+  return at < 0 ? '' : `\n${text.slice(at)}`;
+}

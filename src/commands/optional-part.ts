@@ -45,7 +45,7 @@ export const OPTIONAL_PART_COMMANDS: Record<string, Command> = {
       faults: {
         type: 'string',
         value: 'FILE',
-        text: 'latency, search lag and faults to rehearse outages with (YAML, see README "Sandbox")',
+        text: 'latency, search lag and faults to rehearse outages with (YAML, see docs/sandbox.md)',
       },
     },
     windsDown: true,

@@ -60,7 +60,7 @@ class StatusError extends Error {
  * transient failures retried with back-off (or the server's Retry-After), every failure
  * typed where it is raised. undici rather than got: this is the job's hot path, one request
  * per document a few milliseconds apart, and got costs three times the CPU per request
- * (`npm run bench`, README "Benchmark").
+ * (`npm run bench`, BENCHMARKS.md).
  */
 export class RepositoryTransport {
   private readonly dispatcher: Dispatcher;
@@ -88,7 +88,7 @@ export class RepositoryTransport {
       // The time-out is undici's own pair, set once here: the answer must begin within `requestMs`
       // and never pause longer than that, so a large download is not cut off while it keeps coming.
       // A deadline of our own, an AbortController and a timer per request, cost about 35 µs of CPU
-      // per request (README "Benchmark").
+      // per request (BENCHMARKS.md).
       headersTimeout: config.timeouts.requestMs,
       bodyTimeout: config.timeouts.requestMs,
       connect: {
