@@ -3,7 +3,7 @@ import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { cli as run } from './helpers/run-cli.js';
 import { retryFailed } from '../src/operator/retry.js';
 import { renderStatus, taskStatus } from '../src/operator/status.js';
-import { dryRunWriter, liveWriter } from '../src/repository/writer.js';
+import { dryRunWriter, liveWriter } from '../src/ports/repository-writer.js';
 
 // Operator commands run as child processes, with whole runs between them: 30 s on an idle machine,
 // 108 s once on a busy one; the time-out leaves room for a machine busier still.

@@ -113,7 +113,7 @@ t.test(
   'intake rows, notes, and a report without a repository address (the run stopped before reading storage.yaml)',
   async (t) => {
     const report = newReport('run-2', false);
-    const intake = { mapping: '/m', useCase: 'link', facets: [], values: {}, missing: [] };
+    const intake = { mapping: '/m', useCase: 'link' as const, facets: [], values: {}, missing: [] };
     report.intake.documents.push(
       {
         ...intake,

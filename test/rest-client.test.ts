@@ -6,7 +6,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { PermanentError, TransientError, UncertainError, UntrustedServerError } from '../common/errors.js';
-import { dryRunErp, type PlannedCall } from '../src/job/erp/port.js';
+import { dryRunErp, type PlannedCall } from '../src/ports/erp-port.js';
 import { RestClient, RestFault, type RestRequest } from '../src/job/erp/rest-client.js';
 import { RfcClient } from '../src/job/erp/rfc-client.js';
 import { ErpSandbox } from '../sandbox/erp/server.js';

@@ -4,7 +4,7 @@ import { commandLogger } from '../log.js';
 import { retryFailed } from '../operator/retry.js';
 import { renderStatus, taskStatus } from '../operator/status.js';
 import { RepositoryClient } from '../repository/client.js';
-import { dryRunWriter, liveWriter } from '../repository/writer.js';
+import { portsFor } from '../ports/ports.js';
 import { EXIT } from '../job/report/report.js';
 
 /** Configuration, a repository client and the tasks an operator command works on (all, or --task). */
@@ -31,12 +31,7 @@ export async function retryCommand(
   options: { task?: string; uid?: string; dryRun: boolean },
 ): Promise<number> {
   const { client, tasks, log } = setUp(location, options.task);
-  const reset = await retryFailed(
-    { tasks, uid: options.uid },
-    client,
-    options.dryRun ? dryRunWriter() : liveWriter(client),
-    log,
-  );
+  const reset = await retryFailed({ tasks, uid: options.uid }, client, portsFor(options.dryRun, client).writer, log);
   const verb = options.dryRun ? 'would be put' : 'put';
   process.stdout.write(
     `${reset.length} document(s) ${verb} back to READY${reset.map((d) => `\n  ${d.path} (${d.uid})`).join('')}\n`,

@@ -3,34 +3,30 @@ import { loadConfig, selectTasks } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { ConfigError, AuthenticationError, errorMessage, formatProblem } from '../../common/errors.js';
 import { loadMapping } from './intake/mapping-file.js';
-import type { IntakeOutcome } from './intake/apply.js';
 import { runIntake } from './intake/run-intake.js';
 import type { UseCase } from '../config/task-schema.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import type { Logger } from '../log.js';
 import { featureRegistry } from '../../common/nuxeo/schemas.js';
 import { RepositoryClient } from '../repository/client.js';
-import { dryRunWriter, liveWriter } from '../repository/writer.js';
+import { portsFor, type Ports } from '../ports/ports.js';
 import {
   EXIT,
   finish,
-  intakeRecord,
   newReport,
   recordIntake,
   recordTask,
   taskSummary,
-  type IntakeRecord,
   type Phase,
   type RunReport,
 } from './report/report.js';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import { dryRunErp, liveErp, type ErpPort, type PlannedCall, type Transport } from './erp/port.js';
+import type { ErpPort } from '../ports/erp-port.js';
 import { RestClient, type RestRequest } from './erp/rest-client.js';
 import { RfcClient, type RfcRequest } from './erp/rfc-client.js';
 import type { TaskDeps } from './tasks/context.js';
-import type { ClaimedDocument, TaskRecord } from './tasks/record.js';
+import type { ClaimedDocument, IntakeRecord, TaskRecord } from './records.js';
 import { taskReads } from './tasks/reads.js';
-import { statusOf } from '../status/facet.js';
 import { runTask } from './tasks/run-task.js';
 import { callFor } from './tasks/templates.js';
 import { withinGrace } from '../stop.js';
@@ -52,16 +48,8 @@ export interface RunOptions {
 /** Where every document's record goes, by phase (`INTAKE` or `taskPhase(name)`). */
 export type DocumentSink = (phase: string, record: IntakeRecord | TaskRecord) => void;
 
-/** One port per system and transport it has a connection for; dry run records writes instead of making them. */
-function erpPorts(
-  systems: ErpSystemConfig[],
-  dryRun: boolean,
-  planned: PlannedCall[],
-  log: Logger,
-  stop: AbortSignal,
-): TaskDeps['erpFor'] {
-  const port = <R>(transport: Transport<R>): ErpPort<R> =>
-    dryRun ? dryRunErp(transport, planned) : liveErp(transport);
+/** One port per system and transport it has a connection for. */
+function erpPorts(systems: ErpSystemConfig[], port: Ports['erp'], log: Logger, stop: AbortSignal): TaskDeps['erpFor'] {
   const ports = new Map<string, ErpPort<RfcRequest> | ErpPort<RestRequest>>();
   for (const system of systems) {
     if (system.rfc) ports.set(`${system.name} RFC`, port(new RfcClient({ ...system, rfc: system.rfc }, log, stop)));
@@ -132,7 +120,8 @@ async function work(
   if (stop.aborted) return;
   const registry = featureRegistry();
   const client = new RepositoryClient(config.storage, log, registry);
-  const writer = options.dryRun ? dryRunWriter() : liveWriter(client);
+  const { writer, ...ports } = portsFor(options.dryRun, client);
+  report.plannedCalls = ports.plannedCalls;
   const loaded = await loadMapping(client, {
     adminPath: config.storage.adminPath,
     administrators: config.storage.administrators,
@@ -164,14 +153,12 @@ async function work(
   };
   const labelled = new Labelled();
   await runPhase(report.intake, stop, () =>
-    runIntake(loaded.mapping, intakeDeps, (outcome) => {
-      const record = intakeRecord(outcome, options.dryRun);
-      recordIntake(report, record);
-      sink(INTAKE, record);
-      labelled.add(outcome);
+    runIntake(loaded.mapping, intakeDeps, (record, doc) => {
+      sink(INTAKE, recordIntake(report, record));
+      labelled.add(record, doc);
     }),
   );
-  const erpFor = erpPorts(config.erp.systems, options.dryRun, report.plannedCalls, log, stop);
+  const erpFor = erpPorts(config.erp.systems, ports.erp, log, stop);
   const systems = new Map(config.erp.systems.map((system) => [system.name, system]));
   // A document naming an unknown system is never admitted (it waits for input), so every lookup finds one.
   const system = (name: string): ErpSystemConfig => systems.get(name) as ErpSystemConfig;
@@ -184,16 +171,12 @@ async function work(
       system,
       log: log.child({ task: task.name }),
       runId: report.runId,
-      dryRun: options.dryRun,
       stop,
       inFlight,
       labelled: labelled.for(task.useCase),
     };
     await runPhase(taskSummary(report, task.name), stop, () =>
-      runTask(task, deps, (record) => {
-        recordTask(report, record);
-        sink(taskPhase(task.name), record);
-      }),
+      runTask(task, deps, (record) => sink(taskPhase(task.name), recordTask(report, record))),
     );
   }
 }
@@ -208,9 +191,9 @@ class Labelled {
   /** In the order labelled: a Map keeps insertion order, so the oldest is its first key. */
   private readonly held = new Map<string, { useCase: UseCase; doc: RepositoryDocument }>();
 
-  add({ labelled, plan }: IntakeOutcome): void {
-    if (labelled === undefined || statusOf(plan.status) !== 'READY') return;
-    this.held.set(labelled.uid, { useCase: plan.useCase, doc: labelled });
+  add(record: IntakeRecord, labelled: RepositoryDocument | undefined): void {
+    if (labelled === undefined || record.status !== 'READY') return;
+    this.held.set(labelled.uid, { useCase: record.useCase, doc: labelled });
     if (this.held.size > LABELLED_HELD) this.held.delete(this.held.keys().next().value as string);
   }
 

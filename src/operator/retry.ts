@@ -1,10 +1,10 @@
 import type { TaskConfig } from '../config/task-schema.js';
 import { ConflictError, PermanentError } from '../../common/errors.js';
 import type { Logger } from '../log.js';
-import type { RepositoryClient } from '../repository/client.js';
+import type { RepositoryReader } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import { drain } from '../repository/pager.js';
-import type { RepositoryWriter } from '../repository/writer.js';
+import type { RepositoryWriter } from '../ports/repository-writer.js';
 import { statusOf } from '../status/facet.js';
 import { statusQuery } from '../status/query.js';
 import { USE_CASE_FACETS } from '../status/readiness.js';
@@ -22,7 +22,7 @@ export interface RetryOptions {
  */
 export async function retryFailed(
   options: RetryOptions,
-  client: RepositoryClient,
+  client: RepositoryReader,
   writer: RepositoryWriter,
   log: Logger,
 ): Promise<RepositoryDocument[]> {
@@ -42,7 +42,7 @@ export async function retryFailed(
   return reset;
 }
 
-async function allFailed(tasks: TaskConfig[], client: RepositoryClient): Promise<RepositoryDocument[]> {
+async function allFailed(tasks: TaskConfig[], client: RepositoryReader): Promise<RepositoryDocument[]> {
   const found = new Map<string, RepositoryDocument>();
   for (const task of tasks) {
     for await (const page of drain(client, statusQuery(task, 'FAILED'), 200))
@@ -51,7 +51,7 @@ async function allFailed(tasks: TaskConfig[], client: RepositoryClient): Promise
   return [...found.values()];
 }
 
-async function oneFailed(options: RetryOptions, client: RepositoryClient): Promise<RepositoryDocument> {
+async function oneFailed(options: RetryOptions, client: RepositoryReader): Promise<RepositoryDocument> {
   const uid = options.uid as string;
   const doc = await client.getById(uid);
   const status = statusOf(doc.properties);

@@ -1,5 +1,5 @@
 import type { TaskConfig } from '../config/task-schema.js';
-import type { RepositoryClient } from '../repository/client.js';
+import type { RepositoryReader } from '../repository/client.js';
 import { messageOf, STATUSES } from '../status/facet.js';
 import { statusQuery } from '../status/query.js';
 
@@ -13,7 +13,7 @@ export interface TaskStatus {
 /** Documents per status per task, counted by the repository (one small query each), and the failures. */
 export async function taskStatus(
   tasks: TaskConfig[],
-  client: RepositoryClient,
+  client: RepositoryReader,
   maxFailures = 50,
 ): Promise<TaskStatus[]> {
   return Promise.all(

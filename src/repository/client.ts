@@ -31,6 +31,9 @@ function sameValue(sent: unknown, stored: unknown): boolean {
 }
 
 /** The repository operations the job uses, over REST and Automation. */
+/** What the job's phases and the operator commands may call on the repository: reads only; every write goes through the writer (src/ports). */
+export type RepositoryReader = Pick<RepositoryClient, 'search' | 'getById' | 'getByPath' | 'getAcl' | 'downloadBlob'>;
+
 export class RepositoryClient {
   private readonly http: RepositoryTransport;
 

@@ -1,5 +1,5 @@
 import { nxqlString } from '../nxql/literal.js';
-import type { RepositoryClient } from './client.js';
+import type { RepositoryReader } from './client.js';
 import type { RepositoryDocument } from './document.js';
 import { NEVER } from '../stop.js';
 
@@ -11,7 +11,7 @@ import { NEVER } from '../stop.js';
  * still being worked on, and a page costs the same at the end of a large result as at its
  * start (an offset would make the server skip everything before it, and Elasticsearch-backed
  * searches refuse offsets past 10,000). Once `stop` fires, no further page is read. `reads`: the
- * properties the caller reads from the documents (RepositoryClient.search); all when not given.
+ * properties the caller reads from the documents (RepositoryReader's search); all when not given.
  *
  * The end is where the server says there is no next page, not a short page: an index that lags
  * drops the hits of documents deleted since it saw them, so a page can come back short, or
@@ -20,7 +20,7 @@ import { NEVER } from '../stop.js';
  * out for the size asked: its own size is used from then on.
  */
 export async function* drain(
-  client: RepositoryClient,
+  client: RepositoryReader,
   query: string,
   pageSize: number,
   stop = NEVER,

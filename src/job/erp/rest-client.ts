@@ -6,7 +6,7 @@ import { NEVER, StoppableLimit } from '../../stop.js';
 import { basicAuthorization, certificateRefused, connectionOptions } from '../../http-options.js';
 import type { Logger } from '../../log.js';
 import { networkFailure, statusFailure } from './failure.js';
-import type { PlannedCall, Transport } from './port.js';
+import type { ErpConnection, PlannedCall } from '../../ports/erp-port.js';
 
 export interface RestRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -54,7 +54,7 @@ const headerValue = (value: string): string => (/^[\x20-\x7e]*$/.test(value) ? v
  * session cookies that go with it) is fetched once with `X-CSRF-Token: Fetch`, sent on every
  * write, and fetched again when SAP answers 403 `X-CSRF-Token: Required`.
  */
-export class RestClient implements Transport<RestRequest> {
+export class RestClient implements ErpConnection<RestRequest> {
   private readonly http: Got;
   private readonly limit: StoppableLimit;
   private readonly tokens = new Map<string, Promise<string>>();

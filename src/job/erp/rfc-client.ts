@@ -5,7 +5,7 @@ import { networkFailure, statusFailure } from './failure.js';
 import { NEVER, StoppableLimit } from '../../stop.js';
 import { basicAuthorization, connectionOptions } from '../../http-options.js';
 import type { Logger } from '../../log.js';
-import type { PlannedCall, Transport } from './port.js';
+import type { ErpConnection, PlannedCall } from '../../ports/erp-port.js';
 import { parseAnswer, requestEnvelope, type RfcFaultDetail, type RfcParams } from './soap.js';
 
 /** An ABAP exception: the business said no. Permanent; the name and SAP's message are kept. */
@@ -42,7 +42,7 @@ export interface RfcRequest {
   params: RfcParams;
 }
 
-export class RfcClient implements Transport<RfcRequest> {
+export class RfcClient implements ErpConnection<RfcRequest> {
   private readonly http: Got;
   private readonly limit: StoppableLimit;
 

@@ -1,7 +1,7 @@
 import { ConflictError, errorMessage, type Connect2ErpError } from '../../../common/errors.js';
-import { PropertiesDroppedError, type RepositoryClient } from '../../repository/client.js';
+import { PropertiesDroppedError, type RepositoryReader } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
-import type { RepositoryWriter } from '../../repository/writer.js';
+import type { RepositoryWriter } from '../../ports/repository-writer.js';
 import { nxqlString } from '../../nxql/literal.js';
 import type { Logger } from '../../log.js';
 import type { DocumentPlan } from './plan.js';
@@ -21,8 +21,7 @@ export interface IntakeOutcome {
 }
 
 export interface IntakeDeps {
-  /** For reads only; every write goes through the writer. */
-  client: RepositoryClient;
+  client: RepositoryReader;
   writer: RepositoryWriter;
   log: Logger;
   runId: string;

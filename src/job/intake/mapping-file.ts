@@ -1,5 +1,5 @@
 import { ConfigError, type ConfigProblem } from '../../../common/errors.js';
-import type { RepositoryClient } from '../../repository/client.js';
+import type { RepositoryReader } from '../../repository/client.js';
 import type { AclEntity, RepositoryDocument } from '../../repository/document.js';
 import { nxqlString } from '../../nxql/literal.js';
 import type { SchemaRegistry } from '../../../common/nuxeo/schemas.js';
@@ -34,7 +34,7 @@ export interface LoadedMapping {
  * the next run. Problems name the file by its repository path and the key path inside it.
  */
 export async function loadMapping(
-  client: RepositoryClient,
+  client: RepositoryReader,
   options: { adminPath: string; administrators: string[]; registry: SchemaRegistry; systems: string[] },
 ): Promise<LoadedMapping> {
   const query = `SELECT * FROM Document WHERE ecm:mixinType = ${nxqlString(CONFIG_FACET)} AND ecm:path STARTSWITH ${nxqlString(options.adminPath)} AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0`;

@@ -1,5 +1,8 @@
 import { drain, eachPage } from '../../repository/pager.js';
-import { applyPlans, type IntakeDeps, type IntakeOutcome } from './apply.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import type { IntakeRecord } from '../records.js';
+import { applyPlans, type IntakeDeps } from './apply.js';
+import { intakeRecord } from './record.js';
 import type { UseCase } from '../../config/task-schema.js';
 import { useCaseOf, type MappingFile } from './mapping-schema.js';
 import { intakeQuery, intakeReads, planDocument, stillNew } from './plan.js';
@@ -10,13 +13,13 @@ const PAGES_IN_FLIGHT = 2;
 
 /**
  * The `Document created` replacement: label every new File under each mapped path; no new
- * page once the run is stopping. `alsoReads`: what the tasks of a use case read from a document. Each outcome goes to `onOutcome` as soon as it is known,
+ * page once the run is stopping. `alsoReads`: what the tasks of a use case read from a document. Each document's record goes to `onRecord` as soon as it is known, with the document as labelled,
  * so nothing piles up however large the backlog.
  */
 export async function runIntake(
   mapping: MappingFile,
   deps: IntakeDeps & { pageSize: number; stop: AbortSignal; alsoReads: (useCase: UseCase) => string[] },
-  onOutcome: (outcome: IntakeOutcome) => void,
+  onRecord: (record: IntakeRecord, labelled: RepositoryDocument | undefined) => void,
 ): Promise<void> {
   const paths = mapping.mapping.map((e) => e.path);
   for (const entry of mapping.mapping) {
@@ -39,7 +42,7 @@ export async function runIntake(
               error: outcome.error,
               transient: outcome.transient ?? false,
             });
-          onOutcome(outcome);
+          onRecord(intakeRecord(outcome), outcome.labelled);
         }
       },
     );

@@ -1,7 +1,5 @@
-import type { IntakeOutcome } from '../intake/apply.js';
-import type { PlannedCall } from '../erp/port.js';
-import type { ClaimedDocument, TaskRecord } from '../tasks/record.js';
-import { statusOf } from '../../status/facet.js';
+import type { PlannedCall } from '../../ports/erp-port.js';
+import type { ClaimedDocument, IntakeRecord, TaskRecord } from '../records.js';
 
 export const EXIT = { ok: 0, documentsFailed: 1, configuration: 2, interrupted: 3 } as const;
 
@@ -40,23 +38,6 @@ export function taskDetail(record: TaskRecord): string {
       .map(([target, value]) => `${target}=${value}`)
       .join(' ')}`;
   return record.reference ?? record.message ?? '';
-}
-
-export interface IntakeRecord {
-  uid: string;
-  path: string;
-  mapping: string;
-  useCase: string;
-  result: 'labelled' | 'planned' | 'skipped' | 'error';
-  status?: string;
-  facets: string[];
-  values: Record<string, unknown>;
-  folder?: string;
-  missing: string[];
-  error?: string;
-  transient?: boolean;
-  /** Why another run (or a user) was left to label it. */
-  skipped?: string;
 }
 
 export interface RunReport {
@@ -123,34 +104,18 @@ export function newReport(runId: string, dryRun: boolean): RunReport {
   };
 }
 
-/** A document's intake outcome as the report lists it. */
-export function intakeRecord(outcome: IntakeOutcome, dryRun: boolean): IntakeRecord {
-  const { plan, error, transient, folderPath, skipped } = outcome;
-  const result = skipped !== undefined ? 'skipped' : error !== undefined ? 'error' : dryRun ? 'planned' : 'labelled';
-  const labelled = result === 'planned' || result === 'labelled';
-  return {
-    uid: plan.doc.uid,
-    path: plan.doc.path,
-    mapping: plan.entry.path,
-    useCase: plan.useCase,
-    result,
-    status: labelled ? String(statusOf(plan.status)) : undefined,
-    facets: plan.facets,
-    values: plan.values,
-    folder: folderPath,
-    missing: plan.missing,
-    error,
-    transient,
-    skipped,
-  };
-}
-
 function list<T>(phase: { documents: T[]; unlisted: number }, record: T): void {
   if (phase.documents.length < LISTED_MAX) phase.documents.push(record);
   else phase.unlisted++;
 }
 
-export function recordIntake(report: RunReport, record: IntakeRecord): void {
+/**
+ * Counts and lists an intake record, and returns it as the report keeps it: in a dry run nothing
+ * was written, so what the intake labelled is `planned`.
+ */
+export function recordIntake(report: RunReport, emitted: IntakeRecord): IntakeRecord {
+  const record: IntakeRecord =
+    report.dryRun && emitted.result === 'labelled' ? { ...emitted, result: 'planned' } : emitted;
   list(report.intake, record);
   const counts = report.intake.counts;
   if (record.result === 'error') counts.errors++;
@@ -160,6 +125,7 @@ export function recordIntake(report: RunReport, record: IntakeRecord): void {
     if (record.status === 'READY') counts.ready++;
     else counts.pendingInput++;
   }
+  return record;
 }
 
 /** A task's entry, made before the task begins: a task that never ran, or had nothing to do, is reported too. */
@@ -168,10 +134,19 @@ export function taskSummary(report: RunReport, task: string): TaskSummary {
   return report.tasks[task];
 }
 
-export function recordTask(report: RunReport, record: TaskRecord): void {
+/**
+ * Counts and lists a task record, and returns it as the report keeps it: in a dry run a document
+ * whose work SAP already has was not marked DONE, only found so.
+ */
+export function recordTask(report: RunReport, emitted: TaskRecord): TaskRecord {
+  const record: TaskRecord =
+    report.dryRun && emitted.result === 'DONE'
+      ? { ...emitted, result: 'PLANNED', message: 'already in SAP: would be marked DONE' }
+      : emitted;
   const summary = taskSummary(report, record.task);
   list(summary, record);
   summary.counts[record.result] = (summary.counts[record.result] ?? 0) + 1;
+  return record;
 }
 
 /** Every phase that did not finish gets what ended the run as its reason. */

@@ -1,17 +1,17 @@
 import type { RestCallConfig, RfcCallConfig } from '../../config/call-schema.js';
 import type { ErpSystemConfig } from '../../config/erp-schema.js';
 import type { TaskConfig } from '../../config/task-schema.js';
-import type { ErpPort } from '../erp/port.js';
+import type { ErpPort } from '../../ports/erp-port.js';
 import type { RestRequest } from '../erp/rest-client.js';
 import type { RfcRequest } from '../erp/rfc-client.js';
 import type { Logger } from '../../log.js';
-import type { RepositoryClient } from '../../repository/client.js';
+import type { RepositoryReader } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
-import type { RepositoryWriter } from '../../repository/writer.js';
-import type { ClaimedDocument, TaskRecord } from './record.js';
+import type { RepositoryWriter } from '../../ports/repository-writer.js';
+import type { ClaimedDocument, TaskRecord } from '../records.js';
 
 export interface TaskDeps {
-  client: RepositoryClient;
+  client: RepositoryReader;
   writer: RepositoryWriter;
   /** The ERP port for a system and transport, or undefined when erpHttp.yaml has no such connection. */
   erpFor: (system: string, transport: TaskConfig['function']) => ErpPort<RfcRequest> | ErpPort<RestRequest> | undefined;
@@ -19,7 +19,6 @@ export interface TaskDeps {
   system: (name: string) => ErpSystemConfig;
   log: Logger;
   runId: string;
-  dryRun: boolean;
   /** Fires when the run must stop: nothing more is claimed, calls under way get the grace period. */
   stop: AbortSignal;
   /** Documents claimed by this run and not settled yet, by uid: what a run cut short leaves claimed. */

@@ -1,6 +1,6 @@
 import type { TaskConfig } from '../../config/task-schema.js';
 import { nxqlList } from '../../nxql/literal.js';
-import type { RepositoryClient } from '../../repository/client.js';
+import type { RepositoryReader } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 
 /** Uuids per filter check: the query stays well inside the 8 KB a request line may take (Tomcat's maxHttpHeaderSize). */
@@ -18,7 +18,7 @@ const CHECKED_AT_ONCE = 100;
 export async function* labelledPages(
   task: TaskConfig,
   docs: readonly RepositoryDocument[],
-  client: RepositoryClient,
+  client: RepositoryReader,
   seen: ReadonlySet<string>,
   stop: AbortSignal,
 ): AsyncGenerator<RepositoryDocument[]> {
@@ -36,7 +36,7 @@ export async function* labelledPages(
 }
 
 async function matching(
-  client: RepositoryClient,
+  client: RepositoryReader,
   docs: RepositoryDocument[],
   filter: string,
 ): Promise<RepositoryDocument[]> {

@@ -2,7 +2,7 @@ import type { RestCallConfig, RfcCallConfig } from '../../config/call-schema.js'
 import { batches } from '../../config/call-schema.js';
 import type { TaskConfig } from '../../config/task-schema.js';
 import { AuthenticationError, NotSentError } from '../../../common/errors.js';
-import type { ErpPort } from '../erp/port.js';
+import type { ErpPort } from '../../ports/erp-port.js';
 import type { RestRequest } from '../erp/rest-client.js';
 import type { RfcRequest } from '../erp/rfc-client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
@@ -17,7 +17,7 @@ import { base, type TaskContext, type TaskDeps } from './context.js';
 import { labelledPages } from './labelled.js';
 import { taskQuery } from '../../status/query.js';
 import { taskReads } from './reads.js';
-import type { TaskRecord } from './record.js';
+import type { TaskRecord } from '../records.js';
 import { settle } from './settle.js';
 import { take } from './take.js';
 import { callFor } from './templates.js';

@@ -4,7 +4,8 @@ import type { CallOutcome } from './calls/execute.js';
 import { attemptsOf } from '../../status/facet.js';
 import { attemptFailed, done, released } from '../../status/transitions.js';
 import { base, operatorHint, safeToRepeat, type TaskContext } from './context.js';
-import { leftAlone, type TaskRecord } from './record.js';
+import type { TaskRecord } from '../records.js';
+import { leftAlone } from './record.js';
 
 /** What a document claimed and not settled is left as, for the record of a write that failed. */
 const STILL_CLAIMED = 'it stays IN_PROGRESS until its claim expires, then a later run takes it over';
@@ -35,13 +36,6 @@ async function outcomeRecord(ctx: TaskContext, doc: RepositoryDocument, outcome:
   if (outcome.error === undefined) {
     if (outcome.planned)
       return { ...record, result: 'PLANNED', reference: outcome.reference, planned: outcome.planned };
-    if (deps.dryRun)
-      return {
-        ...record,
-        result: 'PLANNED',
-        reference: outcome.reference,
-        message: 'already in SAP: would be marked DONE',
-      };
     await deps.writer.update(unclaimed, done(outcome.reference, outcome.message));
     deps.log.info('document processed', { ...record, reference: outcome.reference });
     return { ...record, result: 'DONE', reference: outcome.reference };

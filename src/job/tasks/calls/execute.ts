@@ -1,8 +1,9 @@
 import { batches, type LookupFound, type RestCallConfig, type RfcCallConfig } from '../../../config/call-schema.js';
 import { AuthenticationError, PermanentError, type Connect2ErpError } from '../../../../common/errors.js';
-import { isPlanned } from '../../erp/port.js';
+import { isPlanned } from '../../../ports/erp-port.js';
 import type { RepositoryDocument } from '../../../repository/document.js';
 import { dig, fill, mapValues, type DateFormat, type MappedValue } from '../mapping.js';
+import type { PlannedFor } from '../../records.js';
 
 /**
  * What one document's ERP work came to: done with SAP's reference, or the error that stopped it.
@@ -10,12 +11,6 @@ import { dig, fill, mapValues, type DateFormat, type MappedValue } from '../mapp
  */
 export type CallOutcome =
   { reference: string; message?: string; planned?: PlannedFor; error?: undefined } | { error: Connect2ErpError };
-
-/** The call a dry run would make for one document, with that document's values for it. */
-export interface PlannedFor {
-  call: string;
-  values: Record<string, string>;
-}
 
 export interface MappedDocument {
   doc: RepositoryDocument;

@@ -1,5 +1,5 @@
 import type { RfcCallConfig } from '../../../config/call-schema.js';
-import type { ErpPort } from '../../erp/port.js';
+import type { ErpPort } from '../../../ports/erp-port.js';
 import { RfcFault, type RfcRequest } from '../../erp/rfc-client.js';
 import { buildParameters, fill, type DateFormat } from '../mapping.js';
 import { foundIn, type CallAdapter } from './execute.js';

@@ -1,5 +1,5 @@
-/** What a transport sends: one function module call, or one HTTP request. */
-export interface Transport<R> {
+/** A connection to one SAP system (the SOAP-RFC or the Rest client): it sends one function module call, or one HTTP request. */
+export interface ErpConnection<R> {
   readonly system: { name: string };
   send(request: R): Promise<Record<string, unknown>>;
   /** The request as the dry-run report lists it. */
@@ -15,7 +15,7 @@ export interface ErpPort<R> {
   write(request: R): Promise<Record<string, unknown>>;
 }
 
-export function liveErp<R>(transport: Transport<R>): ErpPort<R> {
+export function liveErp<R>(transport: ErpConnection<R>): ErpPort<R> {
   return { read: (request) => transport.send(request), write: (request) => transport.send(request) };
 }
 
@@ -32,7 +32,7 @@ const PLANNED = Symbol('planned');
 export const isPlanned = (answer: unknown): boolean =>
   typeof answer === 'object' && answer !== null && PLANNED in answer;
 
-export function dryRunErp<R>(transport: Transport<R>, planned: PlannedCall[]): ErpPort<R> {
+export function dryRunErp<R>(transport: ErpConnection<R>, planned: PlannedCall[]): ErpPort<R> {
   return {
     read: (request) => transport.send(request),
     write: async (request) => {

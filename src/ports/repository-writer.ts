@@ -1,5 +1,5 @@
-import type { RepositoryClient } from './client.js';
-import type { RepositoryDocument } from './document.js';
+import type { RepositoryClient } from '../repository/client.js';
+import type { RepositoryDocument } from '../repository/document.js';
 
 /**
  * Every write the job makes to the repository. Dry-run swaps the implementation,
