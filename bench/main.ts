@@ -345,8 +345,6 @@ async function main(): Promise<void> {
   log(`written to ${values.out}`);
 }
 
-await main();
-
 /** The hand-written notes below NOTES_MARKER in the file a run replaces: what the figures mean and what was tried. */
 const NOTES_MARKER = '<!-- notes: kept as they are by npm run bench -->';
 
@@ -355,3 +353,5 @@ function keptNotes(file: string): string {
   const at = text.indexOf(NOTES_MARKER);
   return at < 0 ? '' : `\n${text.slice(at)}`;
 }
+
+await main();

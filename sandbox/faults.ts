@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** One injected failure: matched by method and a substring of the path, used `times` times. */
+/** One injected failure: matched by method (or any of several) and a substring of the path, used `times` times. */
 export interface FaultRule {
-  method?: string;
+  method?: string | string[];
   path?: string;
   /** ERP sandbox only: the function module called. */
   functionName?: string;
@@ -42,6 +42,11 @@ export class Faults {
 
   add(rule: FaultRule): void {
     this.rules.push({ ...rule, left: rule.times ?? 1, skipped: 0 });
+  }
+
+  /** Every rule gone: the server is well again. */
+  clear(): void {
+    this.rules = [];
   }
 
   /**
@@ -90,7 +95,7 @@ export class Faults {
     const rule = this.rules.find(
       (r) =>
         r.left > 0 &&
-        (r.method === undefined || r.method === req.method) &&
+        (r.method === undefined || [r.method].flat().includes(req.method as string)) &&
         (r.path === undefined || (req.url as string).includes(r.path)) &&
         (r.functionName === undefined || r.functionName === functionName),
     );
@@ -129,7 +134,7 @@ export class Faults {
 
   /**
    * The sandbox stands in for a server that answers in `latencyMs`, but its timers fire late
-   * and its own work comes on top: 6.3 ms for "5 ms" before this. So the wait is trimmed by a
+   * and its own work comes on top (BENCHMARKS.md, "ms per request in the sandbox"). So the wait is trimmed by a
    * running estimate of that excess, and answers leave on time on average.
    */
   private learn(answeredMs: number): void {

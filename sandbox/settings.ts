@@ -13,7 +13,7 @@ import type { Faults } from './faults.js';
  * connection, an answer lost after the work was done.
  */
 const rule = z.strictObject({
-  method: z.string().optional(),
+  method: z.union([z.string(), z.array(z.string()).min(1)]).optional(),
   path: z.string().optional(),
   functionName: z.string().optional(),
   times: z.number().int().positive().default(1),

@@ -1,122 +1,29 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { configLocation } from './config/location.js';
 import { ConfigError, errorMessage } from '../common/errors.js';
-import { EXIT, EXIT_MEANING } from './job/report/report.js';
+import { EXIT, EXIT_MEANING } from './exit-codes.js';
 import type { StopSignals } from './signals.js';
-import type { Command, OptionSpec, Values } from './commands/command.js';
+import type { Command, CommandContext, OptionSpec } from './commands/command.js';
+import { command as retry } from './commands/retry.js';
+import { command as run } from './commands/run.js';
+import { command as schedule } from './commands/schedule.js';
+import { command as status } from './commands/status.js';
+import { command as template } from './commands/template.js';
+import { command as validate } from './commands/validate.js';
 import { OPTIONAL_PART_COMMANDS } from './commands/optional-part.js';
 import { projectRoot } from '../common/project.js';
 
 const HELP: Record<string, OptionSpec> = { help: { type: 'boolean', short: 'h', text: 'print this help and exit' } };
-const LOCATION: Record<string, OptionSpec> = {
-  config: { type: 'string', value: 'DIR', text: 'configuration folder (default: $CONNECT2ERP_CONFIG or ./config)' },
-  jobs: {
-    type: 'string',
-    value: 'DIR',
-    text: 'task folder (default: $CONNECT2ERP_JOBS or the jobs folder beside the configuration)',
-  },
-};
-const CRONTAB: OptionSpec = {
-  type: 'string',
-  value: 'FILE',
-  text: 'schedules (default: $CONNECT2ERP_CRONTAB or the crontab file beside the configuration)',
-};
-const TASK: OptionSpec = { type: 'string', value: 'NAME', text: 'only this task' };
 
-const location = (values: Values) =>
-  configLocation({ config: values.config as string | undefined, jobs: values.jobs as string | undefined });
-
+/** The commands, in the order the usage lists them; each is a file of its own in commands/. */
 const COMMANDS: Record<string, Command> = {
-  validate: {
-    summary: 'check the configuration, the jobs and the crontab without contacting any server',
-    options: { ...LOCATION, crontab: CRONTAB },
-    async run({ values }) {
-      const { validateCommand } = await import('./commands/validate.js');
-      return validateCommand(location(values), values.crontab as string | undefined);
-    },
-  },
-  run: {
-    summary: 'label new documents and process the ready ones',
-    details:
-      'On SIGTERM, Ctrl-C or the end of --max-duration: nothing more is claimed, calls under way get\nthe grace period, the rest is released for the next run, the report is written, exit code 3.',
-    options: {
-      'dry-run': {
-        type: 'boolean',
-        text: 'read only: report what would be written to the repository and SAP, write nothing',
-      },
-      task: { ...TASK, text: 'only this task (the intake always runs)' },
-      report: { type: 'string', value: 'FILE', text: "write the JSON report, with every document's record, to FILE" },
-      'report-html': { type: 'string', value: 'FILE', text: 'write the HTML report to FILE' },
-      'max-duration': { type: 'string', value: 'D', text: 'stop claiming after D (90s, 25m, 1h), as on SIGTERM' },
-      grace: {
-        type: 'string',
-        value: 'D',
-        text: 'how long calls under way may finish once the run stops (default 20s)',
-      },
-      ...LOCATION,
-    },
-    windsDown: true,
-    async run({ values, signals }) {
-      const { runCommand } = await import('./commands/run.js');
-      return runCommand(
-        {
-          location: location(values),
-          dryRun: values['dry-run'] === true,
-          task: values.task as string | undefined,
-          report: values.report as string | undefined,
-          reportHtml: values['report-html'] as string | undefined,
-          maxDuration: values['max-duration'] as string | undefined,
-          grace: values.grace as string | undefined,
-        },
-        signals,
-      );
-    },
-  },
-  schedule: {
-    summary: "run the crontab's lines until SIGTERM (the scheduled container)",
-    options: { ...LOCATION, crontab: CRONTAB },
-    windsDown: true,
-    async run({ values, signals }) {
-      const { scheduleCommand } = await import('./commands/schedule.js');
-      return scheduleCommand(location(values), values.crontab as string | undefined, signals);
-    },
-  },
-  status: {
-    summary: 'documents per status per task, and the failures with their messages',
-    options: { task: TASK, ...LOCATION },
-    async run({ values }) {
-      const { statusCommand } = await import('./commands/operator.js');
-      return statusCommand(location(values), values.task as string | undefined);
-    },
-  },
-  retry: {
-    summary: 'put FAILED documents back to READY for the next run',
-    options: {
-      task: TASK,
-      doc: { type: 'string', value: 'UID', text: 'only this document' },
-      'dry-run': { type: 'boolean', text: 'list what would be put back, change nothing' },
-      ...LOCATION,
-    },
-    async run({ values }) {
-      const { retryCommand } = await import('./commands/operator.js');
-      return retryCommand(location(values), {
-        task: values.task as string | undefined,
-        uid: values.doc as string | undefined,
-        dryRun: values['dry-run'] === true,
-      });
-    },
-  },
-  template: {
-    args: 'link|barcode|workflow|workflow-to-agent RFC|Rest',
-    summary: 'print a built-in call as YAML, to adapt in a task file',
-    options: {},
-    async run({ positionals }) {
-      const { templateCommand } = await import('./commands/template.js');
-      return templateCommand(positionals[1], positionals[2]);
-    },
-  },
+  validate,
+  run,
+  schedule,
+  status,
+  retry,
+  template,
   ...OPTIONAL_PART_COMMANDS,
 };
 
@@ -224,5 +131,21 @@ async function dispatch(argv: string[], signals: StopSignals): Promise<number> {
     return refuse(`connect2erp ${name}: ${errorMessage(error)}`, commandUsage(name));
   }
   if (command.windsDown === undefined) signals.listen(() => process.exit(EXIT.interrupted));
-  return command.run({ values: parsed.values as Values, positionals: [name, ...parsed.positionals], signals });
+  const { strings, flags } = byType(command.options, parsed.values);
+  return command.run({ strings, flags, positionals: [name, ...parsed.positionals], signals });
+}
+
+/** The parsed options, strings and flags apart, as each option's declared type says. */
+function byType(
+  options: Record<string, OptionSpec>,
+  values: Record<string, unknown>,
+): Omit<CommandContext, 'positionals' | 'signals'> {
+  const strings: CommandContext['strings'] = {};
+  const flags: CommandContext['flags'] = {};
+  for (const [name, { type }] of Object.entries(options)) {
+    const value = values[name];
+    if (type === 'boolean') flags[name] = value === true;
+    else strings[name] = typeof value === 'string' ? value : undefined;
+  }
+  return { strings, flags };
 }

@@ -111,39 +111,26 @@ t.test('the deepest mapped path wins and $ references resolve or fail per docume
   t.equal(fixed.properties['erpStartWorkflow:erpBarcode'], '$LITERAL', '$$ writes a literal $');
 });
 
+/** The requests that write: REST PUT and POST, and every Automation operation (POST). */
+const WRITES = ['PUT', 'POST'];
+
 t.test('a run killed between any two steps is completed by the next run', async (t) => {
   // Count the write requests of one clean labelling (folder case), then kill a run after each of them.
   const probe = await sandboxEnv(t);
   await probe.upload('ERP/Invoices', 'probe.pdf');
   let writes = 0;
-  const original = probe.sandbox.store;
-  for (const method of ['create', 'update', 'addFacet', 'move'] as const) {
-    const fn = original[method].bind(original) as (...args: unknown[]) => unknown;
-    (original as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-      writes++;
-      return fn(...args);
-    };
-  }
+  probe.sandbox.faults.observe = (req) => void (WRITES.includes(req.method as string) && writes++);
   await probe.run();
   t.ok(writes >= 8, `a folder labelling takes ${writes} writes`);
 
   for (let crashAfter = 0; crashAfter < writes; crashAfter++) {
     const env = await sandboxEnv(t, { storage: { intakeClaimTimeoutMs: '100' } });
     const uid = await env.upload('ERP/Invoices', `crash-${crashAfter}.pdf`);
-    // Every request after the first `crashAfter` writes is dropped, as if the process died.
-    let done = 0;
-    const store = env.sandbox.store;
-    for (const method of ['create', 'update', 'addFacet', 'move'] as const) {
-      const fn = store[method].bind(store) as (...args: unknown[]) => unknown;
-      (store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-        if (done >= crashAfter) throw Object.assign(new Error('killed'), { status: 503 });
-        done++;
-        return fn(...args);
-      };
-    }
+    // Every write after the first `crashAfter` is refused, as if the process had died there.
+    env.sandbox.faults.add({ method: WRITES, skip: crashAfter, times: 1000, status: 503 });
     await env.run();
-    for (const method of ['create', 'update', 'addFacet', 'move'] as const)
-      delete (store as unknown as Record<string, unknown>)[method];
+    env.sandbox.faults.clear();
+    const store = env.sandbox.store;
     await sleep(150); // a claim the crashed run held expires
     const second = await env.run();
     t.equal(second.intake.counts.errors, 0, `after a crash at step ${crashAfter}: no error`);

@@ -3,6 +3,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sandboxEnv } from './helpers/env.js';
 import { cli } from './helpers/run-cli.js';
+import { PassThrough } from 'node:stream';
+import { errorMessage } from '../common/errors.js';
+import { createLogger, registerSecret } from '../src/log.js';
 
 /** The log of whole runs, as an administrator's log collector receives it. */
 
@@ -98,3 +101,38 @@ t.test(
     t.equal(new Set(lines.map((l) => l.runId)).size, 2, 'one run id per run');
   },
 );
+
+t.test('logging: readable on a terminal, JSON elsewhere, secrets masked', async (t) => {
+  const lines = (json: boolean, write: (log: ReturnType<typeof createLogger>) => void): string => {
+    const stream = new PassThrough();
+    let out = '';
+    stream.on('data', (d) => (out += d));
+    write(createLogger({ json, stream, level: 'info' }));
+    return out;
+  };
+  registerSecret('hunter2-secret');
+  const readable = lines(false, (log) =>
+    log.info('request sent', {
+      url: 'http://x/?p=hunter2-secret',
+      attempt: 2,
+      headers: { Authorization: 'Basic abc' },
+      ids: ['a'],
+    }),
+  );
+  t.match(
+    readable,
+    /^\S+ info request sent url=http:\/\/x\/\?p=\*\*\* attempt=2 headers=\{"Authorization":"\*\*\*"\} ids=\["a"\]\n$/,
+  );
+  t.match(
+    lines(false, (log) => log.info('bare')),
+    /^\S+ info bare\n$/,
+    'no fields, no trailing space',
+  );
+  const json = JSON.parse(lines(true, (log) => log.warn('w', { password: null, token: 'tok' })));
+  t.same(
+    [json.message, json.level, json.password, json.token],
+    ['w', 'warn', null, '***'],
+    'a null secret stays null; a set one is masked',
+  );
+  t.equal(errorMessage('plain'), 'plain', 'a thrown non-Error is shown as text');
+});

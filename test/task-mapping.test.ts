@@ -171,11 +171,11 @@ t.test(
   async (t) => {
     const base = { name: 't', function: 'RFC', schedule: '* * * * *' } as const;
     t.equal(
-      (callFor(taskSchema.parse({ ...base, useCase: 'link' })) as { function: string }).function,
+      (callFor(taskSchema.parse({ ...base, useCase: 'link' })).call as { function: string }).function,
       'ARCHIV_CONNECTION_INSERT',
     );
     t.equal(
-      (callFor(taskSchema.parse({ ...base, useCase: 'link', function: 'Rest' })) as { service: string }).service,
+      (callFor(taskSchema.parse({ ...base, useCase: 'link', function: 'Rest' })).call as { service: string }).service,
       '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV',
     );
     const { parse: parseYaml } = await import('yaml');

@@ -1,3 +1,4 @@
+import { configLocation, type ConfigLocation } from '../config/location.js';
 import type { StopSignals } from '../signals.js';
 
 export interface OptionSpec {
@@ -9,14 +10,16 @@ export interface OptionSpec {
   text: string;
 }
 
-export type Values = Record<string, string | boolean | undefined>;
-
 export interface CommandContext {
-  values: Values;
+  /** The string options given (or defaulted), by name; absent ones are undefined. */
+  strings: Record<string, string | undefined>;
+  /** The boolean options, by name: true when given. */
+  flags: Record<string, boolean>;
   positionals: string[];
   signals: StopSignals;
 }
 
+/** One command of the command line: its usage and what it does. Each lives in its own file here. */
 export interface Command {
   /** Positional arguments after the command's name, as the usage shows them. */
   args?: string;
@@ -31,3 +34,22 @@ export interface Command {
   windsDown?: true;
   run(context: CommandContext): Promise<number>;
 }
+
+export const LOCATION: Record<string, OptionSpec> = {
+  config: { type: 'string', value: 'DIR', text: 'configuration folder (default: $CONNECT2ERP_CONFIG or ./config)' },
+  jobs: {
+    type: 'string',
+    value: 'DIR',
+    text: 'task folder (default: $CONNECT2ERP_JOBS or the jobs folder beside the configuration)',
+  },
+};
+export const CRONTAB: OptionSpec = {
+  type: 'string',
+  value: 'FILE',
+  text: 'schedules (default: $CONNECT2ERP_CRONTAB or the crontab file beside the configuration)',
+};
+export const TASK: OptionSpec = { type: 'string', value: 'NAME', text: 'only this task' };
+
+/** The configuration and jobs folders the LOCATION options name. */
+export const location = (strings: CommandContext['strings']): Required<ConfigLocation> =>
+  configLocation({ config: strings.config, jobs: strings.jobs });

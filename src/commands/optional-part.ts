@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../../common/errors.js';
-import { EXIT } from '../job/report/report.js';
+import { EXIT } from '../exit-codes.js';
 import type { Command } from './command.js';
 
 type Print = (line: string) => void;
@@ -49,13 +49,13 @@ export const OPTIONAL_PART_COMMANDS: Record<string, Command> = {
       },
     },
     windsDown: true,
-    async run({ values, signals }) {
+    async run({ strings, signals }) {
       const part = await loadPart('sandbox');
       const options = {
-        port: Number(values['repo-port']),
-        erpPort: Number(values['erp-port']),
-        dataDir: values.data as string | undefined,
-        faultsFile: values.faults as string | undefined,
+        port: Number(strings['repo-port']),
+        erpPort: Number(strings['erp-port']),
+        dataDir: strings.data,
+        faultsFile: strings.faults,
       };
       await part.serve(options, print, new Promise((resolve) => signals.listen(resolve)));
       return EXIT.ok;
@@ -66,9 +66,9 @@ export const OPTIONAL_PART_COMMANDS: Record<string, Command> = {
     options: {
       data: { type: 'string', value: 'DIR', text: "keep the sandbox's state in DIR (default: a new temporary folder)" },
     },
-    async run({ values }) {
+    async run({ strings }) {
       const part = await loadPart('demo');
-      return part.demo({ dataDir: values.data as string | undefined }, print);
+      return part.demo({ dataDir: strings.data }, print);
     },
   },
 };

@@ -10,6 +10,7 @@ import type { RunReport } from '../job/report/report.js';
 import { renderReport } from '../job/report/table.js';
 import { runJob } from '../job/run.js';
 import type { StopSignals } from '../signals.js';
+import { LOCATION, location, TASK, type Command } from './command.js';
 
 export interface RunCommandOptions {
   location: Required<ConfigLocation>;
@@ -114,3 +115,35 @@ export async function runCommand(options: RunCommandOptions, signals: StopSignal
     clearTimeout(deadline);
   }
 }
+
+export const command: Command = {
+  summary: 'label new documents and process the ready ones',
+  details:
+    'On SIGTERM, Ctrl-C or the end of --max-duration: nothing more is claimed, calls under way get\nthe grace period, the rest is released for the next run, the report is written, exit code 3.',
+  options: {
+    'dry-run': {
+      type: 'boolean',
+      text: 'read only: report what would be written to the repository and SAP, write nothing',
+    },
+    task: { ...TASK, text: 'only this task (the intake always runs)' },
+    report: { type: 'string', value: 'FILE', text: "write the JSON report, with every document's record, to FILE" },
+    'report-html': { type: 'string', value: 'FILE', text: 'write the HTML report to FILE' },
+    'max-duration': { type: 'string', value: 'D', text: 'stop claiming after D (90s, 25m, 1h), as on SIGTERM' },
+    grace: { type: 'string', value: 'D', text: 'how long calls under way may finish once the run stops (default 20s)' },
+    ...LOCATION,
+  },
+  windsDown: true,
+  run: ({ strings, flags, signals }) =>
+    runCommand(
+      {
+        location: location(strings),
+        dryRun: flags['dry-run'],
+        task: strings.task,
+        report: strings.report,
+        reportHtml: strings['report-html'],
+        maxDuration: strings['max-duration'],
+        grace: strings.grace,
+      },
+      signals,
+    ),
+};

@@ -2,9 +2,10 @@ import { crontabLocation, loadCrontab } from '../config/crontab.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { commandLogger } from '../log.js';
-import { EXIT } from '../job/report/report.js';
+import { EXIT } from '../exit-codes.js';
 import { startScheduler } from '../job/schedule/scheduler.js';
 import type { StopSignals } from '../signals.js';
+import { CRONTAB, LOCATION, location, type Command } from './command.js';
 
 /**
  * `connect2erp schedule`: the scheduled container. Runs the crontab's lines until SIGTERM
@@ -27,3 +28,10 @@ export async function scheduleCommand(
   await scheduler.stop();
   return EXIT.interrupted;
 }
+
+export const command: Command = {
+  summary: "run the crontab's lines until SIGTERM (the scheduled container)",
+  options: { ...LOCATION, crontab: CRONTAB },
+  windsDown: true,
+  run: ({ strings, signals }) => scheduleCommand(location(strings), strings.crontab, signals),
+};

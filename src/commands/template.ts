@@ -1,5 +1,6 @@
-import { EXIT } from '../job/report/report.js';
+import { EXIT } from '../exit-codes.js';
 import { TEMPLATE_NAMES, templateYaml, type TemplateName } from '../job/tasks/templates.js';
+import type { Command } from './command.js';
 
 const isTemplate = (text: string | undefined): text is TemplateName => TEMPLATE_NAMES.includes(text as TemplateName);
 
@@ -19,3 +20,10 @@ export function templateCommand(name: string | undefined, transport: string | un
   process.stdout.write(yaml);
   return EXIT.ok;
 }
+
+export const command: Command = {
+  args: 'link|barcode|workflow|workflow-to-agent RFC|Rest',
+  summary: 'print a built-in call as YAML, to adapt in a task file',
+  options: {},
+  run: async ({ positionals }) => templateCommand(positionals[1], positionals[2]),
+};

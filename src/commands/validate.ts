@@ -3,8 +3,9 @@ import { crontabLocation, loadCrontab } from '../config/crontab.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { featureRegistry } from '../../common/nuxeo/schemas.js';
-import { EXIT } from '../job/report/report.js';
+import { EXIT } from '../exit-codes.js';
 import { callFor } from '../job/tasks/templates.js';
+import { CRONTAB, LOCATION, location, type Command } from './command.js';
 
 /**
  * `connect2erp validate`: everything `run` and `schedule` load before their first request — the
@@ -24,7 +25,7 @@ export function validateCommand(location: Required<ConfigLocation>, crontabOptio
     `configuration is valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s)${schedules}\n`,
   );
   for (const task of config.tasks) {
-    const call = callFor(task);
+    const { call } = callFor(task);
     if ('function' in call && call.function === 'ARCHIV_PROCESS_RFCINPUT') {
       process.stdout.write(
         `note: task ${task.name} calls ARCHIV_PROCESS_RFCINPUT, which takes no agent: SAP gives the work item to the agents its presetting names for the document type, and erpOTyp and erpObjId are not sent. For the document's own agent, declare SAP_WAPI_START_WORKFLOW (connect2erp template workflow-to-agent RFC).\n`,
@@ -33,3 +34,9 @@ export function validateCommand(location: Required<ConfigLocation>, crontabOptio
   }
   return EXIT.ok;
 }
+
+export const command: Command = {
+  summary: 'check the configuration, the jobs and the crontab without contacting any server',
+  options: { ...LOCATION, crontab: CRONTAB },
+  run: async ({ strings }) => validateCommand(location(strings), strings.crontab),
+};

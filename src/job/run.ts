@@ -10,8 +10,8 @@ import type { Logger } from '../log.js';
 import { featureRegistry } from '../../common/nuxeo/schemas.js';
 import { RepositoryClient } from '../repository/client.js';
 import { portsFor, type Ports } from '../ports/ports.js';
+import { EXIT } from '../exit-codes.js';
 import {
-  EXIT,
   finish,
   newReport,
   recordIntake,
@@ -21,10 +21,9 @@ import {
   type RunReport,
 } from './report/report.js';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import type { ErpPort } from '../ports/erp-port.js';
-import { RestClient, type RestRequest } from './erp/rest-client.js';
-import { RfcClient, type RfcRequest } from './erp/rfc-client.js';
-import type { TaskDeps } from './tasks/context.js';
+import { RestClient } from './erp/rest-client.js';
+import { RfcClient } from './erp/rfc-client.js';
+import type { ErpPorts, TaskDeps } from './tasks/context.js';
 import type { ClaimedDocument, IntakeRecord, TaskRecord } from './records.js';
 import { taskReads } from './tasks/reads.js';
 import { runTask } from './tasks/run-task.js';
@@ -50,13 +49,14 @@ export type DocumentSink = (phase: string, record: IntakeRecord | TaskRecord) =>
 
 /** One port per system and transport it has a connection for. */
 function erpPorts(systems: ErpSystemConfig[], port: Ports['erp'], log: Logger, stop: AbortSignal): TaskDeps['erpFor'] {
-  const ports = new Map<string, ErpPort<RfcRequest> | ErpPort<RestRequest>>();
+  const byTransport: { [T in keyof ErpPorts]: Map<string, ErpPorts[T]> } = { RFC: new Map(), Rest: new Map() };
   for (const system of systems) {
-    if (system.rfc) ports.set(`${system.name} RFC`, port(new RfcClient({ ...system, rfc: system.rfc }, log, stop)));
+    if (system.rfc) byTransport.RFC.set(system.name, port(new RfcClient({ ...system, rfc: system.rfc }, log, stop)));
     if (system.rest)
-      ports.set(`${system.name} Rest`, port(new RestClient({ ...system, rest: system.rest }, log, stop)));
+      byTransport.Rest.set(system.name, port(new RestClient({ ...system, rest: system.rest }, log, stop)));
   }
-  return (name, transport) => ports.get(`${name} ${transport}`);
+  return <T extends keyof ErpPorts>(name: string, transport: T): ErpPorts[T] | undefined =>
+    byTransport[transport].get(name);
 }
 
 /**
@@ -140,7 +140,7 @@ async function work(
   const sink = options.onDocument ?? (() => undefined);
   if (stop.aborted) return;
   const alsoReads = (useCase: UseCase): string[] =>
-    tasks.filter((task) => task.useCase === useCase).flatMap((task) => taskReads(task, callFor(task)));
+    tasks.filter((task) => task.useCase === useCase).flatMap((task) => taskReads(task, callFor(task).call));
   const intakeDeps = {
     client,
     writer,

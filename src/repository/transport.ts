@@ -59,8 +59,8 @@ class StatusError extends Error {
  * HTTP to the repository: one limit on requests in flight, time-outs, TLS as configured,
  * transient failures retried with back-off (or the server's Retry-After), every failure
  * typed where it is raised. undici rather than got: this is the job's hot path, one request
- * per document a few milliseconds apart, and got costs three times the CPU per request
- * (`npm run bench`, BENCHMARKS.md).
+ * per document a few milliseconds apart, and got costs several times its CPU per request
+ * (BENCHMARKS.md, "What was changed in the job").
  */
 export class RepositoryTransport {
   private readonly dispatcher: Dispatcher;
@@ -87,8 +87,8 @@ export class RepositoryTransport {
       connections: config.maxConcurrentRequests,
       // The time-out is undici's own pair, set once here: the answer must begin within `requestMs`
       // and never pause longer than that, so a large download is not cut off while it keeps coming.
-      // A deadline of our own, an AbortController and a timer per request, cost about 35 µs of CPU
-      // per request (BENCHMARKS.md).
+      // A deadline of our own, an AbortController and a timer per request, cost measurably more CPU
+      // (BENCHMARKS.md, "What was changed in the job").
       headersTimeout: config.timeouts.requestMs,
       bodyTimeout: config.timeouts.requestMs,
       connect: {

@@ -43,7 +43,7 @@ export interface Env {
 
 /** A sandbox over real HTTP, set up as the demo does, with a config folder pointing at it. */
 /**
- * `sandbox`: settings as `connect2erp sandbox --faults FILE` takes them (src/sandbox/settings.ts),
+ * `sandbox`: settings as `connect2erp sandbox --faults FILE` takes them (sandbox/settings.ts),
  * applied the same way.
  */
 export async function sandboxEnv(

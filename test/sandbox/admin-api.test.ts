@@ -174,6 +174,10 @@ t.test('document operations through Automation', async (t) => {
     400,
     'an empty number',
   );
+  // A value the operation cannot even parse ends in an exception nothing maps: Automation answers 500.
+  const unparsable = await op('Document.Update', { input: file.uid, params: { properties: 'dc:subjects=[not json' } });
+  t.equal(unparsable.statusCode, 500, 'a list property whose JSON text does not parse');
+  t.same(sandbox.store.get(file.uid)?.properties['dc:subjects'], ['a', 'b'], '…changes nothing');
   const untitled = await op('Document.Create', { input: WS, params: { type: 'Note' } });
   t.equal(untitled.body.path, `${WS}/Untitled`, 'no name: Untitled');
   const flagged = await op('Document.AddFacet', {

@@ -1,11 +1,9 @@
-import { EXIT, EXIT_MEANING, LISTED_MAX, phaseNote, taskDetail, type RunReport } from './report.js';
+import { EXIT, EXIT_MEANING } from '../../exit-codes.js';
+import { html, type Html } from './markup.js';
+import { LISTED_MAX, phaseNote, taskDetail, type RunReport } from './report.js';
 
 /** Rows listed per section; the JSON report has them all. */
 export const MAX_ROWS = 1000;
-
-const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-/** Every value on the page comes from documents or servers: all of it is escaped. */
-const esc = (value: unknown): string => String(value).replace(/[&<>"']/g, (c) => ENTITIES[c]);
 
 interface Row {
   phase: string;
@@ -16,29 +14,28 @@ interface Row {
 }
 
 /** Web UI's address of a document; the repository's base URL comes from storage.yaml. */
-function documentLink(report: RunReport, row: Row): string {
-  const label = esc(row.path);
-  if (report.repositoryUrl === undefined) return label;
-  return `<a href="${esc(`${report.repositoryUrl}/ui/#!/doc/${encodeURIComponent(row.uid)}`)}">${label}</a>`;
+function documentLink(report: RunReport, row: Row): Html {
+  if (report.repositoryUrl === undefined) return html`${row.path}`;
+  return html`<a href="${`${report.repositoryUrl}/ui/#!/doc/${encodeURIComponent(row.uid)}`}">${row.path}</a>`;
 }
 
-function table(headers: string[], rows: string[][]): string {
-  const head = headers.map((h) => `<th>${esc(h)}</th>`).join('');
-  const body = rows.map((cells) => `<tr>${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('\n');
-  return `<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
+function table(headers: string[], rows: Array<Array<Html | string>>): Html {
+  const head = headers.map((h) => html`<th>${h}</th>`);
+  const body = rows.map((cells) => html`<tr>${cells.map((c) => html`<td>${c}</td>`)}</tr>\n`);
+  return html`<table><thead><tr>${head}</tr></thead><tbody>\n${body}</tbody></table>`;
 }
 
-function documentSection(report: RunReport, title: string, rows: Row[]): string {
-  if (rows.length === 0) return '';
-  const shown = rows
-    .slice(0, MAX_ROWS)
-    .map((r) => [esc(r.phase), documentLink(report, r), esc(r.result), esc(r.reason)]);
+function documentSection(report: RunReport, title: string, rows: Row[]): Html {
+  if (rows.length === 0) return html``;
+  const shown = rows.slice(0, MAX_ROWS).map((r) => [r.phase, documentLink(report, r), r.result, r.reason]);
   const more =
-    rows.length > MAX_ROWS ? `<p>… and ${rows.length - MAX_ROWS} more: see the JSON report (--report).</p>` : '';
-  return `<h2>${esc(title)} (${rows.length})</h2>\n${table(['phase', 'document', 'result', 'reason'], shown)}\n${more}`;
+    rows.length > MAX_ROWS
+      ? html`<p>… and ${rows.length - MAX_ROWS} more: see the JSON report (--report).</p>`
+      : html``;
+  return html`<h2>${title} (${rows.length})</h2>\n${table(['phase', 'document', 'result', 'reason'], shown)}\n${more}`;
 }
 
-function totals(report: RunReport): string {
+function totals(report: RunReport): Html {
   const c = report.intake.counts;
   const intakeNote = phaseNote(report.intake);
   const rows: string[][] = [
@@ -56,12 +53,8 @@ function totals(report: RunReport): string {
     else if (counts.length === 0) rows.push([`task ${name}`, 'nothing to do', '0']);
     for (const [result, n] of counts) rows.push([`task ${name}`, result, String(n)]);
   }
-  return table(
-    ['phase', 'result', 'documents'],
-    rows.map((r) => r.map(esc)),
-  );
+  return table(['phase', 'result', 'documents'], rows);
 }
-
 /**
  * The failed documents, the waiting ones (for input, for a retry, or left claimed by a cut-short
  * run), and in a dry run the ones a task would process, with the call each would get.
@@ -102,7 +95,7 @@ function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldPro
   return { failed, waiting, wouldProcess };
 }
 
-const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+const STYLE = html`body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}.bad{color:#a00}.warn{color:#a60}.ok{color:#070}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dd{margin:0}`;
@@ -111,47 +104,47 @@ th{background:#f3f3f3}.bad{color:#a00}.warn{color:#a60}.ok{color:#070}dl{display
 export function renderHtml(report: RunReport): string {
   const meaning = EXIT_MEANING[report.exitCode];
   const status = report.exitCode === EXIT.ok ? 'ok' : report.exitCode === EXIT.interrupted ? 'warn' : 'bad';
-  const facts: Array<[string, string]> = [
-    ['run', esc(report.runId)],
+  const facts: Array<[string, Html | string | undefined]> = [
+    ['run', report.runId],
     ['mode', report.dryRun ? 'dry run: nothing was written' : 'live'],
-    ['started', esc(report.startedAt)],
-    ['finished', esc(report.finishedAt)],
-    ['exit code', `<span class="${status}">${report.exitCode} (${esc(meaning)})</span>`],
+    ['started', report.startedAt],
+    ['finished', report.finishedAt],
+    ['exit code', html`<span class="${status}">${report.exitCode} (${meaning})</span>`],
   ];
-  if (report.mappingFile) facts.push(['mapping file', esc(report.mappingFile.path)]);
+  if (report.mappingFile) facts.push(['mapping file', report.mappingFile.path]);
   if (report.interrupted) {
     const grace = report.interrupted.graceExpired
       ? 'the grace period ran out with work in flight'
       : 'in-flight work finished';
-    facts.push(['interrupted', esc(`${report.interrupted.reason}: ${grace}`)]);
+    facts.push(['interrupted', `${report.interrupted.reason}: ${grace}`]);
   }
   const unlisted = report.intake.unlisted + Object.values(report.tasks).reduce((sum, t) => sum + t.unlisted, 0);
   const notes = [
-    ...report.problems.map((p) => `<li class="bad">configuration problem: ${esc(p)}</li>`),
-    ...report.warnings.map((w) => `<li class="warn">warning: ${esc(w)}</li>`),
+    ...report.problems.map((p) => html`<li class="bad">configuration problem: ${p}</li>`),
+    ...report.warnings.map((w) => html`<li class="warn">warning: ${w}</li>`),
     ...(unlisted > 0
       ? [
-          `<li>the lists below come from the first ${LISTED_MAX} documents of each phase; ${unlisted} more are counted in the totals and listed in the JSON report (--report) and the log</li>`,
+          html`<li>the lists below come from the first ${LISTED_MAX} documents of each phase; ${unlisted} more are counted in the totals and listed in the JSON report (--report) and the log</li>`,
         ]
       : []),
   ];
   const { failed, waiting, wouldProcess } = attention(report);
   const planned =
     report.plannedCalls.length > 0
-      ? `<h2>ERP calls that would be made (${report.plannedCalls.length})</h2>\n${table(
+      ? html`<h2>ERP calls that would be made (${report.plannedCalls.length})</h2>\n${table(
           ['system', 'call', 'parameters'],
           report.plannedCalls
             .slice(0, MAX_ROWS)
-            .map((c) => [esc(c.system), esc(c.call), `<code>${esc(JSON.stringify(c.params))}</code>`]),
+            .map((c) => [c.system, c.call, html`<code>${JSON.stringify(c.params)}</code>`]),
         )}`
-      : '';
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>connect2erp run ${esc(report.runId)}</title>
+      : html``;
+  return html`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>connect2erp run ${report.runId}</title>
 <style>${STYLE}</style></head>
 <body>
 <h1>connect2erp run report</h1>
-<dl>${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl>
-${notes.length > 0 ? `<ul>${notes.join('')}</ul>` : ''}
+<dl>${facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
+${notes.length > 0 ? html`<ul>${notes}</ul>` : html``}
 <h2>Totals</h2>
 ${totals(report)}
 ${documentSection(report, 'Failed documents', failed)}
@@ -159,5 +152,5 @@ ${documentSection(report, 'Waiting documents', waiting)}
 ${documentSection(report, 'Documents the tasks would process', wouldProcess)}
 ${planned}
 </body></html>
-`;
+`.text;
 }

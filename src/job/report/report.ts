@@ -1,15 +1,6 @@
 import type { PlannedCall } from '../../ports/erp-port.js';
 import type { ClaimedDocument, IntakeRecord, TaskRecord } from '../records.js';
-
-export const EXIT = { ok: 0, documentsFailed: 1, configuration: 2, interrupted: 3 } as const;
-
-/** What each exit code means, for the usage text and the HTML report. */
-export const EXIT_MEANING: Record<number, string> = {
-  [EXIT.ok]: 'success',
-  [EXIT.documentsFailed]: 'some documents failed',
-  [EXIT.configuration]: 'configuration error',
-  [EXIT.interrupted]: 'interrupted',
-};
+import { EXIT } from '../../exit-codes.js';
 
 /**
  * How far a phase of the run got: through its whole backlog, cut short, or never begun. For the

@@ -10,11 +10,17 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import type { RepositoryWriter } from '../../ports/repository-writer.js';
 import type { ClaimedDocument, TaskRecord } from '../records.js';
 
+/** A system's port for each transport. */
+export interface ErpPorts {
+  RFC: ErpPort<RfcRequest>;
+  Rest: ErpPort<RestRequest>;
+}
+
 export interface TaskDeps {
   client: RepositoryReader;
   writer: RepositoryWriter;
   /** The ERP port for a system and transport, or undefined when erpHttp.yaml has no such connection. */
-  erpFor: (system: string, transport: TaskConfig['function']) => ErpPort<RfcRequest> | ErpPort<RestRequest> | undefined;
+  erpFor: <T extends keyof ErpPorts>(system: string, transport: T) => ErpPorts[T] | undefined;
   /** A system of erpHttp.yaml by name; asked only for systems documents were admitted for, which exist. */
   system: (name: string) => ErpSystemConfig;
   log: Logger;

@@ -46,18 +46,16 @@ async function whenAll<T>(promises: Array<Promise<T>>): Promise<T[]> {
  * untrusted certificate, stop the task: what was claimed is released, nothing more is claimed.
  */
 export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (record: TaskRecord) => void): Promise<void> {
-  const call = callFor(task);
-  const ctx: TaskContext = { task, call, deps, onRecord, now: deps.now ?? (() => new Date()) };
+  const taskCall = callFor(task);
+  const ctx: TaskContext = { task, call: taskCall.call, deps, onRecord, now: deps.now ?? (() => new Date()) };
+  // A document is admitted only for a system with a port for the task's transport (admit.ts), so each lookup finds one.
   const adapter = (system: string): CallAdapter => {
-    const erp = deps.erpFor(system, task.function);
-    // A document is admitted only for a system with the task's transport: an RFC task's system has `rfc`.
-    if (task.function === 'RFC')
-      return rfcCall(
-        call as RfcCallConfig,
-        erp as ErpPort<RfcRequest>,
-        (deps.system(system).rfc as { dateFormat: DateFormat }).dateFormat,
-      );
-    return restCall(call as RestCallConfig, erp as ErpPort<RestRequest>, (doc) => deps.client.downloadBlob(doc.uid));
+    if (taskCall.transport === 'RFC') {
+      const { dateFormat } = deps.system(system).rfc as { dateFormat: DateFormat };
+      return rfcCall(taskCall.call, deps.erpFor(system, 'RFC') as ErpPort<RfcRequest>, dateFormat);
+    }
+    const download = (doc: RepositoryDocument) => deps.client.downloadBlob(doc.uid);
+    return restCall(taskCall.call, deps.erpFor(system, 'Rest') as ErpPort<RestRequest>, download);
   };
   const refusal = new AbortController();
   const slots = callSlots(deps, AbortSignal.any([deps.stop, refusal.signal]));
@@ -68,7 +66,7 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
       taskQuery(task, ctx.now()),
       task.batchSize,
       deps.stop,
-      taskReads(task, call),
+      taskReads(task, taskCall.call),
     )) {
       for (const doc of page) seen.add(doc.uid);
       yield page;
@@ -79,7 +77,7 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
     const admitted = (await whenAll(page.map((doc) => admit(ctx, doc)))).filter(defined);
     await whenAll(
       bySystem(admitted).flatMap(([system, items]) =>
-        units(call, items).map((unit) => send(ctx, adapter(system), slots(system), unit, refusal)),
+        units(taskCall.call, items).map((unit) => send(ctx, adapter(system), slots(system), unit, refusal)),
       ),
     );
     // Refused credentials stop the task once the page's documents are settled or released.

@@ -164,6 +164,11 @@ export function templateYaml(name: TemplateName, transport: 'RFC' | 'Rest'): str
 }
 
 /** The call a task makes: its own declaration, or the template for its use case and transport (validation makes sure one exists). */
-export function callFor(task: TaskConfig): RfcCallConfig | RestCallConfig {
-  return task.function === 'RFC' ? (task.rfc ?? RFC_TEMPLATES[task.useCase]) : (task.rest ?? LINK_REST_TEMPLATE);
+/** A task's call with the transport that sends it: the transport says which kind of call it is. */
+export type TaskCall = { transport: 'RFC'; call: RfcCallConfig } | { transport: 'Rest'; call: RestCallConfig };
+
+export function callFor(task: TaskConfig): TaskCall {
+  return task.function === 'RFC'
+    ? { transport: 'RFC', call: task.rfc ?? RFC_TEMPLATES[task.useCase] }
+    : { transport: 'Rest', call: task.rest ?? LINK_REST_TEMPLATE };
 }

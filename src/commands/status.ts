@@ -1,0 +1,18 @@
+import type { ConfigLocation } from '../config/location.js';
+import { EXIT } from '../exit-codes.js';
+import { operatorSetUp } from '../operator/set-up.js';
+import { renderStatus, taskStatus } from '../operator/status.js';
+import { LOCATION, location, TASK, type Command } from './command.js';
+
+/** `connect2erp status`: documents per status per task, and the failures with their messages. */
+export async function statusCommand(location: Required<ConfigLocation>, task: string | undefined): Promise<number> {
+  const { client, tasks } = operatorSetUp(location, task);
+  process.stdout.write(`${renderStatus(await taskStatus(tasks, client))}\n`);
+  return EXIT.ok;
+}
+
+export const command: Command = {
+  summary: 'documents per status per task, and the failures with their messages',
+  options: { task: TASK, ...LOCATION },
+  run: ({ strings }) => statusCommand(location(strings), strings.task),
+};
