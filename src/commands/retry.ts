@@ -6,7 +6,7 @@ import { portsFor } from '../ports/ports.js';
 import { LOCATION, location, TASK, type Command } from './command.js';
 
 /** `connect2erp retry`: FAILED documents back to READY for the next run; with --dry-run, only the list. */
-export async function retryCommand(
+async function retryCommand(
   location: Required<ConfigLocation>,
   options: { task?: string; uid?: string; dryRun: boolean },
 ): Promise<number> {

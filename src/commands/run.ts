@@ -12,7 +12,7 @@ import { runJob } from '../job/run.js';
 import type { StopSignals } from '../signals.js';
 import { LOCATION, location, TASK, type Command } from './command.js';
 
-export interface RunCommandOptions {
+interface RunCommandOptions {
   location: Required<ConfigLocation>;
   dryRun: boolean;
   task?: string;
@@ -78,7 +78,7 @@ function writeReports(report: RunReport, file: ReportFile | undefined, options: 
  * the grace period, the report is written and the exit code is 3. A signal that came while the
  * program was still starting stops the run before its first request.
  */
-export async function runCommand(options: RunCommandOptions, signals: StopSignals): Promise<number> {
+async function runCommand(options: RunCommandOptions, signals: StopSignals): Promise<number> {
   const log = createLogger();
   const stop = new AbortController();
   // A second signal is not the default "terminate now" while the run winds down.

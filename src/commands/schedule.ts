@@ -12,7 +12,7 @@ import { CRONTAB, LOCATION, location, type Command } from './command.js';
  * or Ctrl-C, then passes the signal on to the runs under way, waits for them (each winds
  * down within its grace period) and exits 3.
  */
-export async function scheduleCommand(
+async function scheduleCommand(
   location: Required<ConfigLocation>,
   crontabOption: string | undefined,
   signals: StopSignals,

@@ -5,7 +5,7 @@ import { renderStatus, taskStatus } from '../operator/status.js';
 import { LOCATION, location, TASK, type Command } from './command.js';
 
 /** `connect2erp status`: documents per status per task, and the failures with their messages. */
-export async function statusCommand(location: Required<ConfigLocation>, task: string | undefined): Promise<number> {
+async function statusCommand(location: Required<ConfigLocation>, task: string | undefined): Promise<number> {
   const { client, tasks } = operatorSetUp(location, task);
   process.stdout.write(`${renderStatus(await taskStatus(tasks, client))}\n`);
   return EXIT.ok;

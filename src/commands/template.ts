@@ -5,7 +5,7 @@ import type { Command } from './command.js';
 const isTemplate = (text: string | undefined): text is TemplateName => TEMPLATE_NAMES.includes(text as TemplateName);
 
 /** `connect2erp template NAME RFC|Rest`: a built-in call as YAML, to adapt in a task file. */
-export function templateCommand(name: string | undefined, transport: string | undefined): number {
+function templateCommand(name: string | undefined, transport: string | undefined): number {
   if (!isTemplate(name) || (transport !== 'RFC' && transport !== 'Rest')) {
     process.stderr.write(`usage: connect2erp template ${TEMPLATE_NAMES.join('|')} RFC|Rest\n`);
     return EXIT.configuration;

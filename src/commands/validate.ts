@@ -12,7 +12,7 @@ import { CRONTAB, LOCATION, location, type Command } from './command.js';
  * configuration, the jobs, the facet declarations that ship with the program and the crontab — so
  * that a file a run would miss is found here, as a configuration error. Contacts no server.
  */
-export function validateCommand(location: Required<ConfigLocation>, crontabOption: string | undefined): number {
+function validateCommand(location: Required<ConfigLocation>, crontabOption: string | undefined): number {
   const config = loadConfig(location);
   featureRegistry();
   const crontab = crontabLocation(location.configDir, crontabOption);

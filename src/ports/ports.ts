@@ -8,7 +8,6 @@ import { dryRunWriter, liveWriter, type RepositoryWriter } from './repository-wr
  * reads go out either way.
  */
 export interface Ports {
-  readonly dryRun: boolean;
   readonly writer: RepositoryWriter;
   /** The port a connection's calls go through. */
   erp<R>(connection: ErpConnection<R>): ErpPort<R>;
@@ -19,7 +18,6 @@ export interface Ports {
 export function portsFor(dryRun: boolean, client: RepositoryClient): Ports {
   const plannedCalls: PlannedCall[] = [];
   return {
-    dryRun,
     writer: dryRun ? dryRunWriter() : liveWriter(client),
     erp: (connection) => (dryRun ? dryRunErp(connection, plannedCalls) : liveErp(connection)),
     plannedCalls,
