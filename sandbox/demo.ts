@@ -14,7 +14,8 @@ import { projectRoot } from '../common/project.js';
 const PROJECT = projectRoot(import.meta.dirname);
 const ADMIN = 'Administrator';
 export const CONFIG_TITLE = 'Connect to ERP Feature Configuration';
-const FOLDERS = ['admin', 'ERP', 'ERP/Barcode', 'ERP/Invoices', 'ERP/Workflow'];
+/** The mapped folders, the admin folder and the content server's storage folder (config/contentServer.yaml). */
+const FOLDERS = ['admin', 'ERP', 'ERP/Barcode', 'ERP/Invoices', 'ERP/Workflow', 'sap-archive', 'sap-archive/Z1'];
 const SAMPLES: Array<[string, string]> = [
   ['ERP/Invoices', 'invoice-4711.pdf'],
   ['ERP/Invoices', 'invoice-4712.pdf'],
@@ -146,6 +147,7 @@ export function writeDemoConfig(dir: string, baseUrl: string, erpUrl: string): s
   writeFileSync(join(configDir, 'storage.yaml'), storage);
   const erp = readFileSync(join(PROJECT, 'config', 'erpHttp.yaml'), 'utf8').replaceAll('http://127.0.0.1:8081', erpUrl);
   writeFileSync(join(configDir, 'erpHttp.yaml'), erp);
+  cpSync(join(PROJECT, 'config', 'contentServer.yaml'), join(configDir, 'contentServer.yaml'));
   cpSync(join(PROJECT, 'jobs'), join(dir, 'jobs'), { recursive: true });
   return configDir;
 }

@@ -1,18 +1,18 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, errorMessage } from '../common/errors.js';
 import { EXIT, EXIT_MEANING } from './exit-codes.js';
 import type { StopSignals } from './signals.js';
 import type { Command, CommandContext, OptionSpec } from './commands/command.js';
 import { command as retry } from './commands/retry.js';
+import { command as certs } from './commands/certs.js';
 import { command as run } from './commands/run.js';
 import { command as schedule } from './commands/schedule.js';
+import { command as serve } from './commands/serve.js';
 import { command as status } from './commands/status.js';
 import { command as template } from './commands/template.js';
 import { command as validate } from './commands/validate.js';
 import { OPTIONAL_PART_COMMANDS } from './commands/optional-part.js';
-import { projectRoot } from '../common/project.js';
+import { programVersion } from './version.js';
 
 const HELP: Record<string, OptionSpec> = { help: { type: 'boolean', short: 'h', text: 'print this help and exit' } };
 
@@ -23,6 +23,8 @@ const COMMANDS: Record<string, Command> = {
   schedule,
   status,
   retry,
+  serve,
+  certs,
   template,
   ...OPTIONAL_PART_COMMANDS,
 };
@@ -71,9 +73,6 @@ function programUsage(): string {
   ].join('\n');
 }
 
-const version = (): string =>
-  (JSON.parse(readFileSync(join(projectRoot(import.meta.dirname), 'package.json'), 'utf8')) as { version: string })
-    .version;
 
 /** A flag anywhere on the command line: a request for help is never also a request to act. */
 const asksFor = (argv: string[], ...flags: string[]): boolean => argv.some((arg) => flags.includes(arg));
@@ -107,7 +106,7 @@ async function dispatch(argv: string[], signals: StopSignals): Promise<number> {
   if (name === 'help')
     return argv[1] !== undefined && argv[1] in COMMANDS ? print(commandUsage(argv[1])) : print(programUsage());
   if (name === undefined || name.startsWith('-')) {
-    if (asksFor(argv, '--version')) return print(version());
+    if (asksFor(argv, '--version')) return print(programVersion());
     if (asksFor(argv, '--help', '-h')) return print(programUsage());
     return refuse(
       name === undefined ? 'connect2erp: no command given' : `connect2erp: unknown option ${name}`,
@@ -117,7 +116,7 @@ async function dispatch(argv: string[], signals: StopSignals): Promise<number> {
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (command === undefined) return refuse(`connect2erp: unknown command ${name}`, programUsage());
   if (asksFor(argv, '--help', '-h')) return print(commandUsage(name));
-  if (asksFor(argv, '--version')) return print(version());
+  if (asksFor(argv, '--version')) return print(programVersion());
   let parsed;
   try {
     const options: ParseArgsConfig['options'] = Object.fromEntries(

@@ -154,6 +154,9 @@ const remove: Operation = (ctx) => {
   return null;
 };
 
+/** Document.Trash (Nuxeo 10.2 and later): answers the trashed document. */
+const trash: Operation = (ctx) => eachDoc(ctx, (doc) => ctx.store.trash(ctx.actor, doc));
+
 const fetch: Operation = (ctx) => {
   const doc = target(ctx, required(ctx, 'value'));
   ctx.store.require(ctx.actor, doc, 'Read');
@@ -282,6 +285,7 @@ export const OPERATIONS: Record<string, Operation> = {
   'Document.Create': create,
   'Document.Update': update,
   'Document.Delete': remove,
+  'Document.Trash': trash,
   'Document.Fetch': fetch,
   'Repository.GetDocument': fetch,
   'Document.AddACE': setAce,

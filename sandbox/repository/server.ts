@@ -156,7 +156,7 @@ export class RepositorySandbox {
     if (path === '/authentication/token') return this.token(res, url, actor);
     if (path.startsWith('/nxfile/default/')) {
       const [uid, ...xpath] = path.slice('/nxfile/default/'.length).split('/');
-      return this.download(res, actor, this.byRef(uid), xpath.slice(0, -1).join('/'));
+      return this.download(req, res, actor, this.byRef(uid), xpath.slice(0, -1).join('/'));
     }
     if (!path.startsWith('/api/v1/')) throw new RepositoryError(404, path);
     const api = path.slice('/api/v1/'.length).replace(/^repo\/default\//, '');
@@ -274,21 +274,9 @@ export class RepositorySandbox {
       this.store.require(actor, doc, 'ReadSecurity');
       return sendJson(res, 200, renderAcls(this.store, doc));
     }
-    if (adapter.startsWith('@blob/')) return this.download(res, actor, doc, decodeURIComponent(adapter.slice(6)));
-    if (adapter === '@children') {
-      this.store.require(actor, doc, 'ReadChildren');
-      const children = [...this.store.childIds(doc.uid)]
-        .map((id) => this.store.get(id) as StoredDoc)
-        .filter((c) => this.store.can(actor, c, 'Browse'));
-      return sendJson(
-        res,
-        200,
-        renderPage(
-          children.map((c) => this.render(req, url, c)),
-          { total: children.length, pageSize: 0, pageIndex: 0, offset: 0, paginated: false },
-        ),
-      );
-    }
+    if (adapter.startsWith('@blob/'))
+      return this.download(req, res, actor, doc, decodeURIComponent(adapter.slice(6)));
+    if (adapter === '@children') return this.children(req, res, url, actor, doc);
     if (adapter !== '') throw new RepositoryError(404, adapter);
     switch (req.method) {
       case 'GET':
@@ -323,7 +311,39 @@ export class RepositorySandbox {
     }
   }
 
-  private download(res: ServerResponse, actor: Actor, doc: StoredDoc, xpath: string): void {
+  /**
+   * `@children`: page provider CURRENT_DOC_CHILDREN, a core query (not in the default
+   * `elasticsearch.override.pageproviders`), so it sees writes at once; trashed, hidden and
+   * version documents left out, ordered by dc:title; 50 per page unless asked, at most 1000.
+   */
+  private children(req: IncomingMessage, res: ServerResponse, url: URL, actor: Actor, doc: StoredDoc): void {
+    this.store.require(actor, doc, 'ReadChildren');
+    const children = [...this.store.childIds(doc.uid)]
+      .map((id) => this.store.get(id) as StoredDoc)
+      .filter((c) => !c.trashed && this.store.can(actor, c, 'Browse'))
+      .sort((a, b) => String(a.properties['dc:title'] ?? '').localeCompare(String(b.properties['dc:title'] ?? '')));
+    const requested = Number(url.searchParams.get('pageSize') ?? '50');
+    const pageSize = Math.min(requested > 0 ? requested : 50, this.options.maxPageSize ?? 1000);
+    const pageIndex = Number(url.searchParams.get('currentPageIndex') ?? '0');
+    const page = children.slice(pageIndex * pageSize, (pageIndex + 1) * pageSize);
+    return sendJson(
+      res,
+      200,
+      renderPage(
+        page.map((c) => this.render(req, url, c)),
+        {
+          total: children.length,
+          more: (pageIndex + 1) * pageSize < children.length,
+          pageSize,
+          pageIndex,
+          offset: pageIndex * pageSize,
+          paginated: true,
+        },
+      ),
+    );
+  }
+
+  private download(req: IncomingMessage, res: ServerResponse, actor: Actor, doc: StoredDoc, xpath: string): void {
     this.store.require(actor, doc, 'Read');
     const key = xpath === 'blobholder:0' || xpath === '' ? 'file:content' : xpath;
     const [prop, ...rest] = key.split('/');
@@ -335,14 +355,30 @@ export class RepositorySandbox {
       res.writeHead(404, { 'Content-Type': 'text/plain' });
       return void res.end('No blob found');
     }
-    const bytes = this.store.blobBytes(blob);
-    res.writeHead(200, {
+    const length = Number(blob.length);
+    const headers = {
       'Content-Type': blob['mime-type'],
-      'Content-Length': bytes.length,
       'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(blob.name)}`,
       ETag: `"${blob.digest}"`,
+      'Accept-Ranges': 'bytes',
+    };
+    const range = singleRange(req.headers.range, length);
+    if (range === undefined) {
+      res.writeHead(200, { ...headers, 'Content-Length': length });
+      return void this.store.blobStream(blob).pipe(res);
+    }
+    // DownloadHelper does not clamp the end to the blob: a range past it is answered with a
+    // Content-Length the body cannot fill, and the connection ends short.
+    res.writeHead(206, {
+      ...headers,
+      'Content-Length': range.to - range.from + 1,
+      'Content-Range': `bytes ${range.from}-${range.to}/${length}`,
     });
-    res.end(bytes);
+    const content = this.store.blobStream(blob, range.from, Math.min(range.to, length - 1));
+    content.on('end', () => {
+      if (range.to >= length) res.destroy();
+    });
+    content.pipe(res, { end: range.to < length });
   }
 
   private async search(req: IncomingMessage, res: ServerResponse, url: URL, actor: Actor, api: string): Promise<void> {
@@ -460,4 +496,17 @@ export class RepositorySandbox {
     }
     return this.render(req, url, result);
   }
+}
+
+/**
+ * DownloadHelper.parseRange: one `bytes=a-b`, `bytes=a-` or `bytes=-n` range; anything else —
+ * several ranges, a malformed one, a start past the end — is ignored and the whole blob sent
+ * with 200 (there is no 416).
+ */
+function singleRange(header: string | undefined, length: number): { from: number; to: number } | undefined {
+  const parts = header === undefined ? null : /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (parts === null || (parts[1] === '' && parts[2] === '')) return undefined;
+  const [from, to] =
+    parts[1] === '' ? [Math.max(0, length - Number(parts[2])), length - 1] : [Number(parts[1]), parts[2] === '' ? length - 1 : Number(parts[2])];
+  return from > to || from >= length ? undefined : { from, to };
 }

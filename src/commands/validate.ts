@@ -13,7 +13,7 @@ import { CRONTAB, LOCATION, location, type Command } from './command.js';
  * that a file a run would miss is found here, as a configuration error. Contacts no server.
  */
 function validateCommand(location: Required<ConfigLocation>, crontabOption: string | undefined): number {
-  const config = loadConfig(location);
+  const config = loadConfig(location, { contentServer: true });
   featureRegistry();
   const crontab = crontabLocation(location.configDir, crontabOption);
   // A deployment without the scheduled container may have no crontab; one that is named must exist.
@@ -21,8 +21,12 @@ function validateCommand(location: Required<ConfigLocation>, crontabOption: stri
     crontabOption !== undefined || existsSync(crontab)
       ? `, ${loadCrontab(crontab, config.tasks, location.jobsDir).length} schedule(s)`
       : ', no crontab';
+  const server =
+    config.contentServer === undefined
+      ? ', no content server'
+      : `, content server with ${config.contentServer.connections.length} connection(s)`;
   process.stdout.write(
-    `configuration is valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s)${schedules}\n`,
+    `configuration is valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s)${schedules}${server}\n`,
   );
   for (const task of config.tasks) {
     const { call } = callFor(task);

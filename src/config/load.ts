@@ -1,8 +1,9 @@
-import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../../common/errors.js';
+import { contentServerSchema, type ContentServerConfig } from './content-server-schema.js';
 import type { ConfigLocation } from './location.js';
 import { erpSchema, type ErpConfig } from './erp-schema.js';
 import { resolveReferences } from './secrets.js';
@@ -13,7 +14,12 @@ export interface Config {
   storage: StorageConfig;
   erp: ErpConfig;
   tasks: TaskConfig[];
+  /** `contentServer.yaml`, when the deployment has one (`connect2erp serve` needs it). */
+  contentServer?: ContentServerConfig;
 }
+
+/** The content server's file, beside storage.yaml. */
+export const CONTENT_SERVER_FILE = 'contentServer.yaml';
 
 /** A bad record key says only "Invalid key in record"; the reason is in its nested issue. */
 function issueMessage(issue: z.core.$ZodIssue): string {
@@ -114,6 +120,38 @@ function crossCheck(
   }
 }
 
+/** Every connection names an ERP system (spec §2.3: `source` matches a name of erpHttp.yaml); ids are unique. */
+function crossCheckContentServer(
+  file: string,
+  contentServer: ContentServerConfig,
+  erp: ErpConfig,
+  problems: ConfigProblem[],
+): void {
+  const systems = new Set(erp.systems.map((s) => s.name));
+  const names = new Set<string>();
+  contentServer.connections.forEach((connection, i) => {
+    if (!systems.has(connection.name))
+      problems.push({
+        file,
+        path: `connections.${i}.name`,
+        message: `"${connection.name}" is not an ERP system of erpHttp.yaml (documents carry it in erpHttpContent:source)`,
+      });
+    if (names.has(connection.name))
+      problems.push({ file, path: `connections.${i}.name`, message: 'connection names must be unique' });
+    names.add(connection.name);
+    const repositories = new Set<string>();
+    connection.contentRepositories.forEach((repository, j) => {
+      if (repositories.has(repository.contRep))
+        problems.push({
+          file,
+          path: `connections.${i}.contentRepositories.${j}.contRep`,
+          message: `content repository ${repository.contRep} is listed twice`,
+        });
+      repositories.add(repository.contRep);
+    });
+  });
+}
+
 /** The tasks a command works on: all, or the one named; an unknown name is a configuration error. */
 export function selectTasks(tasks: TaskConfig[], name: string | undefined, jobsDir: string): TaskConfig[] {
   const selected = tasks.filter((t) => name === undefined || t.name === name);
@@ -123,10 +161,11 @@ export function selectTasks(tasks: TaskConfig[], name: string | undefined, jobsD
 }
 
 /**
- * Load and validate `storage.yaml`, `erpHttp.yaml` and `jobs/*.yaml`. Contacts no server.
+ * Load and validate `storage.yaml`, `erpHttp.yaml`, `jobs/*.yaml` and, when asked for and
+ * present, `contentServer.yaml`. Contacts no server.
  * Throws one ConfigError listing every problem with its file and key path.
  */
-export function loadConfig(location: Required<ConfigLocation>): Config {
+export function loadConfig(location: Required<ConfigLocation>, parts: { contentServer?: boolean } = {}): Config {
   const problems: ConfigProblem[] = [];
   const storage = loadFile(join(location.configDir, 'storage.yaml'), storageSchema, problems);
   const erpPath = join(location.configDir, 'erpHttp.yaml');
@@ -136,7 +175,14 @@ export function loadConfig(location: Required<ConfigLocation>): Config {
     const task = loadFile(path, taskSchema, problems);
     if (task) tasks.push({ file: path, task });
   }
+  const contentServerPath = join(location.configDir, CONTENT_SERVER_FILE);
+  // Only the commands that use it read it: a run needs none of the content server's secrets.
+  const contentServer =
+    parts.contentServer === true && existsSync(contentServerPath)
+    ? loadFile(contentServerPath, contentServerSchema, problems)
+    : undefined;
   if (erp) crossCheck(erpPath, erp, tasks, problems);
+  if (erp && contentServer) crossCheckContentServer(contentServerPath, contentServer, erp, problems);
   if (problems.length > 0 || !storage || !erp) throw new ConfigError(problems);
-  return { storage, erp, tasks: tasks.map((t) => t.task) };
+  return { storage, erp, tasks: tasks.map((t) => t.task), contentServer };
 }

@@ -3,7 +3,20 @@ import type { StorageConfig } from '../config/storage-schema.js';
 import type { Logger } from '../log.js';
 import type { SchemaRegistry } from '../../common/nuxeo/schemas.js';
 import type { AclEntity, RepositoryDocument, SearchPage } from './document.js';
-import { RepositoryTransport } from './transport.js';
+import type { Readable } from 'node:stream';
+import { RepositoryTransport, type OpenAnswer } from './transport.js';
+
+/** A batch-upload reference: what a blob property is set to so that it takes the uploaded file. */
+export interface UploadReference {
+  'upload-batch': string;
+  'upload-fileId': string;
+}
+
+/** Bytes `from` to `to`, both included (HTTP's Range); `to` absent means to the end. */
+export interface ByteRange {
+  from: number;
+  to?: number;
+}
 
 /** A PUT was accepted but some properties did not stick (their facet is missing on the server). */
 export class PropertiesDroppedError extends DocumentError {
@@ -95,6 +108,35 @@ export class RepositoryClient {
     });
   }
 
+  /**
+   * A blob as it streams, or a byte range of it (Nuxeo's DownloadServiceImpl answers a single
+   * `Range` with 206); the caller reads or destroys the body.
+   */
+  async openBlob(uid: string, xpath = 'file:content', range?: ByteRange): Promise<OpenAnswer> {
+    return this.http.open({
+      what: `download ${xpath} of ${uid}`,
+      method: 'GET',
+      path: `id/${encodeURIComponent(uid)}/@blob/${xpath}`,
+      headers: range === undefined ? undefined : { range: `bytes=${range.from}-${range.to ?? ''}` },
+    });
+  }
+
+  /** The children of a folder, every page of them (`@children` reads the database, not the search index). */
+  async children(uid: string): Promise<RepositoryDocument[]> {
+    const documents: RepositoryDocument[] = [];
+    for (let pageIndex = 0; ; pageIndex++) {
+      const page = await this.http.json<SearchPage>({
+        what: `list the children of ${uid}`,
+        method: 'GET',
+        path: `id/${encodeURIComponent(uid)}/@children`,
+        query: { pageSize: this.config.pageSize, currentPageIndex: pageIndex },
+        headers: ALL_PROPERTIES,
+      });
+      documents.push(...page.entries);
+      if (!page.isNextPageAvailable || page.entries.length === 0) return documents;
+    }
+  }
+
   async downloadBlob(uid: string, xpath = 'file:content'): Promise<Buffer> {
     return this.http.download({
       what: `download ${xpath} of ${uid}`,
@@ -163,6 +205,69 @@ export class RepositoryClient {
       headers: ALL_PROPERTIES,
       once: true,
     });
+  }
+
+  /**
+   * Create a child with exactly this name (Automation's Document.Create; REST's POST cuts names
+   * to 24 characters). A sibling of the same name makes the repository add a suffix instead of
+   * failing: callers compare the name they get. Never retried.
+   */
+  async createNamed(parentUid: string, input: { type: string; name: string }): Promise<RepositoryDocument> {
+    return this.http.json({
+      what: `create ${input.name}`,
+      method: 'POST',
+      path: `id/${encodeURIComponent(parentUid)}/@op/Document.Create`,
+      json: { params: { type: input.type, name: input.name } },
+      headers: ALL_PROPERTIES,
+      once: true,
+    });
+  }
+
+  /** Stream a file into a new upload batch; the reference is what a blob property is set to. */
+  async upload(content: Readable, file: { name: string; mimeType: string }): Promise<UploadReference> {
+    const { batchId } = await this.http.json<{ batchId: string }>({
+      what: 'open an upload batch',
+      method: 'POST',
+      path: 'upload/',
+    });
+    await this.http.discard({
+      what: `upload ${file.name}`,
+      method: 'POST',
+      path: `upload/${encodeURIComponent(batchId)}/0`,
+      headers: {
+        'content-type': 'application/octet-stream',
+        'x-file-name': encodeURIComponent(file.name),
+        'x-file-type': file.mimeType,
+      },
+      stream: content,
+    });
+    return { 'upload-batch': batchId, 'upload-fileId': '0' };
+  }
+
+  /** Set properties without reading them back (a blob set from an upload comes back as the blob). */
+  async setProperties(uid: string, properties: Record<string, unknown>): Promise<void> {
+    await this.http.discard({
+      what: `update ${uid}`,
+      method: 'PUT',
+      path: `id/${encodeURIComponent(uid)}`,
+      json: { 'entity-type': 'document', uid, properties },
+      headers: { properties: this.schemasOf(Object.keys(properties)) },
+    });
+  }
+
+  /** Into the trash (Document.Trash, Nuxeo 10.2 and later): an administrator can restore it. */
+  async trash(uid: string): Promise<void> {
+    await this.http.discard({
+      what: `trash ${uid}`,
+      method: 'POST',
+      path: `id/${encodeURIComponent(uid)}/@op/Document.Trash`,
+      json: { params: {} },
+    });
+  }
+
+  /** Deleted for good, with its children. */
+  async remove(uid: string): Promise<void> {
+    await this.http.discard({ what: `delete ${uid}`, method: 'DELETE', path: `id/${encodeURIComponent(uid)}` });
   }
 
   async move(uid: string, targetUid: string): Promise<RepositoryDocument> {

@@ -8,6 +8,8 @@ export interface RepositoryDocument {
   changeToken: string | null;
   facets: string[];
   properties: Record<string, unknown>;
+  /** Nuxeo 10.2 and later: a document in the trash is still read by id. */
+  isTrashed?: boolean;
 }
 
 export interface SearchPage {

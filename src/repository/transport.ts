@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import { Agent, type Dispatcher } from 'undici';
@@ -26,12 +27,14 @@ const MAX_REDIRECTS = 5;
 export interface RepositoryRequest {
   /** What the request does, for messages and logs: `update <uid>`, `search`. */
   what: string;
-  method: 'GET' | 'PUT' | 'POST';
+  method: 'GET' | 'PUT' | 'POST' | 'DELETE';
   /** Below the API root (`id/<uid>`, `search/execute`), already encoded. */
   path: string;
   query?: Record<string, string | number>;
   headers?: Record<string, string>;
   json?: unknown;
+  /** A body streamed as it comes (an upload); such a request is sent once. */
+  stream?: Readable;
   /** Never sent twice: a lost answer to a create must not create a second document. */
   once?: boolean;
   /**
@@ -42,7 +45,14 @@ export interface RepositoryRequest {
   pageWide?: boolean;
 }
 
-type Read<T> = (body: Dispatcher.ResponseData['body']) => Promise<T>;
+type Read<T> = (response: Dispatcher.ResponseData) => Promise<T>;
+
+/** An answer whose body is read by the caller, as it comes. */
+export interface OpenAnswer {
+  statusCode: number;
+  headers: Dispatcher.ResponseData['headers'];
+  body: Dispatcher.ResponseData['body'];
+}
 
 /** Raised for an answer that came back with an error status; typed by it below. */
 class StatusError extends Error {
@@ -100,16 +110,25 @@ export class RepositoryTransport {
   }
 
   async json<T>(request: RepositoryRequest): Promise<T> {
-    return (await this.send(request, async (body) => body.json())) as T;
+    return (await this.send(request, async ({ body }) => body.json())) as T;
   }
 
   async download(request: RepositoryRequest): Promise<Buffer> {
-    return this.send(request, async (body) => Buffer.from(await body.arrayBuffer()), true);
+    return this.send(request, async ({ body }) => Buffer.from(await body.arrayBuffer()), true);
+  }
+
+  /**
+   * The answer as soon as it begins, its body left to the caller to stream (redirects followed,
+   * failures before the answer retried). Its place among the requests in flight is given back
+   * then: a slow reader of a large blob holds a connection, not the limit.
+   */
+  async open(request: RepositoryRequest): Promise<OpenAnswer> {
+    return this.send(request, async (response) => response, true);
   }
 
   /** For answers without content (void operations). */
   async discard(request: RepositoryRequest): Promise<void> {
-    await this.send(request, async (body) => body.dump());
+    await this.send(request, async ({ body }) => body.dump());
   }
 
   /** `follow`: redirects are followed (downloads only; the API answers in place). */
@@ -139,7 +158,7 @@ export class RepositoryTransport {
         ? ''
         : `?${new URLSearchParams(Object.entries(request.query).map(([k, v]): [string, string] => [k, String(v)]))}`;
     const headers: Record<string, string> = { ...this.headers, ...request.headers };
-    let body: string | undefined;
+    let body: string | Readable | undefined = request.stream;
     if (request.json !== undefined) {
       body = JSON.stringify(request.json);
       headers['content-type'] = 'application/json';
@@ -157,7 +176,7 @@ export class RepositoryTransport {
   private async exchange<T>(
     target: { origin: string; path: string },
     request: RepositoryRequest,
-    sent: { headers: Record<string, string>; body?: string },
+    sent: { headers: Record<string, string>; body?: string | Readable },
     read: Read<T>,
     follow: boolean,
     hops = 0,
@@ -182,7 +201,7 @@ export class RepositoryTransport {
         hops + 1,
       );
     }
-    if (response.statusCode < 300) return read(response.body);
+    if (response.statusCode < 300) return read(response);
     const text = await response.body.text();
     // Only set-cookie comes as a list.
     throw new StatusError(
@@ -194,7 +213,7 @@ export class RepositoryTransport {
 
   /** How long to wait before the next try, or undefined when there is none. */
   private retryDelay(request: RepositoryRequest, error: unknown, attempt: number): number | undefined {
-    if (request.once || attempt > this.config.retries || certificateRefused(error)) return undefined;
+    if (request.once || request.stream !== undefined || attempt > this.config.retries || certificateRefused(error)) return undefined;
     if (error instanceof StatusError) {
       if (!TRANSIENT_STATUS.has(error.status)) return undefined;
       const asked = retryAfterMs(error.retryAfter);

@@ -1,0 +1,69 @@
+import { ConfigError } from '../../common/errors.js';
+import { loadConfig } from '../config/load.js';
+import type { ConfigLocation } from '../config/location.js';
+import { CertificateStore, type CertificateStatus, type StoredCertificate } from '../content-server/certificates.js';
+import { EXIT } from '../exit-codes.js';
+import { commandLogger } from '../log.js';
+import { RepositoryClient } from '../repository/client.js';
+import { LOCATION, location, type Command } from './command.js';
+
+const ACTIONS: Record<string, CertificateStatus | undefined> = { list: undefined, approve: 'approved', revoke: 'revoked' };
+
+function render(certificates: StoredCertificate[]): string {
+  if (certificates.length === 0) return 'no certificate filed yet (SAP sends its own with putCert: OAC0, "Send certificate")';
+  return certificates
+    .map((c) =>
+      [
+        `${c.name}  ${c.status.toUpperCase()}`,
+        `  connection ${c.connection}, content repository ${c.contRep}, authId ${c.authId}`,
+        `  subject ${c.subject}`,
+        `  SHA-256 ${c.fingerprint}`,
+        `  valid until ${c.notAfter}, received ${c.receivedAt}`,
+      ].join('\n'),
+    )
+    .join('\n\n');
+}
+
+/** The certificate a name or a fingerprint (at least 8 characters of it) designates; exactly one. */
+function designated(certificates: StoredCertificate[], key: string | undefined, action: string): StoredCertificate {
+  const problem = (message: string): ConfigError => new ConfigError([{ file: 'command line', path: action, message }]);
+  if (key === undefined) throw problem('name the certificate: its name or its SHA-256 fingerprint (connect2erp certs list)');
+  const wanted = key.replace(/:/g, '').toUpperCase();
+  const found = certificates.filter(
+    (c) => c.name === key || (wanted.length >= 8 && c.fingerprint.startsWith(wanted)),
+  );
+  if (found.length === 0) throw problem(`no certificate named or with a fingerprint starting "${key}"`);
+  if (found.length > 1) throw problem(`"${key}" designates ${found.length} certificates; give more of the fingerprint`);
+  return found[0];
+}
+
+/**
+ * `connect2erp certs list|approve|revoke`: the administrator's side of putCert, with the
+ * repository account of storage.yaml (an administrator: the folder is under adminPath).
+ */
+async function certsCommand(location: Required<ConfigLocation>, action: string | undefined, key: string | undefined): Promise<number> {
+  if (action === undefined || !Object.hasOwn(ACTIONS, action))
+    throw new ConfigError([{ file: 'command line', path: 'certs', message: 'say list, approve NAME or revoke NAME' }]);
+  const config = loadConfig(location);
+  const log = commandLogger();
+  const store = new CertificateStore(new RepositoryClient(config.storage, log), config.storage.adminPath);
+  const certificates = await store.list();
+  const status = ACTIONS[action];
+  if (status === undefined) {
+    process.stdout.write(`${render(certificates)}\n`);
+    return EXIT.ok;
+  }
+  const certificate = designated(certificates, key, action);
+  const by = config.storage.auth.type === 'basic' ? config.storage.auth.username : 'token';
+  await store.setStatus(certificate, status, by);
+  log.warn(`certificate ${status}`, { name: certificate.name, authId: certificate.authId, fingerprint: certificate.fingerprint, by });
+  process.stdout.write(`${certificate.name} is ${status} (replicas of serve see it within certificateRefreshSeconds)\n`);
+  return EXIT.ok;
+}
+
+export const command: Command = {
+  args: 'list | approve NAME | revoke NAME',
+  summary: "list SAP's certificates, approve or revoke one (the content server's signatures)",
+  options: { ...LOCATION },
+  run: ({ positionals, strings }) => certsCommand(location(strings), positionals[1], positionals[2]),
+};

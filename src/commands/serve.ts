@@ -1,0 +1,51 @@
+import { join } from 'node:path';
+import { ConfigError } from '../../common/errors.js';
+import { CONTENT_SERVER_FILE, loadConfig } from '../config/load.js';
+import type { ConfigLocation } from '../config/location.js';
+import { ContentServer } from '../content-server/server.js';
+import { EXIT } from '../exit-codes.js';
+import { commandLogger } from '../log.js';
+import type { StopSignals } from '../signals.js';
+import { programVersion } from '../version.js';
+import { LOCATION, location, type Command } from './command.js';
+
+/**
+ * `connect2erp serve`: the ArchiveLink content server, until SIGTERM or Ctrl-C; then readiness
+ * answers 503, requests under way finish, and the process exits 0 (a server stopped as asked).
+ */
+async function serveCommand(
+  location: Required<ConfigLocation>,
+  port: string | undefined,
+  signals: StopSignals,
+): Promise<number> {
+  const config = loadConfig(location, { contentServer: true });
+  const file = join(location.configDir, CONTENT_SERVER_FILE);
+  if (config.contentServer === undefined)
+    throw new ConfigError([{ file, path: '', message: 'connect2erp serve needs this file (README, "Content server")' }]);
+  const server = config.contentServer;
+  if (port !== undefined && !/^\d{1,5}$/.test(port))
+    throw new ConfigError([{ file: 'command line', path: '--port', message: `"${port}" is not a port number` }]);
+  const listen = port === undefined ? server.listen : { ...server.listen, port: Number(port) };
+  const log = commandLogger();
+  const contentServer = new ContentServer(
+    { storage: config.storage, server: { ...server, listen }, version: programVersion() },
+    log,
+  );
+  await contentServer.start();
+  const signal = await new Promise<NodeJS.Signals>((resolve) => signals.listen(resolve));
+  log.info('content server stopping', { signal });
+  await contentServer.stop();
+  return EXIT.ok;
+}
+
+export const command: Command = {
+  summary: "answer SAP's ArchiveLink HTTP content server calls (contentServer.yaml)",
+  details:
+    'Serves <pathPrefix>/<connection>?<command>&… as OAC0 is set up, /healthz and /readyz. On SIGTERM or\nCtrl-C, readiness answers 503, requests under way finish, exit code 0.',
+  options: {
+    port: { type: 'string', value: 'PORT', text: "listen on PORT instead of contentServer.yaml's listen.port" },
+    ...LOCATION,
+  },
+  windsDown: true,
+  run: ({ strings, signals }) => serveCommand(location(strings), strings.port, signals),
+};

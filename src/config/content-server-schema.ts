@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { basicAuth } from './common-schema.js';
+
+/** An ArchiveLink content repository id (OAC0): two characters, letters and digits, upper case. */
+const contRep = z.string().regex(/^[A-Z0-9]{2}$/, 'must be a content repository id of two characters, e.g. "Z1"');
+
+/** Access modes a document may be protected for (SAP: r read, c create, u update, d delete). */
+const protection = z.string().regex(/^[rcud]*$/, 'must be letters among r, c, u and d');
+
+const contentRepository = z.strictObject({
+  contRep,
+  /** Folder where documents SAP stores (create, mCreate) land, one folder per content repository. */
+  storagePath: z.string().regex(/^\/\S*$/, 'must be an absolute repository path'),
+  /** What `delete` does to a document or component: put it in the trash (default) or delete it for good. */
+  onDelete: z.enum(['trash', 'remove']).default('trash'),
+});
+
+const connection = z.strictObject({
+  /**
+   * The last segment of the HTTP script entered in OAC0 (`/archivelink/S4H`), and the value
+   * documents carry in `erpHttpContent:source`: an ERP system of erpHttp.yaml.
+   */
+  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be letters, digits, "_", "." or "-" (a URL path segment)'),
+  /** The repository account this connection reads and writes with (not the job's). */
+  repositoryAuth: z.discriminatedUnion('type', [
+    basicAuth.extend({ type: z.literal('basic') }),
+    z.strictObject({ type: z.literal('token'), token: z.string().min(1) }),
+  ]),
+  contentRepositories: z.array(contentRepository).min(1),
+  /**
+   * `required` (default): every command but serverInfo and putCert carries a secKey signed by an
+   * approved certificate, unless the document was stored with an empty docProt. `off` accepts
+   * unsigned URLs; it is logged at every start.
+   */
+  signatures: z.enum(['required', 'off']).default('required'),
+  /** The protection of documents that have no docProt of their own (the job's documents). */
+  defaultProtection: protection.default('rcud'),
+});
+
+/** `config/contentServer.yaml`: `connect2erp serve`, SAP's ArchiveLink HTTP content server. */
+export const contentServerSchema = z.strictObject({
+  listen: z
+    .strictObject({
+      host: z.string().min(1).default('0.0.0.0'),
+      /** 0 takes any free port (tests). */
+      port: z.number().int().min(0).max(65_535).default(8090),
+    })
+    .prefault({}),
+  /** The path before the connection name: OAC0's HTTP script is `<pathPrefix>/<connection name>`. */
+  pathPrefix: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9_.-]+)*$/, 'must be empty or start with "/", e.g. /archivelink')
+    .default('/archivelink'),
+  /** Serve HTTPS with this key and certificate (PEM files); leave out when TLS ends at the ingress. */
+  tls: z.strictObject({ certFile: z.string().min(1), keyFile: z.string().min(1) }).optional(),
+  /** How far SAP's clock may be ahead of this server's when an URL's `expiration` is checked. */
+  clockSkewSeconds: z.number().int().min(0).max(3_600).default(300),
+  /** How long a list of approved certificates read from the repository is used before it is read again. */
+  certificateRefreshSeconds: z.number().int().min(0).max(3_600).default(30),
+  /** The largest certificate `putCert` accepts. */
+  maxCertificateBytes: z.number().int().min(1_024).default(65_536),
+  /**
+   * The largest component of a multipart request (create POST, mCreate, update POST): each part is
+   * held in memory while it is stored. A PUT streams its one component whatever its size.
+   */
+  maxPartBytes: z.number().int().min(1_024).default(268_435_456),
+  connections: z.array(connection).min(1),
+});
+
+export type ContentServerConfig = z.infer<typeof contentServerSchema>;
+export type ContentServerConnection = ContentServerConfig['connections'][number];
+export type ContentRepositoryConfig = ContentServerConnection['contentRepositories'][number];

@@ -1,0 +1,193 @@
+import { Readable } from 'node:stream';
+import { NotFoundError } from '../../common/errors.js';
+import type { ContentRepositoryConfig, ContentServerConnection } from '../config/content-server-schema.js';
+import type { Logger } from '../log.js';
+import type { ByteRange, RepositoryClient } from '../repository/client.js';
+import { propertyValue, type RepositoryDocument } from '../repository/document.js';
+import { cutRange } from './byte-slice.js';
+import { ArchiveLinkError, DEFAULT_COMPONENTS, STATUS } from './protocol.js';
+
+export const HTTP_CONTENT_FACET = 'fct_erp_http_content';
+export const SAP_DOCUMENT_FACET = 'fct_erp_sap_document';
+
+/** One component: a blob of a repository document. */
+export interface Component {
+  compId: string;
+  /** The repository document holding the blob. */
+  uid: string;
+  mimeType: string;
+  /** Bytes. */
+  length: number;
+  created: Date;
+  modified: Date;
+}
+
+/** An ArchiveLink document, as the repository holds it. */
+export interface ArchiveDocument {
+  docId: string;
+  contRep: string;
+  /** The repository document that is the ArchiveLink document: a file (the job's) or a folder (SAP's). */
+  doc: RepositoryDocument;
+  /** The protection SAP gave it at create time; the connection's default for the job's documents. */
+  docProt: string;
+  created: Date;
+  modified: Date;
+  /** Stored by SAP through this server (a folder whose children are the components). */
+  fromSap: boolean;
+}
+
+/** A Nuxeo document id: the job's documents carry it as their docId. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** What this server accepts as the docId of a document SAP stores: its name in the storage folder. */
+export const SAP_DOC_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+
+const dateOf = (doc: RepositoryDocument, key: string): Date => {
+  const value = doc.properties[key];
+  const date = typeof value === 'string' ? new Date(value) : new Date(0);
+  return Number.isNaN(date.getTime()) ? new Date(0) : date;
+};
+
+const text = (doc: RepositoryDocument, key: string): string => {
+  const value = propertyValue(doc, key);
+  return typeof value === 'string' ? value : '';
+};
+
+function componentOf(doc: RepositoryDocument, compId: string): Component {
+  const blob = (doc.properties['file:content'] ?? null) as { 'mime-type'?: string; length?: number | string } | null;
+  return {
+    compId,
+    uid: doc.uid,
+    mimeType: blob?.['mime-type'] ?? 'application/octet-stream',
+    length: Number(blob?.length ?? 0),
+    created: dateOf(doc, 'dc:created'),
+    modified: dateOf(doc, 'dc:modified'),
+  };
+}
+
+/**
+ * The ArchiveLink documents of one connection, over the repository with the connection's account.
+ * Lookups read by id or by path — never by a search, whose index lags writes on a production
+ * Nuxeo — and then check that the document carries the facet with this content repository and
+ * this connection as `source`; anything else is "not found" to SAP (and logged with the reason).
+ */
+export class ArchiveDocuments {
+  constructor(
+    private readonly client: RepositoryClient,
+    private readonly connection: ContentServerConnection,
+    private readonly log: Logger,
+  ) {}
+
+  /** The content repository's settings; 404 for one this connection does not serve. */
+  repository(contRep: string | undefined): ContentRepositoryConfig {
+    const found = this.connection.contentRepositories.find((r) => r.contRep === contRep);
+    if (found === undefined)
+      throw new ArchiveLinkError(STATUS.notFound, `content repository ${String(contRep)} is not served here`);
+    return found;
+  }
+
+  /** The document, complete; undefined when there is none SAP may see. */
+  async find(contRep: string, docId: string): Promise<ArchiveDocument | undefined> {
+    const found = await this.lookup(contRep, docId);
+    return found?.complete === false ? undefined : found?.document;
+  }
+
+  /**
+   * The document and whether all its components arrived (a create that crashed half-way leaves
+   * an incomplete one, which only a new create of the same docId sees, to clear it away).
+   */
+  async lookup(contRep: string, docId: string): Promise<{ document: ArchiveDocument; complete: boolean } | undefined> {
+    const repository = this.repository(contRep);
+    if (UUID.test(docId)) {
+      const doc = await this.read(() => this.client.getById(docId));
+      if (doc !== undefined) return this.accept(doc, contRep, docId);
+    }
+    if (!SAP_DOC_ID.test(docId)) return undefined;
+    const doc = await this.read(() => this.client.getByPath(`${repository.storagePath}/${docId}`));
+    return doc === undefined ? undefined : this.accept(doc, contRep, docId);
+  }
+
+  async get(contRep: string, docId: string | undefined): Promise<ArchiveDocument> {
+    if (docId === undefined || docId === '') throw new ArchiveLinkError(STATUS.badRequest, 'docId is missing');
+    const document = await this.find(contRep, docId);
+    if (document === undefined) throw new ArchiveLinkError(STATUS.notFound, `document ${docId} not found`);
+    return document;
+  }
+
+  /** Its components: the file's own blob, or a folder's children that carry a compId. */
+  async components(document: ArchiveDocument): Promise<Component[]> {
+    const { doc } = document;
+    if (!document.fromSap) return [componentOf(doc, text(doc, 'erpHttpContent:compId') || 'data')];
+    const children = await this.client.children(doc.uid);
+    return children
+      .filter((child) => !child.isTrashed && child.facets.includes(HTTP_CONTENT_FACET))
+      .map((child) => componentOf(child, text(child, 'erpHttpContent:compId')))
+      .filter((component) => component.compId !== '');
+  }
+
+  /** The component named, or the default one (`data`, else `data1`) when none is; 404 otherwise. */
+  async component(document: ArchiveDocument, compId: string | undefined): Promise<Component> {
+    const components = await this.components(document);
+    const wanted = compId === undefined || compId === '' ? DEFAULT_COMPONENTS : [compId];
+    for (const name of wanted) {
+      const found = components.find((c) => c.compId === name);
+      if (found !== undefined) return found;
+    }
+    throw new ArchiveLinkError(
+      STATUS.notFound,
+      `component ${compId || 'data'} of document ${document.docId} not found`,
+    );
+  }
+
+  /**
+   * A component's bytes as they stream from the repository; a range is asked of the repository,
+   * not cut out of a full download.
+   */
+  async open(component: Component, range?: ByteRange): Promise<{ body: Readable; length: number }> {
+    if (component.length === 0) return { body: Readable.from([]), length: 0 };
+    const answer = await this.client.openBlob(component.uid, 'file:content', range);
+    if (range === undefined || answer.statusCode === 206)
+      return { body: answer.body, length: Number(answer.headers['content-length'] ?? component.length) };
+    const to = range.to ?? component.length - 1;
+    return { body: cutRange(answer.body, range), length: to - range.from + 1 };
+  }
+
+  private async read(get: () => Promise<RepositoryDocument>): Promise<RepositoryDocument | undefined> {
+    try {
+      return await get();
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  private accept(
+    doc: RepositoryDocument,
+    contRep: string,
+    docId: string,
+  ): { document: ArchiveDocument; complete: boolean } | undefined {
+    const refuse = (reason: string): undefined => {
+      this.log.info('document refused', { docId, contRep, uid: doc.uid, reason });
+      return undefined;
+    };
+    if (doc.isTrashed === true) return refuse('in the trash');
+    if (!doc.facets.includes(HTTP_CONTENT_FACET)) return refuse(`without ${HTTP_CONTENT_FACET}`);
+    if (text(doc, 'erpHttpContent:docId') !== docId) return refuse('its erpHttpContent:docId is another');
+    if (text(doc, 'erpHttpContent:archiveId') !== contRep) return refuse('its erpHttpContent:archiveId is another');
+    if (text(doc, 'erpHttpContent:source') !== this.connection.name)
+      return refuse('its erpHttpContent:source is another connection');
+    const fromSap = doc.facets.includes(SAP_DOCUMENT_FACET);
+    const docProt = fromSap ? text(doc, 'erpSapDocument:docProt') : this.connection.defaultProtection;
+    return {
+      document: {
+        docId,
+        contRep,
+        doc,
+        docProt,
+        created: dateOf(doc, 'dc:created'),
+        modified: dateOf(doc, 'dc:modified'),
+        fromSap,
+      },
+      complete: !fromSap || doc.properties['erpSapDocument:complete'] === true,
+    };
+  }
+}

@@ -1,0 +1,28 @@
+import { Transform, type Readable } from 'node:stream';
+import type { ByteRange } from '../repository/client.js';
+
+/**
+ * The bytes `from` to `to` of a whole stream, passed through as they come. For a repository that
+ * answered a range request with the whole blob (Nuxeo does, with 200, for a range it does not
+ * take, and a blob store behind it may too): the rest is never buffered.
+ */
+export function cutRange(whole: Readable, range: ByteRange): Readable {
+  let position = 0;
+  const end = range.to === undefined ? Infinity : range.to + 1;
+  const cut = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const start = position;
+      position += chunk.length;
+      const piece = chunk.subarray(Math.max(0, range.from - start), Math.max(0, Math.min(chunk.length, end - start)));
+      if (piece.length > 0) this.push(piece);
+      if (position >= end) {
+        this.push(null);
+        whole.unpipe(cut);
+        whole.destroy();
+      }
+      done();
+    },
+  });
+  whole.on('error', (error) => cut.destroy(error));
+  return whole.pipe(cut);
+}

@@ -1,0 +1,149 @@
+import { X509Certificate } from 'node:crypto';
+import * as pkijs from 'pkijs';
+import { NotFoundError } from '../../common/errors.js';
+import type { RepositoryClient } from '../repository/client.js';
+import type { RepositoryDocument } from '../repository/document.js';
+import type { CertificateFile } from './certificate-file.js';
+import type { TrustedCertificate } from './signature.js';
+
+export const CERTIFICATE_FACET = 'fct_erp_certificate';
+/** The folder below `adminPath` that holds SAP's certificates: administrators only, like the mapping file. */
+export const CERTIFICATES_FOLDER = 'sap-certificates';
+
+export const CERTIFICATE_STATUSES = ['pending', 'approved', 'revoked'] as const;
+export type CertificateStatus = (typeof CERTIFICATE_STATUSES)[number];
+
+export interface StoredCertificate {
+  uid: string;
+  /** The document's name: `<contRep>-<first 16 characters of the fingerprint>`. */
+  name: string;
+  connection: string;
+  contRep: string;
+  authId: string;
+  status: CertificateStatus;
+  subject: string;
+  fingerprint: string;
+  notAfter: string;
+  receivedAt: string;
+  pem: string;
+}
+
+const P = 'erpCertificate:';
+
+function stored(doc: RepositoryDocument): StoredCertificate | undefined {
+  if (!doc.facets.includes(CERTIFICATE_FACET)) return undefined;
+  const text = (key: string): string => String(doc.properties[`${P}${key}`] ?? '');
+  const status = text('status');
+  return {
+    uid: doc.uid,
+    name: doc.path.slice(doc.path.lastIndexOf('/') + 1),
+    connection: text('connection'),
+    contRep: text('contRep'),
+    authId: text('authId'),
+    status: (CERTIFICATE_STATUSES as readonly string[]).includes(status) ? (status as CertificateStatus) : 'pending',
+    subject: text('subject'),
+    fingerprint: text('fingerprint'),
+    notAfter: text('notAfter'),
+    receivedAt: text('receivedAt'),
+    pem: String(doc.properties['note:note'] ?? ''),
+  };
+}
+
+/** An approved certificate made ready for signature checks; one that no longer parses signs nothing. */
+export function trusted(certificate: StoredCertificate): TrustedCertificate | undefined {
+  try {
+    const x509 = new X509Certificate(certificate.pem);
+    return { parsed: pkijs.Certificate.fromBER(x509.raw), publicKey: x509.publicKey, fingerprint: certificate.fingerprint };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * SAP's certificates, kept in the repository under `adminPath` so that every replica of the
+ * content server and the administrator's `connect2erp certs` see the same list. putCert files a
+ * certificate as pending; only an administrator's approval makes it sign anything.
+ */
+export class CertificateStore {
+  readonly folderPath: string;
+
+  constructor(
+    private readonly client: RepositoryClient,
+    adminPath: string,
+  ) {
+    this.folderPath = `${adminPath.replace(/\/$/, '')}/${CERTIFICATES_FOLDER}`;
+  }
+
+  /** Every certificate filed; none while the folder does not exist yet. */
+  async list(): Promise<StoredCertificate[]> {
+    const folder = await this.folder(false);
+    if (folder === undefined) return [];
+    const children = await this.client.children(folder.uid);
+    return children.flatMap((doc) => stored(doc) ?? []);
+  }
+
+  /**
+   * File a certificate as pending. One already filed keeps its status (a putCert, which nobody
+   * signs, never undoes an approval or a revocation). Answers whether it was new.
+   */
+  async receive(
+    origin: { connection: string; contRep: string; authId: string },
+    file: CertificateFile,
+  ): Promise<'filed' | 'known'> {
+    const folder = (await this.folder(true)) as RepositoryDocument;
+    const name = `${origin.contRep}-${file.fingerprint.slice(0, 16)}`;
+    let doc = await this.find(`${this.folderPath}/${name}`);
+    if (doc?.facets.includes(CERTIFICATE_FACET)) return 'known';
+    if (doc === undefined) {
+      doc = await this.client.createNamed(folder.uid, { type: 'Note', name });
+      // Another replica filed the same certificate at the same moment: its document stands.
+      if (!doc.path.endsWith(`/${name}`)) {
+        await this.client.remove(doc.uid);
+        return 'known';
+      }
+    }
+    await this.client.addFacet([doc.uid], CERTIFICATE_FACET);
+    await this.client.setProperties(doc.uid, {
+      'dc:title': file.subject,
+      'note:note': file.pem,
+      'note:mime_type': 'text/plain',
+      [`${P}connection`]: origin.connection,
+      [`${P}contRep`]: origin.contRep,
+      [`${P}authId`]: origin.authId,
+      [`${P}status`]: 'pending',
+      [`${P}subject`]: file.subject,
+      [`${P}fingerprint`]: file.fingerprint,
+      [`${P}notAfter`]: file.notAfter,
+      [`${P}receivedAt`]: new Date().toISOString(),
+    });
+    return 'filed';
+  }
+
+  async setStatus(certificate: StoredCertificate, status: CertificateStatus, by: string): Promise<void> {
+    await this.client.setProperties(certificate.uid, {
+      [`${P}status`]: status,
+      [`${P}decidedBy`]: by,
+      [`${P}decidedAt`]: new Date().toISOString(),
+    });
+  }
+
+  private async find(path: string): Promise<RepositoryDocument | undefined> {
+    try {
+      return await this.client.getByPath(path);
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  private async folder(create: boolean): Promise<RepositoryDocument | undefined> {
+    const existing = await this.find(this.folderPath);
+    if (existing !== undefined || !create) return existing;
+    const parentPath = this.folderPath.slice(0, this.folderPath.lastIndexOf('/'));
+    const parent = await this.client.getByPath(parentPath);
+    const created = await this.client.createNamed(parent.uid, { type: 'Folder', name: CERTIFICATES_FOLDER });
+    if (created.path === this.folderPath) return created;
+    await this.client.remove(created.uid);
+    return this.client.getByPath(this.folderPath);
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * SAP Content Server HTTP interface 4.5: its commands, the access mode each needs and the
+ * parameters each signs (../shared/reference/sap-interfaces.md §3, "Commands" and "Security").
+ */
+
+export type AccessMode = 'r' | 'c' | 'u' | 'd';
+
+export type CommandName =
+  | 'serverInfo'
+  | 'putCert'
+  | 'info'
+  | 'get'
+  | 'docGet'
+  | 'search'
+  | 'attrSearch'
+  | 'create'
+  | 'mCreate'
+  | 'append'
+  | 'update'
+  | 'delete';
+
+interface CommandRule {
+  methods: ReadonlyArray<'GET' | 'PUT' | 'POST'>;
+  /** The access mode the URL's `accessMode` must include; none for the two unsigned commands. */
+  mode?: AccessMode;
+  /** Signed besides contRep, accessMode, authId and expiration, by method. */
+  signed: (method: string) => readonly string[];
+}
+
+const DOC_ID = ['docId'] as const;
+
+export const COMMANDS: Record<CommandName, CommandRule> = {
+  serverInfo: { methods: ['GET'], signed: () => [] },
+  putCert: { methods: ['PUT'], signed: () => [] },
+  info: { methods: ['GET'], mode: 'r', signed: () => DOC_ID },
+  // compId is not signed for get even when present (SAP-signed URLs seen in public code, §3).
+  get: { methods: ['GET'], mode: 'r', signed: () => DOC_ID },
+  docGet: { methods: ['GET'], mode: 'r', signed: () => DOC_ID },
+  search: { methods: ['GET'], mode: 'r', signed: () => DOC_ID },
+  attrSearch: { methods: ['GET'], mode: 'r', signed: () => DOC_ID },
+  create: {
+    methods: ['PUT', 'POST'],
+    mode: 'c',
+    signed: (method) => (method === 'PUT' ? ['docId', 'compId', 'docProt'] : ['docId', 'docProt']),
+  },
+  mCreate: { methods: ['POST'], mode: 'c', signed: () => ['docId', 'docProt'] },
+  append: { methods: ['PUT'], mode: 'u', signed: () => ['docId', 'compId'] },
+  update: {
+    methods: ['PUT', 'POST'],
+    mode: 'u',
+    // update POST signs docId only (Lamiv's and BeOne's verifiers; its compIds are in the parts).
+    signed: (method) => (method === 'PUT' ? ['docId', 'compId'] : DOC_ID),
+  },
+  delete: { methods: ['GET'], mode: 'd', signed: () => ['docId', 'compId'] },
+};
+
+/** Always signed, whatever the command. */
+export const ALWAYS_SIGNED = ['contRep', 'accessMode', 'authId', 'expiration'] as const;
+
+export const isCommand = (name: string): name is CommandName => Object.hasOwn(COMMANDS, name);
+
+/** The status codes the protocol names (SAP "Error Codes"). */
+export const STATUS = {
+  ok: 200,
+  created: 201,
+  missingCreated: 250,
+  badRequest: 400,
+  securityBreach: 401,
+  exists: 403,
+  notFound: 404,
+  certificateNotRecognised: 406,
+  inaccessible: 409,
+  internal: 500,
+} as const;
+
+/**
+ * A refusal or failure the protocol has a status for: the answer is that status with the
+ * reason in `X-ErrorDescription` (plain ASCII).
+ */
+export class ArchiveLinkError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The standard component when none is named: `data`, else `data1` (§3, "compId conventions"). */
+export const DEFAULT_COMPONENTS = ['data', 'data1'] as const;
+
+/** SAP's dates and times are UTC: `YYYY-MM-DD` and `HH:MM:SS`. */
+export function sapDateTime(date: Date): { date: string; time: string } {
+  const iso = date.toISOString();
+  return { date: iso.slice(0, 10), time: iso.slice(11, 19) };
+}

@@ -1,0 +1,172 @@
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { AuthenticationError, Connect2ErpError, ForbiddenError, NotFoundError } from '../../common/errors.js';
+import type { ContentServerConfig } from '../config/content-server-schema.js';
+import type { StorageConfig } from '../config/storage-schema.js';
+import type { Logger } from '../log.js';
+import { RepositoryClient } from '../repository/client.js';
+import { AccessCheck } from './access.js';
+import { sendError, sendText } from './answers.js';
+import { ApprovedCertificates } from './approved-certificates.js';
+import { ArchiveDocuments } from './archive.js';
+import { ArchiveWriter } from './archive-writer.js';
+import { CertificateStore } from './certificates.js';
+import type { CommandContext, ConnectionServices } from './context.js';
+import { ArchiveLinkError, COMMANDS, STATUS, type CommandName } from './protocol.js';
+import { attrSearch, docGet, get, info, search, serverInfo } from './reading.js';
+import { parseArchiveLinkUrl, type ArchiveLinkUrl } from './request-url.js';
+import { append, create, mCreate, putCert, remove, update } from './storing.js';
+
+type Handler = (context: CommandContext) => Promise<void> | void;
+
+export interface ContentServerSettings {
+  storage: StorageConfig;
+  server: ContentServerConfig;
+  version: string;
+}
+
+/** The repository errors a command may meet, as the protocol's statuses. */
+function protocolError(error: unknown): ArchiveLinkError {
+  if (error instanceof ArchiveLinkError) return error;
+  if (error instanceof NotFoundError) return new ArchiveLinkError(STATUS.notFound, 'not found in the repository');
+  if (error instanceof ForbiddenError || error instanceof AuthenticationError)
+    return new ArchiveLinkError(STATUS.inaccessible, 'the repository refused this connection access');
+  if (error instanceof Connect2ErpError) return new ArchiveLinkError(STATUS.internal, 'the repository did not answer as expected');
+  return new ArchiveLinkError(STATUS.internal, 'internal error');
+}
+
+/**
+ * `connect2erp serve`: SAP's ArchiveLink HTTP content server, at `<pathPrefix>/<connection>`.
+ * Stateless: documents and certificates live in the repository, so replicas share them.
+ */
+export class ContentServer {
+  private readonly server: Server;
+  private readonly connections = new Map<string, ConnectionServices>();
+  private readonly handlers: Record<CommandName, Handler>;
+  private stopping = false;
+
+  constructor(
+    private readonly settings: ContentServerSettings,
+    private readonly log: Logger,
+  ) {
+    const { storage, server } = settings;
+    for (const connection of server.connections) {
+      const client = new RepositoryClient({ ...storage, auth: connection.repositoryAuth }, log);
+      const documents = new ArchiveDocuments(client, connection, log);
+      const certificates = new CertificateStore(client, storage.adminPath);
+      const approved = new ApprovedCertificates(certificates, server.certificateRefreshSeconds * 1000);
+      this.connections.set(connection.name, {
+        connection,
+        documents,
+        writer: new ArchiveWriter(client, documents, connection, log),
+        access: new AccessCheck(connection, approved, server.clockSkewSeconds * 1000),
+        certificates,
+        approved,
+      });
+      if (connection.signatures === 'off')
+        log.warn('signatures are not checked', { connection: connection.name, setting: 'signatures: off' });
+    }
+    this.handlers = {
+      serverInfo: (context) => serverInfo(context, settings.version),
+      putCert,
+      info,
+      get,
+      docGet,
+      search,
+      attrSearch,
+      create,
+      mCreate,
+      append,
+      update,
+      delete: remove,
+    };
+    const listener = (req: IncomingMessage, res: ServerResponse): void => void this.handle(req, res);
+    this.server =
+      server.tls === undefined
+        ? createHttpServer(listener)
+        : createHttpsServer({ cert: readFileSync(server.tls.certFile), key: readFileSync(server.tls.keyFile) }, listener);
+  }
+
+  async start(): Promise<AddressInfo> {
+    const { host, port } = this.settings.server.listen;
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, resolve);
+    });
+    const address = this.server.address() as AddressInfo;
+    this.log.info('content server listening', {
+      host: address.address,
+      port: address.port,
+      tls: this.settings.server.tls !== undefined,
+      connections: [...this.connections.keys()].map((name) => `${this.settings.server.pathPrefix}/${name}`),
+    });
+    return address;
+  }
+
+  /** Stop taking requests (readiness says so at once), let those under way finish, then close. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeIdleConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const target = req.url ?? '/';
+    if (target === '/healthz') return sendText(res, 200, 'ok\n');
+    if (target === '/readyz') return sendText(res, this.stopping ? 503 : 200, this.stopping ? 'stopping\n' : 'ready\n');
+    if (this.stopping) res.setHeader('Connection', 'close');
+    const started = process.hrtime.bigint();
+    let url: ArchiveLinkUrl | undefined;
+    try {
+      url = parseArchiveLinkUrl(target, this.settings.server.pathPrefix);
+      if (url === undefined) throw new ArchiveLinkError(STATUS.notFound, 'no such path');
+      const services = this.connections.get(url.connection);
+      if (services === undefined) throw new ArchiveLinkError(STATUS.notFound, `connection ${url.connection} is not configured`);
+      const rule = COMMANDS[url.command];
+      if (!(rule.methods as readonly string[]).includes(req.method ?? ''))
+        throw new ArchiveLinkError(STATUS.badRequest, `${url.command} takes ${rule.methods.join(' or ')}, not ${String(req.method)}`);
+      const { maxCertificateBytes, maxPartBytes } = this.settings.server;
+      await this.handlers[url.command]({ ...services, url, req, res, log: this.log, maxCertificateBytes, maxPartBytes });
+    } catch (error) {
+      this.fail(req, res, url, error);
+    } finally {
+      this.access(req, res, url, started);
+    }
+  }
+
+  private fail(req: IncomingMessage, res: ServerResponse, url: ArchiveLinkUrl | undefined, error: unknown): void {
+    const answer = protocolError(error);
+    if (!(error instanceof ArchiveLinkError))
+      this.log.error('request failed', { command: url?.command, docId: url?.get('docId'), error: String(error) });
+    // An answer already under way (a stream cut by the repository) can only be broken off.
+    if (res.headersSent) return void res.destroy();
+    res.setHeader('Connection', 'close');
+    sendError(res, answer);
+    // What SAP still sends of a refused body is not read.
+    req.resume();
+  }
+
+  /** One line per request, without the URL: its secKey is a credential, and its values may be personal. */
+  private access(req: IncomingMessage, res: ServerResponse, url: ArchiveLinkUrl | undefined, started: bigint): void {
+    const done = (): void => {
+      this.log.info('request', {
+        method: req.method,
+        connection: url?.connection,
+        command: url?.command,
+        contRep: url?.get('contRep'),
+        docId: url?.get('docId'),
+        compId: url?.get('compId'),
+        signed: url?.get('secKey') !== undefined,
+        status: res.statusCode,
+        error: res.getHeader('X-ErrorDescription'),
+        ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
+      });
+    };
+    if (res.writableFinished) done();
+    else res.once('close', done);
+  }
+}

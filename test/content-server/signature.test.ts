@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { readCertificateFile } from '../../src/content-server/certificate-file.js';
+import { trusted, type StoredCertificate } from '../../src/content-server/certificates.js';
+import { verifySecKey, type TrustedCertificate } from '../../src/content-server/signature.js';
+import { ArchiveLinkSigner } from '../../sandbox/erp/archivelink-signer.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'archivelink');
+const fixture = (name: string): Buffer => readFileSync(join(FIXTURES, name));
+const { urls } = JSON.parse(fixture('signed-urls.json').toString()) as { urls: Record<string, string> };
+
+function certificate(name: string): TrustedCertificate {
+  const file = readCertificateFile(fixture(name));
+  return trusted({ pem: file.pem, fingerprint: file.fingerprint } as StoredCertificate) as TrustedCertificate;
+}
+
+const SIGNED = ['contRep', 'accessMode', 'authId', 'expiration', 'docId'];
+
+/** The message and secKey of a fixture URL, as the server rebuilds them: signed values raw, in URL order. */
+function split(query: string): { message: Buffer; secKey: string } {
+  const pairs = query.split('&').slice(1).map((p) => p.split('=') as [string, string]);
+  const message = pairs.filter(([k]) => SIGNED.includes(k)).map(([, v]) => v).join('');
+  const secKey = decodeURIComponent(pairs.find(([k]) => k === 'secKey')?.[1] ?? '');
+  return { message: Buffer.from(message, 'latin1'), secKey };
+}
+
+t.test('signatures OpenSSL made verify against the registered certificate, for each algorithm SAP uses', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['infoA', 'dsa.crt'],
+    ['infoADsaNoAttributes', 'dsa.crt'],
+    ['infoARsa', 'rsa.crt'],
+    ['infoAEc', 'ec.crt'],
+  ];
+  for (const [name, cert] of cases) {
+    const { message, secKey } = split(urls[name]);
+    const verdict = verifySecKey(secKey, message, [certificate(cert)]);
+    t.ok(verdict.valid, `${name} verifies with ${cert}`);
+  }
+});
+
+t.test('an altered message, another key or a key nobody registered is refused with its reason', async (t) => {
+  const { message, secKey } = split(urls.infoA);
+  const altered = Buffer.from(message.toString('latin1').replace('4A01', '4A02'), 'latin1');
+  t.match(verifySecKey(secKey, altered, [certificate('dsa.crt')]), { valid: false, reason: /message digest does not match/ });
+  const bare = split(urls.infoADsaNoAttributes);
+  t.match(verifySecKey(bare.secKey, altered, [certificate('dsa.crt')]), { valid: false, reason: /does not verify/ });
+  t.match(verifySecKey(split(urls.infoAStranger).secKey, message, [certificate('dsa.crt')]), {
+    valid: false,
+    reason: /no approved certificate/,
+  });
+  t.match(verifySecKey(secKey, message, []), { valid: false, reason: /no approved certificate/ });
+  t.match(verifySecKey('bm90IGEgc2lnbmF0dXJl', message, [certificate('dsa.crt')]), {
+    valid: false,
+    reason: /not a PKCS#7 signature/,
+  });
+});
+
+t.test('putCert bodies: DER, PEM, PKCS#7 with the certificate, and SAP-style SSF signatures carrying it', async (t) => {
+  const fingerprints = ['dsa.der', 'dsa.crt', 'dsa.p7b', 'dsa-putcert.p7s'].map((name) => readCertificateFile(fixture(name)).fingerprint);
+  t.equal(new Set(fingerprints).size, 1, 'all four read as the same certificate');
+  t.throws(() => readCertificateFile(Buffer.from('hello')), /neither an X\.509 certificate nor a PKCS#7/);
+});
+
+t.test("the ERP sandbox's signer signs as SAP does, and the verifier takes it", async (t) => {
+  const signer = new ArchiveLinkSigner();
+  const file = readCertificateFile(signer.certificateBody());
+  const cert = trusted({ pem: file.pem, fingerprint: file.fingerprint } as StoredCertificate) as TrustedCertificate;
+  const message = Buffer.from('Z1005056A1B2C31EDB8F9A0C1D2E3F4A01rCN%3DS4H20991231235959');
+  t.ok(verifySecKey(signer.sign(message).toString('base64'), message, [cert]).valid);
+  t.notOk(verifySecKey(signer.sign(message).toString('base64'), Buffer.from('other'), [cert]).valid);
+  t.equal(signer.authId, 'CN=S4H,OU=connect2erp sandbox,O=SAP Trust Community,C=DE');
+});
