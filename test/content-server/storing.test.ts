@@ -1,0 +1,103 @@
+import t from 'tap';
+import { SIGNED, servedEnv, type ServedEnv } from '../helpers/content-server.js';
+
+const { urls, docIds } = SIGNED;
+const BOUNDARY = 'KoZIhvcNAQcB';
+
+/** A multipart/form-data body as SAP frames it: each part with its X- headers and Content-Length. */
+function multipart(parts: Array<{ headers: Record<string, string>; body: string }>): Buffer {
+  const text = parts
+    .map(
+      (p) =>
+        `--${BOUNDARY}\r\n${Object.entries({ ...p.headers, 'Content-Length': String(Buffer.byteLength(p.body)) })
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('')}\r\n${p.body}\r\n`,
+    )
+    .join('');
+  return Buffer.from(`${text}--${BOUNDARY}--\r\n`);
+}
+const MULTIPART = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` };
+
+/** The documents below the content repository's storage folder, by name. */
+function stored(env: ServedEnv): string[] {
+  return [...env.sandbox.store.all()]
+    .filter((d) => d.path.startsWith('/default-domain/workspaces/sap-archive/Z1/'))
+    .map((d) => d.path.slice('/default-domain/workspaces/sap-archive/Z1/'.length));
+}
+
+t.test('create POST stores every component; a failing component leaves nothing behind', async (t) => {
+  const env = await servedEnv(t);
+  await env.trust('dsa.crt');
+  const body = multipart([
+    { headers: { 'X-compId': 'data1', 'Content-Type': 'application/pdf; charset=; version=' }, body: 'page one' },
+    { headers: { 'X-compId': 'data2', 'Content-Type': 'application/pdf' }, body: 'page two' },
+  ]);
+  const created = await env.call('POST', urls.createPostB, body, MULTIPART);
+  t.equal(created.status, 201, created.error);
+  const info = await env.call('GET', urls.infoB);
+  t.equal(info.headers['x-numbercomps'], '2');
+  t.match(info.body.toString(), /X-compId: data1[\s\S]*X-compId: data2/);
+  t.same(stored(env).sort(), [docIds.B, `${docIds.B}/data1`, `${docIds.B}/data2`]);
+  const first = await env.call('GET', urls.infoB.replace('info&', 'get&'));
+  t.equal(first.body.toString(), 'page one', 'get without compId: data, else data1');
+
+  const failing = multipart([
+    { headers: { 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'fine' },
+    { headers: { 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'the same component again' },
+  ]);
+  const refused = await env.call('POST', urls.createPostE, failing, MULTIPART);
+  t.equal(refused.status, 400);
+  t.match(refused.error, /component data is sent twice/);
+  t.notOk(stored(env).some((name) => name.startsWith(docIds.E)), 'no trace of the failed create');
+  t.equal((await env.call('GET', urls.infoE)).status, 404);
+});
+
+t.test('mCreate creates each document on its own and lists them; a repeat answers 250', async (t) => {
+  const env = await servedEnv(t);
+  await env.trust('dsa.crt');
+  const body = multipart([
+    { headers: { 'X-docId': docIds.C, 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'C' },
+    { headers: { 'X-docId': docIds.D, 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'D' },
+    { headers: { 'X-docId': docIds.D, 'X-compId': 'note', 'Content-Type': 'text/plain' }, body: 'D note' },
+  ]);
+  const first = await env.call('POST', urls.mCreateC, body, MULTIPART);
+  t.equal(first.status, 201, first.error);
+  t.equal(first.body.toString(), `docId="${docIds.C}";retCode="201";\r\ndocId="${docIds.D}";retCode="201";\r\n`);
+  t.equal((await env.call('GET', urls.infoD)).headers['x-numbercomps'], '2');
+  const again = await env.call('POST', urls.mCreateC, body, MULTIPART);
+  t.equal(again.status, 250);
+  t.match(again.body.toString(), /retCode="403";errorDescription="document \w+ already exists";/);
+});
+
+t.test('update POST makes the document exactly what is sent; append and update need an existing document', async (t) => {
+  const env = await servedEnv(t);
+  await env.trust('dsa.crt');
+  t.equal((await env.call('PUT', urls.createPutA, 'first')).status, 201);
+  t.equal((await env.call('PUT', urls.updatePutADescr, 'descr')).status, 200, 'update PUT adds a missing component');
+  const body = multipart([{ headers: { 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'second' }]);
+  t.equal((await env.call('POST', urls.updatePostA, body, MULTIPART)).status, 200);
+  const info = await env.call('GET', urls.infoA);
+  t.equal(info.headers['x-numbercomps'], '1', 'descr, not sent, is gone');
+  t.equal((await env.call('GET', urls.getA)).body.toString(), 'second');
+  t.equal((await env.call('GET', urls.deleteA)).status, 200);
+  const append = await env.call('PUT', urls.appendAData, 'more');
+  t.equal(append.status, 404, 'append to a deleted document');
+  t.equal((await env.call('PUT', urls.updatePutADescr, 'x')).status, 404, 'update of a deleted document');
+  t.ok(
+    [...env.sandbox.store.all()].some((d) => d.trashed && d.name.startsWith(`${docIds.A}._`)),
+    'delete put the document in the trash (onDelete: trash)',
+  );
+});
+
+t.test("the job's documents are read from SAP, but changed only in the repository", async (t) => {
+  const env = await servedEnv(t, { connection: { signatures: 'off' } });
+  const uid = await env.upload('ERP/Invoices', 'invoice-1.pdf');
+  await env.job();
+  const docId = uid;
+  const got = await env.call('GET', `get&pVersion=0047&contRep=Z1&docId=${docId}`);
+  t.equal(got.status, 200, got.error);
+  t.same(got.body, env.sandbox.store.blobBytes(env.props(uid)['file:content'] as never));
+  const update = await env.call('PUT', `update&pVersion=0047&contRep=Z1&docId=${docId}&compId=data`, 'overwrite');
+  t.equal(update.status, 409);
+  t.match(update.error, /repository document/);
+});
