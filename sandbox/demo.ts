@@ -2,10 +2,15 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import got, { type Got } from 'got';
-import { configLocation } from '../src/config/location.js';
+import { loadConfig } from '../src/config/load.js';
+import { configLocation, type ConfigLocation } from '../src/config/location.js';
+import { CertificateStore } from '../src/content-server/certificates.js';
+import { ContentServer } from '../src/content-server/server.js';
+import { RepositoryClient } from '../src/repository/client.js';
 import { createLogger } from '../src/log.js';
 import { renderReport } from '../src/job/report/table.js';
 import { runJob } from '../src/job/run.js';
+import { ArchiveLinkCaller } from './erp/archivelink-client.js';
 import { ErpSandbox } from './erp/server.js';
 import { RepositorySandbox } from './repository/server.js';
 import { PRODUCTION_SEARCH_LAG_MS } from './settings.js';
@@ -152,6 +157,51 @@ export function writeDemoConfig(dir: string, baseUrl: string, erpUrl: string): s
   return configDir;
 }
 
+/**
+ * The loop's other end: `connect2erp serve` answers the ERP sandbox as SAP's ArchiveLink runtime
+ * calls it — OAC0's connection test, its certificate (approved as an administrator does), every
+ * linked document opened with a signed URL and compared with the repository's bytes, and the
+ * RSCMST-like sequence.
+ */
+async function openFromSap(
+  location: Required<ConfigLocation>,
+  baseUrl: string,
+  erp: ErpSandbox,
+  print: (line: string) => void,
+): Promise<void> {
+  const config = loadConfig(location, { contentServer: true });
+  const log = createLogger({ level: 'warn' });
+  const settings = config.contentServer as NonNullable<typeof config.contentServer>;
+  const server = new ContentServer(
+    { storage: config.storage, server: { ...settings, listen: { host: '127.0.0.1', port: 0 } }, version: 'demo' },
+    log,
+  );
+  const { port } = await server.start();
+  try {
+    const caller = new ArchiveLinkCaller(`http://127.0.0.1:${port}${settings.pathPrefix}/S4H`, 'Z1');
+    print(`\n=== SAP opens the linked documents through connect2erp serve (port ${port}) ===`);
+    print(`OAC0 connection test (serverInfo): HTTP ${(await caller.serverInfo()).status}`);
+    print(`OAC0 "send certificate" (putCert): HTTP ${(await caller.putCert()).status}`);
+    const store = new CertificateStore(new RepositoryClient(config.storage, log), config.storage.adminPath);
+    const [certificate] = await store.list();
+    await store.setStatus(certificate, 'approved', ADMIN);
+    print(`an administrator approves it: connect2erp certs approve ${certificate.name}`);
+    const api = adminApi(baseUrl);
+    for (const link of erp.tables.links) {
+      const opened = await caller.get(link.ARC_DOC_ID);
+      const stored = (await api.get(`id/${link.ARC_DOC_ID}/@blob/file:content`, { responseType: 'buffer' })).body;
+      const same = opened.status === 200 && opened.body.equals(stored);
+      print(
+        `${link.SAP_OBJECT} ${link.OBJECT_ID}: opened ${link.ARC_DOC_ID} from ${link.ARCHIV_ID}, HTTP ${opened.status}, ${opened.body.length} bytes, ${same ? "the repository's bytes" : 'NOT the repository bytes'}`,
+      );
+    }
+    const steps = await caller.checkSequence();
+    print(`RSCMST-like sequence: ${steps.map((s) => `${s.step} ${s.status}${s.ok ? '' : ' FAILED'}`).join(', ')}`);
+  } finally {
+    await server.stop();
+  }
+}
+
 /** `npm run demo`: the whole feature on the sandbox, with a dry run first. */
 export async function runDemo(options: { dataDir?: string }, print: (line: string) => void): Promise<number> {
   const dir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'connect2erp-demo-'));
@@ -191,6 +241,7 @@ export async function runDemo(options: { dataDir?: string }, print: (line: strin
     print(renderReport(await run(false)));
     print('\n=== what landed in the ERP sandbox ===');
     print(JSON.stringify(erp.tables, null, 2));
+    await openFromSap(location, baseUrl, erp, print);
     return report.exitCode;
   } finally {
     await erp.stop();

@@ -8,11 +8,11 @@ t.test("SAP's basic sequence with OpenSSL-signed URLs: create, info, get, search
   const env = await servedEnv(t);
   await env.trust('dsa.crt');
   const created = await env.call('PUT', urls.createPutA, PDF, { 'content-type': 'application/pdf' });
-  t.equal(created.status, 201, created.error);
+  t.equal(created.status, 201, String(created.error));
   t.equal((await env.call('PUT', urls.createPutA, PDF)).status, 403, 'a second create of the same docId');
 
   const info = await env.call('GET', urls.infoA);
-  t.equal(info.status, 200, info.error);
+  t.equal(info.status, 200, String(info.error));
   t.equal(info.headers['x-numbercomps'], '1');
   t.equal(info.headers['x-numcomps'], '1');
   t.equal(info.headers['x-contentrep'], 'Z1');

@@ -13,7 +13,7 @@ t.test("OAC0's connection test and certificate, then an RSCMST-like sequence fro
 
   const before = await env.caller.checkSequence();
   t.same(before.map((s) => [s.step, s.status]).slice(0, 1), [['create', 401]], 'nothing passes before a certificate is approved');
-  t.match(before[0].detail, /no approved certificate of CN=S4H,OU=connect2erp sandbox/);
+  t.match(before[0].detail, /no approved certificate of CN=S4H,OU=connect2erp test system/);
 
   t.equal((await env.caller.putCert()).status, 200, 'putCert: the SSF structure SAP sends');
   t.equal((await env.caller.putCert()).status, 200, 'sent twice: still one certificate');
@@ -47,7 +47,7 @@ t.test('SAP opens the documents the job linked: the bytes are the repository\'s,
   const blob = env.props(uid)['file:content'] as StoredBlob;
   const bytes = env.sandbox.store.blobBytes(blob);
   const opened = await env.caller.get(link.ARC_DOC_ID);
-  t.equal(opened.status, 200, opened.error);
+  t.equal(opened.status, 200, String(opened.error));
   t.same(opened.body, bytes);
   t.equal(opened.headers['content-type'], 'application/pdf');
 

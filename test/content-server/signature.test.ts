@@ -69,5 +69,5 @@ t.test("the ERP sandbox's signer signs as SAP does, and the verifier takes it", 
   const message = Buffer.from('Z1005056A1B2C31EDB8F9A0C1D2E3F4A01rCN%3DS4H20991231235959');
   t.ok(verifySecKey(signer.sign(message).toString('base64'), message, [cert]).valid);
   t.notOk(verifySecKey(signer.sign(message).toString('base64'), Buffer.from('other'), [cert]).valid);
-  t.equal(signer.authId, 'CN=S4H,OU=connect2erp sandbox,O=SAP Trust Community,C=DE');
+  t.equal(signer.authId, 'CN=S4H,OU=connect2erp test system,O=SAP Trust Community,C=DE');
 });

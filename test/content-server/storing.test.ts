@@ -33,7 +33,7 @@ t.test('create POST stores every component; a failing component leaves nothing b
     { headers: { 'X-compId': 'data2', 'Content-Type': 'application/pdf' }, body: 'page two' },
   ]);
   const created = await env.call('POST', urls.createPostB, body, MULTIPART);
-  t.equal(created.status, 201, created.error);
+  t.equal(created.status, 201, String(created.error));
   const info = await env.call('GET', urls.infoB);
   t.equal(info.headers['x-numbercomps'], '2');
   t.match(info.body.toString(), /X-compId: data1[\s\S]*X-compId: data2/);
@@ -61,7 +61,7 @@ t.test('mCreate creates each document on its own and lists them; a repeat answer
     { headers: { 'X-docId': docIds.D, 'X-compId': 'note', 'Content-Type': 'text/plain' }, body: 'D note' },
   ]);
   const first = await env.call('POST', urls.mCreateC, body, MULTIPART);
-  t.equal(first.status, 201, first.error);
+  t.equal(first.status, 201, String(first.error));
   t.equal(first.body.toString(), `docId="${docIds.C}";retCode="201";\r\ndocId="${docIds.D}";retCode="201";\r\n`);
   t.equal((await env.call('GET', urls.infoD)).headers['x-numbercomps'], '2');
   const again = await env.call('POST', urls.mCreateC, body, MULTIPART);
@@ -95,7 +95,7 @@ t.test("the job's documents are read from SAP, but changed only in the repositor
   await env.job();
   const docId = uid;
   const got = await env.call('GET', `get&pVersion=0047&contRep=Z1&docId=${docId}`);
-  t.equal(got.status, 200, got.error);
+  t.equal(got.status, 200, String(got.error));
   t.same(got.body, env.sandbox.store.blobBytes(env.props(uid)['file:content'] as never));
   const update = await env.call('PUT', `update&pVersion=0047&contRep=Z1&docId=${docId}&compId=data`, 'overwrite');
   t.equal(update.status, 409);
