@@ -11,7 +11,8 @@ import { LOCATION, location, type Command } from './command.js';
 
 /**
  * `connect2erp serve`: the ArchiveLink content server, until SIGTERM or Ctrl-C; then readiness
- * answers 503, requests under way finish, and the process exits 0 (a server stopped as asked).
+ * answers 503 for drainSeconds (a second signal cuts it short), the listener closes, requests
+ * under way finish, and the process exits 0 (a server stopped as asked).
  */
 async function serveCommand(
   location: Required<ConfigLocation>,
@@ -33,15 +34,20 @@ async function serveCommand(
   );
   await contentServer.start();
   const signal = await new Promise<NodeJS.Signals>((resolve) => signals.listen(resolve));
-  log.info('content server stopping', { signal });
-  await contentServer.stop();
+  log.info('content server stopping', { signal, drainSeconds: server.drainSeconds });
+  const cut = new AbortController();
+  signals.listen((again) => {
+    log.warn('content server closing now', { signal: again });
+    cut.abort();
+  });
+  await contentServer.stop(server.drainSeconds * 1000, cut.signal);
   return EXIT.ok;
 }
 
 export const command: Command = {
   summary: "answer SAP's ArchiveLink HTTP content server calls (contentServer.yaml)",
   details:
-    'Serves <pathPrefix>/<connection>?<command>&… as OAC0 is set up, /healthz and /readyz. On SIGTERM or\nCtrl-C, readiness answers 503, requests under way finish, exit code 0.',
+    'Serves <pathPrefix>/<connection>?<command>&… as OAC0 is set up, /healthz and /readyz. On SIGTERM or\nCtrl-C, readiness answers 503 for drainSeconds (a second signal ends that), requests under way\nfinish, exit code 0.',
   options: {
     port: { type: 'string', value: 'PORT', text: "listen on PORT instead of contentServer.yaml's listen.port" },
     ...LOCATION,

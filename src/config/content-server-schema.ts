@@ -53,6 +53,11 @@ export const contentServerSchema = z.strictObject({
     .default('/archivelink'),
   /** Serve HTTPS with this key and certificate (PEM files); leave out when TLS ends at the ingress. */
   tls: z.strictObject({ certFile: z.string().min(1), keyFile: z.string().min(1) }).optional(),
+  /**
+   * After SIGTERM, how long readiness answers 503 while requests are still taken (Kubernetes
+   * removes the pod from the Service meanwhile); a second signal ends it at once.
+   */
+  drainSeconds: z.number().int().min(0).max(300).default(5),
   /** How far SAP's clock may be ahead of this server's when an URL's `expiration` is checked. */
   clockSkewSeconds: z.number().int().min(0).max(3_600).default(300),
   /** How long a list of approved certificates read from the repository is used before it is read again. */

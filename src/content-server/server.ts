@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AuthenticationError, Connect2ErpError, ForbiddenError, NotFoundError } from '../../common/errors.js';
 import type { ContentServerConfig } from '../config/content-server-schema.js';
 import type { StorageConfig } from '../config/storage-schema.js';
@@ -105,9 +106,15 @@ export class ContentServer {
     return address;
   }
 
-  /** Stop taking requests (readiness says so at once), let those under way finish, then close. */
-  async stop(): Promise<void> {
+  /**
+   * Readiness answers 503 at once; requests are still taken for `drainMs` (or until `cut` fires),
+   * the time Kubernetes takes to stop sending this replica new ones; then the listener closes
+   * and the requests under way finish.
+   */
+  async stop(drainMs = 0, cut?: AbortSignal): Promise<void> {
     this.stopping = true;
+    if (drainMs > 0 && cut?.aborted !== true)
+      await sleep(drainMs, undefined, { signal: cut }).catch(() => undefined);
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeIdleConnections();
