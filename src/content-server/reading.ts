@@ -1,4 +1,4 @@
-import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import type { ByteRange } from '../repository/client.js';
 import { asciiLine, sendMultipart, sendText, type AnswerPart } from './answers.js';
 import type { ArchiveDocument, Component } from './archive.js';
@@ -170,6 +170,17 @@ export async function search(context: CommandContext): Promise<void> {
   sendText(context.res, 200, `${found.length};${found.map((h) => `${h};`).join('')}`);
 }
 
+/** A description file's lines, byte for byte as Latin-1 (SAP writes its print lists' attributes so). */
+async function* latin1Lines(body: Readable): AsyncGenerator<string> {
+  let rest = '';
+  for await (const chunk of body) {
+    const lines = (rest + (chunk as Buffer).toString('latin1')).split('\n');
+    rest = lines.pop() as string;
+    yield* lines.map((line) => line.replace(/\r$/, ''));
+  }
+  if (rest !== '') yield rest;
+}
+
 interface KeyField {
   offset: number;
   length: number;
@@ -209,7 +220,7 @@ export async function attrSearch(context: CommandContext): Promise<void> {
   let conditions: Array<KeyField & { value: string }> | undefined;
   const hits: Array<[number, number]> = [];
   const same = (a: string, b: string): boolean => (caseSensitive ? a === b : a.toLowerCase() === b.toLowerCase());
-  for await (const line of createInterface({ input: content.body.setEncoding('latin1'), crlfDelay: Infinity })) {
+  for await (const line of latin1Lines(content.body)) {
     const record = /^(\d+) (\d+) (DKEY|DAIN)(.*)$/s.exec(line);
     if (record === null) continue;
     const [, dataOffset, dataLength, type, parameters] = record;

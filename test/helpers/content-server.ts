@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { request } from 'undici';
+import { request as httpRequest } from 'node:http';
 import { parse, stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
 import { CertificateStore } from '../../src/content-server/certificates.js';
@@ -60,12 +60,22 @@ export async function servedEnv(
   const origin = `http://127.0.0.1:${port}`;
   const script = `${origin}/archivelink/S4H`;
   const certificates = new CertificateStore(env.client, config.storage.adminPath);
-  const call: ServedEnv['call'] = async (method, query, body, headers = {}) => {
-    const response = await request(`${script}?${query}`, { method, body, headers });
-    const content = Buffer.from(await response.body.arrayBuffer());
-    const error = response.headers['x-errordescription'];
-    return { status: response.statusCode, headers: response.headers, body: content, error: error as string | undefined };
-  };
+  // node:http sends the request line as written: SAP leaves a '#' raw in attrSearch patterns,
+  // which a client that parses URLs would drop as a fragment.
+  const call: ServedEnv['call'] = (method, query, body, headers = {}) =>
+    new Promise((resolve, reject) => {
+      const sent = httpRequest({ host: '127.0.0.1', port, method, path: `/archivelink/S4H?${query}`, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const error = res.headers['x-errordescription'];
+          resolve({ status: res.statusCode as number, headers: res.headers, body: Buffer.concat(chunks), error: error as string | undefined });
+        });
+      });
+      sent.on('error', reject);
+      sent.end(body);
+    });
   const trust: ServedEnv['trust'] = async (name, authId = FIXTURE_AUTH_ID) => {
     const answer = await call('PUT', `putCert&pVersion=0047&contRep=Z1&authId=${authId}`, fixture(name));
     if (answer.status !== 200) throw new Error(`putCert ${name}: ${answer.status} ${answer.error}`);
