@@ -1,5 +1,4 @@
-import { PassThrough, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import type { ContentServerConnection } from '../config/content-server-schema.js';
 import type { Logger } from '../log.js';
 import type { RepositoryClient } from '../repository/client.js';
@@ -110,16 +109,13 @@ export class ArchiveWriter {
   async append(document: ArchiveDocument, component: Component, body: Readable): Promise<void> {
     this.writable(document);
     const old = await this.documents.open(component);
-    const joined = new PassThrough();
-    const feeding = (async () => {
-      await pipeline(old.body, joined, { end: false });
-      await pipeline(body, joined);
-    })();
-    const upload = this.client.upload(joined, { name: component.compId, mimeType: component.mimeType });
-    const [reference] = await Promise.all([upload, feeding.catch((error: unknown) => {
-      joined.destroy(error as Error);
-      throw error;
-    })]);
+    const joined = Readable.from(
+      (async function* () {
+        yield* old.body;
+        yield* body;
+      })(),
+    );
+    const reference = await this.client.upload(joined, { name: component.compId, mimeType: component.mimeType });
     await this.client.setProperties(component.uid, { 'file:content': reference });
   }
 

@@ -106,13 +106,6 @@ export class ArchiveDocuments {
     return doc === undefined ? undefined : this.accept(doc, contRep, docId);
   }
 
-  async get(contRep: string, docId: string | undefined): Promise<ArchiveDocument> {
-    if (docId === undefined || docId === '') throw new ArchiveLinkError(STATUS.badRequest, 'docId is missing');
-    const document = await this.find(contRep, docId);
-    if (document === undefined) throw new ArchiveLinkError(STATUS.notFound, `document ${docId} not found`);
-    return document;
-  }
-
   /** Its components: the file's own blob, or a folder's children that carry a compId. */
   async components(document: ArchiveDocument): Promise<Component[]> {
     const { doc } = document;

@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { finished } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AuthenticationError, Connect2ErpError, ForbiddenError, NotFoundError } from '../../common/errors.js';
+import { AuthenticationError, ForbiddenError, NotFoundError } from '../../common/errors.js';
 import type { ContentServerConfig } from '../config/content-server-schema.js';
 import type { StorageConfig } from '../config/storage-schema.js';
 import type { Logger } from '../log.js';
@@ -34,8 +35,7 @@ function protocolError(error: unknown): ArchiveLinkError {
   if (error instanceof NotFoundError) return new ArchiveLinkError(STATUS.notFound, 'not found in the repository');
   if (error instanceof ForbiddenError || error instanceof AuthenticationError)
     return new ArchiveLinkError(STATUS.inaccessible, 'the repository refused this connection access');
-  if (error instanceof Connect2ErpError) return new ArchiveLinkError(STATUS.internal, 'the repository did not answer as expected');
-  return new ArchiveLinkError(STATUS.internal, 'internal error');
+  return new ArchiveLinkError(STATUS.internal, 'internal error (the repository did not answer as expected?)');
 }
 
 /**
@@ -173,7 +173,6 @@ export class ContentServer {
         ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
       });
     };
-    if (res.writableFinished) done();
-    else res.once('close', done);
+    finished(res, done);
   }
 }
