@@ -184,7 +184,7 @@ async function openFromSap(
     print(`OAC0 "send certificate" (putCert): HTTP ${(await caller.putCert()).status}`);
     const store = new CertificateStore(new RepositoryClient(config.storage, log), config.storage.adminPath);
     const [certificate] = await store.list();
-    await store.setStatus(certificate, 'approved', ADMIN);
+    await store.setStatus(certificate, 'approved');
     print(`an administrator approves it: connect2erp certs approve ${certificate.name}`);
     const api = adminApi(baseUrl);
     for (const link of erp.tables.links) {

@@ -54,9 +54,8 @@ async function certsCommand(location: Required<ConfigLocation>, action: string |
     return EXIT.ok;
   }
   const certificate = designated(certificates, key, action);
-  const by = config.storage.auth.type === 'basic' ? config.storage.auth.username : 'token';
-  await store.setStatus(certificate, status, by);
-  log.warn(`certificate ${status}`, { name: certificate.name, authId: certificate.authId, fingerprint: certificate.fingerprint, by });
+  await store.setStatus(certificate, status);
+  log.warn('certificate decided', { status, name: certificate.name, authId: certificate.authId, fingerprint: certificate.fingerprint });
   process.stdout.write(`${certificate.name} is ${status} (replicas of serve see it within certificateRefreshSeconds)\n`);
   return EXIT.ok;
 }

@@ -139,9 +139,8 @@ export class ArchiveDocuments {
     if (component.length === 0) return { body: Readable.from([]), length: 0 };
     const answer = await this.client.openBlob(component.uid, 'file:content', range);
     if (range === undefined || answer.statusCode === 206)
-      return { body: answer.body, length: Number(answer.headers['content-length'] ?? component.length) };
-    const to = range.to ?? component.length - 1;
-    return { body: cutRange(answer.body, range), length: to - range.from + 1 };
+      return { body: answer.body, length: Number(answer.headers['content-length']) };
+    return { body: cutRange(answer.body, range), length: range.to - range.from + 1 };
   }
 
   private async read(get: () => Promise<RepositoryDocument>): Promise<RepositoryDocument | undefined> {

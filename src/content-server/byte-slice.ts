@@ -8,7 +8,7 @@ import type { ByteRange } from '../repository/client.js';
  */
 export function cutRange(whole: Readable, range: ByteRange): Readable {
   let position = 0;
-  const end = range.to === undefined ? Infinity : range.to + 1;
+  const end = range.to + 1;
   const cut = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       const start = position;

@@ -29,8 +29,10 @@ function unwrap(body: Buffer): Buffer {
 function fromPkcs7(der: Buffer): Buffer | undefined {
   try {
     const info = pkijs.ContentInfo.fromBER(der);
-    const certificate = new pkijs.SignedData({ schema: info.content }).certificates?.[0];
-    return certificate instanceof pkijs.Certificate ? Buffer.from(certificate.toSchema().toBER()) : undefined;
+    const certificate = new pkijs.SignedData({ schema: info.content }).certificates?.find(
+      (c): c is pkijs.Certificate => c instanceof pkijs.Certificate,
+    );
+    return certificate === undefined ? undefined : Buffer.from(certificate.toSchema().toBER());
   } catch {
     return undefined;
   }

@@ -119,10 +119,10 @@ export class CertificateStore {
     return 'filed';
   }
 
-  async setStatus(certificate: StoredCertificate, status: CertificateStatus, by: string): Promise<void> {
+  /** The repository records who made the change (dc:lastContributor, with the account of storage.yaml). */
+  async setStatus(certificate: StoredCertificate, status: CertificateStatus): Promise<void> {
     await this.client.setProperties(certificate.uid, {
       [`${P}status`]: status,
-      [`${P}decidedBy`]: by,
       [`${P}decidedAt`]: new Date().toISOString(),
     });
   }

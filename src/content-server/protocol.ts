@@ -19,39 +19,32 @@ export type CommandName =
   | 'update'
   | 'delete';
 
+type Method = 'GET' | 'PUT' | 'POST';
+
 interface CommandRule {
-  methods: ReadonlyArray<'GET' | 'PUT' | 'POST'>;
+  /** The methods it takes, each with what it signs besides contRep, accessMode, authId and expiration. */
+  signed: Partial<Record<Method, readonly string[]>>;
   /** The access mode the URL's `accessMode` must include; none for the two unsigned commands. */
   mode?: AccessMode;
-  /** Signed besides contRep, accessMode, authId and expiration, by method. */
-  signed: (method: string) => readonly string[];
 }
 
 const DOC_ID = ['docId'] as const;
 
 export const COMMANDS: Record<CommandName, CommandRule> = {
-  serverInfo: { methods: ['GET'], signed: () => [] },
-  putCert: { methods: ['PUT'], signed: () => [] },
-  info: { methods: ['GET'], mode: 'r', signed: () => DOC_ID },
+  serverInfo: { signed: { GET: [] } },
+  putCert: { signed: { PUT: [] } },
+  info: { mode: 'r', signed: { GET: DOC_ID } },
   // compId is not signed for get even when present (SAP-signed URLs seen in public code, §3).
-  get: { methods: ['GET'], mode: 'r', signed: () => DOC_ID },
-  docGet: { methods: ['GET'], mode: 'r', signed: () => DOC_ID },
-  search: { methods: ['GET'], mode: 'r', signed: () => DOC_ID },
-  attrSearch: { methods: ['GET'], mode: 'r', signed: () => DOC_ID },
-  create: {
-    methods: ['PUT', 'POST'],
-    mode: 'c',
-    signed: (method) => (method === 'PUT' ? ['docId', 'compId', 'docProt'] : ['docId', 'docProt']),
-  },
-  mCreate: { methods: ['POST'], mode: 'c', signed: () => ['docId', 'docProt'] },
-  append: { methods: ['PUT'], mode: 'u', signed: () => ['docId', 'compId'] },
-  update: {
-    methods: ['PUT', 'POST'],
-    mode: 'u',
-    // update POST signs docId only (Lamiv's and BeOne's verifiers; its compIds are in the parts).
-    signed: (method) => (method === 'PUT' ? ['docId', 'compId'] : DOC_ID),
-  },
-  delete: { methods: ['GET'], mode: 'd', signed: () => ['docId', 'compId'] },
+  get: { mode: 'r', signed: { GET: DOC_ID } },
+  docGet: { mode: 'r', signed: { GET: DOC_ID } },
+  search: { mode: 'r', signed: { GET: DOC_ID } },
+  attrSearch: { mode: 'r', signed: { GET: DOC_ID } },
+  create: { mode: 'c', signed: { PUT: ['docId', 'compId', 'docProt'], POST: ['docId', 'docProt'] } },
+  mCreate: { mode: 'c', signed: { POST: ['docId', 'docProt'] } },
+  append: { mode: 'u', signed: { PUT: ['docId', 'compId'] } },
+  // update POST signs docId only (Lamiv's and BeOne's verifiers; its compIds are in the parts).
+  update: { mode: 'u', signed: { PUT: ['docId', 'compId'], POST: DOC_ID } },
+  delete: { mode: 'd', signed: { GET: ['docId', 'compId'] } },
 };
 
 /** Always signed, whatever the command. */

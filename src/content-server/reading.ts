@@ -112,7 +112,7 @@ export async function get(context: CommandContext): Promise<void> {
   const component = await context.documents.component(document, context.url.get('compId'));
   const range = rangeOf(context, component.length);
   const headers = { ...componentHeaders(component, pVersionOf(context)) };
-  if (range !== undefined && range.from > (range.to as number)) {
+  if (range !== undefined && range.from > range.to) {
     context.res.writeHead(200, { ...headers, 'Content-Length': 0 });
     return void context.res.end();
   }

@@ -133,9 +133,9 @@ export class ContentServer {
       if (url === undefined) throw new ArchiveLinkError(STATUS.notFound, 'no such path');
       const services = this.connections.get(url.connection);
       if (services === undefined) throw new ArchiveLinkError(STATUS.notFound, `connection ${url.connection} is not configured`);
-      const rule = COMMANDS[url.command];
-      if (!(rule.methods as readonly string[]).includes(req.method ?? ''))
-        throw new ArchiveLinkError(STATUS.badRequest, `${url.command} takes ${rule.methods.join(' or ')}, not ${String(req.method)}`);
+      const methods = Object.keys(COMMANDS[url.command].signed);
+      if (!methods.includes(req.method as string))
+        throw new ArchiveLinkError(STATUS.badRequest, `${url.command} takes ${methods.join(' or ')}, not ${String(req.method)}`);
       const { maxCertificateBytes, maxPartBytes } = this.settings.server;
       await this.handlers[url.command]({ ...services, url, req, res, log: this.log, maxCertificateBytes, maxPartBytes });
     } catch (error) {

@@ -1,11 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import {
-  isMultipartRequest,
-  MultipartParseError,
-  parseMultipartRequest,
-  type MultipartPart,
-} from '@remix-run/multipart-parser/node';
+import { isMultipartRequest, parseMultipartRequest, type MultipartPart } from '@remix-run/multipart-parser/node';
 import { asciiLine, sendText } from './answers.js';
 import type { ArchiveDocument } from './archive.js';
 import { SAP_DOC_ID } from './archive.js';
@@ -48,8 +43,8 @@ async function* partsOf(context: CommandContext): AsyncGenerator<MultipartPart> 
       maxHeaderSize: 16_384,
     });
   } catch (error) {
-    if (error instanceof MultipartParseError) throw new ArchiveLinkError(STATUS.badRequest, `multipart body: ${error.message}`);
-    throw error;
+    // A malformed or oversized body (MultipartParseError), or one cut off: the request is refused either way.
+    throw new ArchiveLinkError(STATUS.badRequest, `multipart body: ${(error as Error).message}`);
   }
 }
 

@@ -12,10 +12,10 @@ export interface UploadReference {
   'upload-fileId': string;
 }
 
-/** Bytes `from` to `to`, both included (HTTP's Range); `to` absent means to the end. */
+/** Bytes `from` to `to`, both included (HTTP's Range). */
 export interface ByteRange {
   from: number;
-  to?: number;
+  to: number;
 }
 
 /** A PUT was accepted but some properties did not stick (their facet is missing on the server). */
@@ -117,7 +117,7 @@ export class RepositoryClient {
       what: `download ${xpath} of ${uid}`,
       method: 'GET',
       path: `id/${encodeURIComponent(uid)}/@blob/${xpath}`,
-      headers: range === undefined ? undefined : { range: `bytes=${range.from}-${range.to ?? ''}` },
+      headers: range === undefined ? undefined : { range: `bytes=${range.from}-${range.to}` },
     });
   }
 

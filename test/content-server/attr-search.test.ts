@@ -29,6 +29,7 @@ t.test('attrSearch finds the DAIN lines whose attributes all match, and says whi
   t.equal(await search('5+20+Br%F6selplc'), '1;211;120;', 'a Latin-1 value, as SAP encodes it');
   t.equal(await search('0+5+12345', '&numResults=10&fromOffset=100'), '1;211;120;', 'from a data offset on');
   t.equal(await search('0+5+12345'), '1;73;138;', 'numResults defaults to 1');
+  t.equal(await search('0+5+12345', '&numResults=10&toOffset=100'), '1;73;138;', 'up to a data offset');
   t.match(await search('3+5+12345'), /fits no DKEY/);
   t.match(await search('garbage'), /is not offset\+length\+value/);
   t.match(await search(''), /pattern is missing/);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { request } from 'undici';
 import { sandboxEnv } from '../helpers/env.js';
-import { cli, startCli } from '../helpers/run-cli.js';
+import { PROJECT, cli, startCli } from '../helpers/run-cli.js';
 import { SIGNED, fixture, servedEnv } from '../helpers/content-server.js';
 
 // Processes of their own, each compiling the sources on start.
@@ -62,17 +62,26 @@ t.test('serve without contentServer.yaml, or with a broken one: exit 2 naming th
   const unknown = await cli(['validate', '--config', env.location.configDir]);
   t.match(unknown.stderr, /connections\.0\.name: "ECC" is not an ERP system of erpHttp\.yaml/);
   t.match(unknown.stderr, /connections\.0\.contentRepositories\.1\.contRep: content repository Z1 is listed twice/);
+  writeFileSync(file, readFileSync(join(PROJECT, 'config', 'contentServer.yaml'), 'utf8'));
+  const port = await cli(['serve', '--config', env.location.configDir, '--port', 'eighty']);
+  t.equal(port.code, 2);
+  t.match(port.stderr, /--port: "eighty" is not a port number/);
   rmSync(file);
   const none = await cli(['serve', '--config', env.location.configDir]);
   t.equal(none.code, 2);
   t.match(none.stderr, /contentServer\.yaml: connect2erp serve needs this file/);
   t.match((await cli(['validate', '--config', env.location.configDir])).stdout, /no content server/);
-  const port = await cli(['serve', '--config', env.location.configDir, '--port', 'eighty']);
-  t.equal(port.code, 2);
 });
 
 t.test('certs list, approve and revoke: the administrator decides what signs', async (t) => {
-  const env = await servedEnv(t);
+  const env = await servedEnv(t, {
+    connection: {
+      contentRepositories: [
+        { contRep: 'Z1', storagePath: '/default-domain/workspaces/sap-archive/Z1' },
+        { contRep: 'Z2', storagePath: '/default-domain/workspaces/sap-archive' },
+      ],
+    },
+  });
   const config = ['--config', env.location.configDir];
   t.match((await cli(['certs', 'list', ...config])).stdout, /no certificate filed yet/);
   const authId = 'CN%3DS4H,OU%3Dconnect2erp,O%3DSAP%20Trust%20Community,C%3DDE';
@@ -94,4 +103,8 @@ t.test('certs list, approve and revoke: the administrator decides what signs', a
   t.equal((await cli(['certs', 'approve', ...config])).code, 2);
   t.equal((await cli(['certs', 'burn', ...config])).code, 2);
   t.equal((await env.call('PUT', `putCert&pVersion=0047&contRep=Z1&authId=${authId}`, 'garbage')).status, 406);
+  t.equal((await env.call('PUT', `putCert&pVersion=0047&contRep=Z2&authId=${authId}`, fixture('dsa.der'))).status, 200);
+  const both = await cli(['certs', 'approve', fingerprint.slice(0, 12), ...config]);
+  t.equal(both.code, 2);
+  t.match(both.stderr, /designates 2 certificates; give more of the fingerprint/, 'the same certificate for Z1 and Z2');
 });

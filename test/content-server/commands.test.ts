@@ -34,11 +34,18 @@ t.test("SAP's basic sequence with OpenSSL-signed URLs: create, info, get, search
   t.equal(search.body.toString(), `2;${PDF.indexOf('abcdef')};${PDF.indexOf('ABCDEF')};`, 'case-insensitive, both hits');
   const backwards = await env.call('GET', `${urls.searchA}&compId=data&pattern=abcdef&fromOffset=65&toOffset=0&numResults=1`);
   t.equal(backwards.body.toString(), `1;${PDF.indexOf('ABCDEF')};`, 'backwards from fromOffset: the nearest first');
+  t.equal((await env.call('PUT', urls.updatePutADescr, Buffer.from('Stra\xdfe \xd6L \xd7 \xf6l', 'latin1'))).status, 200);
+  const latin = await env.call('GET', `${urls.searchA}&compId=descr&pattern=%F6l&numResults=5`);
+  t.equal(latin.body.toString(), '2;7;12;', 'Latin-1 letters fold too (\xd6 and \xf6), the sign \xd7 stays');
+  const times = await env.call('GET', `${urls.searchA}&compId=descr&pattern=%D7`);
+  t.equal(times.body.toString(), '1;10;');
   const none = await env.call('GET', `${urls.searchA}&compId=data&pattern=zzz`);
   t.equal(none.body.toString(), '0;');
 
   const descr = Buffer.from('description\n');
   t.equal((await env.call('PUT', urls.updatePutADescr, descr, { 'content-type': 'text/plain' })).status, 200);
+  const bare = await env.call('GET', urls.infoA.replace('pVersion=0047&', ''));
+  t.equal(bare.headers['x-pversion'], '0047', 'no pVersion in the URL: this server answers 0047');
   t.equal((await env.call('PUT', urls.appendAData, Buffer.from('MORE'))).status, 200);
   const whole = await env.call('GET', urls.docGetA);
   t.equal(whole.status, 200);

@@ -1,6 +1,9 @@
+import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
+import { join } from 'node:path';
+import * as pkijs from 'pkijs';
 import t from 'tap';
-import { SIGNED, fixture, servedEnv } from '../helpers/content-server.js';
+import { FIXTURES, SIGNED, fixture, servedEnv } from '../helpers/content-server.js';
 import type { StoredDoc } from '../../sandbox/repository/store.js';
 
 const { urls, docIds } = SIGNED;
@@ -45,7 +48,7 @@ t.test("the repository's failures: a lost certificate list is read again, an acc
     { users: { sapcs: { password: 'sapcs', groups: ['members'] } } },
   );
   const refused = await limited.call('PUT', `create&pVersion=0047&contRep=Z1&docId=${docIds.A}&compId=data`, 'x');
-  t.equal(refused.status, 409, refused.error);
+  t.equal(refused.status, 409, String(refused.error));
   const cert = await limited.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', fixture('dsa.crt'));
   t.equal(cert.status, 409, 'its certificates folder is administrators\' only');
 });
@@ -102,12 +105,37 @@ t.test('certificates filed by two replicas at once: one document', async (t) => 
   env.sandbox.faults.release();
   t.same((await Promise.all(both)).map((a) => a.status), [200, 200]);
   t.equal((await env.certificates.list()).length, 1);
+  const putRsa = (): Promise<{ status: number }> =>
+    env.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=y', fixture('rsa.crt'));
   env.sandbox.faults.hold();
-  const third = [put(), put()];
+  const third = [putRsa(), putRsa()];
   await env.sandbox.faults.whenHeld(2);
   env.sandbox.faults.release();
-  await Promise.all(third);
-  t.equal((await env.certificates.list()).length, 1);
+  t.same((await Promise.all(third)).map((a) => a.status), [200, 200]);
+  t.equal((await env.certificates.list()).length, 2, 'the folder existed: the second certificate document too');
+  env.sandbox.faults.add({ path: 'sap-certificates', status: 503, times: 10 });
+  t.equal((await put()).status, 500, 'a repository that fails');
+});
+
+t.test('TLS from the configured key and certificate', async (t) => {
+  const env = await servedEnv(t, {
+    server: { tls: { certFile: join(FIXTURES, 'rsa.crt'), keyFile: join(FIXTURES, 'rsa.key') } },
+  });
+  const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const sent = httpsRequest(
+      `https://127.0.0.1:${new URL(env.origin).port}/archivelink/S4H?serverInfo&pVersion=0047`,
+      { ca: fixture('rsa.crt'), checkServerIdentity: () => undefined },
+      (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode as number, body }));
+      },
+    );
+    sent.on('error', reject);
+    sent.end();
+  });
+  t.equal(answer.status, 200);
+  t.match(answer.body, /^serverStatus="running"/);
 });
 
 t.test('reading: ranges on a repository that ignores them, info of one component, multipart limits, the URL', async (t) => {
@@ -167,4 +195,30 @@ t.test('reading: ranges on a repository that ignores them, info of one component
   t.match(await raw('/archivelink/S4H?serverInfo&&flag&pVersion=0047'), / 200 /, 'an empty pair, a key without value');
   t.match(await raw('/archivelink/S4H?serverInfo&contRep=Z7'), / 404 /);
   t.match(await raw('/archivelink/S4H?info&contRep=Z1&docId=%E2%82%AC'), / 404 /, 'UTF-8 in a value');
+});
+
+t.test('secKey structures: attached content, another content type, no messageDigest, not a signature', async (t) => {
+  const env = await servedEnv(t);
+  await env.trust('dsa.crt');
+  t.equal((await env.call('PUT', urls.createPutA, 'x')).status, 201);
+  t.equal((await env.call('GET', urls.infoAAttached)).status, 200, 'content inside, equal to the URL');
+  const altered = await env.call('GET', urls.infoAAttached.replace('contRep=Z1&docId', 'contRep=Z1&pVersion2=x&docId').replace(/(authId=)CN/, '$1CN'));
+  t.equal(altered.status, 200, 'an unsigned parameter added changes nothing');
+  const moved = await env.call('GET', urls.infoAAttached.replace(/expiration=(\d+)/, 'expiration=20991231235958'));
+  t.match(moved.error, /carries content other than the URL/);
+  t.match((await env.call('GET', urls.infoAOtherContentType)).error, /signed content type is not data/);
+  const data = encodeURIComponent(fixture('data-content.der').toString('base64'));
+  t.match((await env.call('GET', urls.getA.replace(/secKey=[^&]+/, `secKey=${data}`))).error, /not a PKCS#7 SignedData/);
+  // OpenSSL always signs a messageDigest; one taken out of its attributes leaves nothing to check the URL against.
+  const der = Buffer.from(decodeURIComponent(/secKey=([^&]+)/.exec(urls.getA)![1]), 'base64');
+  const info = pkijs.ContentInfo.fromBER(der);
+  const signed = new pkijs.SignedData({ schema: info.content });
+  const attributes = signed.signerInfos[0].signedAttrs!.attributes;
+  signed.signerInfos[0].signedAttrs = new pkijs.SignedAndUnsignedAttributes({
+    type: 0,
+    attributes: attributes.filter((a) => a.type !== '1.2.840.113549.1.9.4'),
+  });
+  const stripped = new pkijs.ContentInfo({ contentType: info.contentType, content: signed.toSchema(true) });
+  const key = encodeURIComponent(Buffer.from(stripped.toSchema().toBER()).toString('base64'));
+  t.match((await env.call('GET', urls.getA.replace(/secKey=[^&]+/, `secKey=${key}`))).error, /no messageDigest/);
 });

@@ -21,7 +21,7 @@ t.test("OAC0's connection test and certificate, then an RSCMST-like sequence fro
   t.equal(filed.length, 1);
   t.match(filed[0], { status: 'pending', contRep: 'Z1', connection: 'S4H', authId: env.caller.signer.authId });
   t.equal((await env.caller.checkSequence())[0].status, 401, 'pending signs nothing');
-  await env.certificates.setStatus(filed[0], 'approved', 'Administrator');
+  await env.certificates.setStatus(filed[0], 'approved');
   const steps = await env.caller.checkSequence();
   t.same(
     steps.filter((s) => !s.ok),
@@ -29,7 +29,7 @@ t.test("OAC0's connection test and certificate, then an RSCMST-like sequence fro
     steps.map((s) => `${s.step} ${s.status} ${s.detail}`).join('\n'),
   );
   t.same(steps.map((s) => s.step), ['create', 'info', 'get', 'get range', 'search', 'update', 'append', 'docGet', 'delete', 'info after delete']);
-  await env.certificates.setStatus(filed[0], 'approved', 'Administrator');
+  await env.certificates.setStatus(filed[0], 'approved');
   t.equal((await env.caller.putCert()).status, 200);
   t.equal((await env.certificates.list())[0].status, 'approved', 'a putCert never undoes an approval');
 });
@@ -37,7 +37,7 @@ t.test("OAC0's connection test and certificate, then an RSCMST-like sequence fro
 t.test('SAP opens the documents the job linked: the bytes are the repository\'s, ranges are asked of the repository', async (t) => {
   const env = await servedEnv(t);
   await env.caller.putCert();
-  await env.certificates.setStatus((await env.certificates.list())[0], 'approved', 'Administrator');
+  await env.certificates.setStatus((await env.certificates.list())[0], 'approved');
   const uid = await env.upload('ERP/Invoices', 'invoice-7.pdf');
   await env.job();
   env.fill(uid, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
@@ -69,5 +69,15 @@ t.test('SAP opens the documents the job linked: the bytes are the repository\'s,
   t.equal((await env.caller.get(uid)).status, 404, 'another source');
   const plain = await env.upload('ERP', 'not-for-sap.pdf');
   t.equal((await env.caller.get(plain)).status, 404, 'a document without fct_erp_http_content');
-  t.equal(doc.uid, uid);
+  env.fill(uid, { 'erpHttpContent:source': 'S4H', 'erpHttpContent:docId': 'another' });
+  t.equal((await env.caller.get(uid)).status, 404, 'another docId');
+  env.fill(uid, { 'erpHttpContent:docId': uid, 'erpHttpContent:compId': '' });
+  t.same((await env.caller.get(uid)).body, bytes, 'no compId on the document: it is data');
+  env.fill(uid, { 'file:content': null });
+  const empty = await env.caller.get(uid);
+  t.equal(empty.status, 200);
+  t.equal(empty.headers['content-type'], 'application/octet-stream', 'a document without content: an empty component');
+  t.equal(empty.body.length, 0);
+  env.sandbox.store.trash(env.sandbox.actor(), doc);
+  t.equal((await env.caller.get(uid)).status, 404, 'in the trash');
 });

@@ -38,9 +38,9 @@ t.test('every refusal is 401 with its reason in X-ErrorDescription', async (t) =
   t.equal(pending.status, 401);
   t.match(pending.error, /waits for an administrator's approval/);
   const rsa = (await env.certificates.list()).find((c) => c.authId.includes('S4H-RSA'))!;
-  await env.certificates.setStatus(rsa, 'approved', 'test');
+  await env.certificates.setStatus(rsa, 'approved');
   t.equal((await env.call('GET', urls.infoARsa)).status, 200, 'approved: RSA/SHA-256 signatures pass');
-  await env.certificates.setStatus(rsa, 'revoked', 'test');
+  await env.certificates.setStatus(rsa, 'revoked');
   t.equal((await env.call('GET', urls.infoARsa)).status, 401, 'revoked: refused again');
 });
 

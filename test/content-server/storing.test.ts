@@ -89,6 +89,24 @@ t.test('update POST makes the document exactly what is sent; append and update n
   );
 });
 
+t.test('onDelete: remove deletes for good; a document with no data component; a PUT without compId', async (t) => {
+  const env = await servedEnv(t, {
+    connection: {
+      signatures: 'off',
+      contentRepositories: [{ contRep: 'Z1', storagePath: '/default-domain/workspaces/sap-archive/Z1', onDelete: 'remove' }],
+    },
+  });
+  const missing = await env.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=N', 'x');
+  t.equal(missing.status, 400);
+  t.match(missing.error, /compId "" is missing/);
+  t.equal((await env.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=N&compId=note', 'a note')).status, 201);
+  const none = await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=N');
+  t.equal(none.status, 404);
+  t.match(none.error, /component data of document N not found/);
+  t.equal((await env.call('GET', 'delete&pVersion=0047&contRep=Z1&docId=N')).status, 200);
+  t.same(stored(env), [], 'gone for good, not in the trash');
+});
+
 t.test("the job's documents are read from SAP, but changed only in the repository", async (t) => {
   const env = await servedEnv(t, { connection: { signatures: 'off' } });
   const uid = await env.upload('ERP/Invoices', 'invoice-1.pdf');

@@ -80,7 +80,7 @@ export async function servedEnv(
     const answer = await call('PUT', `putCert&pVersion=0047&contRep=Z1&authId=${authId}`, fixture(name));
     if (answer.status !== 200) throw new Error(`putCert ${name}: ${answer.status} ${answer.error}`);
     const filed = (await certificates.list()).find((c) => c.status === 'pending');
-    await certificates.setStatus(filed!, 'approved', 'test');
+    await certificates.setStatus(filed!, 'approved');
   };
   return { ...env, script, origin, certificates, caller: new ArchiveLinkCaller(script, 'Z1'), call, trust };
 }
