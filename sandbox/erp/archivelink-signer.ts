@@ -22,20 +22,14 @@ import { AlgorithmIdentifier, Certificate, Time } from '@peculiar/asn1-x509';
 /** The DER of OBJECT IDENTIFIER 1.2.840.113549.1.7.1 (id-data), the signed content type. */
 const ID_DATA_DER = Buffer.from('06092a864886f70d010701', 'hex');
 
-/** A DER length: short form below 128, else the long form. */
-function derLength(length: number): Buffer {
-  if (length < 0x80) return Buffer.from([length]);
-  const bytes = Buffer.from(length.toString(16).padStart(length > 0xffff ? 6 : 4, '0'), 'hex');
-  return Buffer.concat([Buffer.from([0x80 | bytes.length]), bytes]);
-}
-
 /**
  * SET OF Attribute, what a signature over signed attributes covers (RFC 5652 §5.4). The
  * attributes are given in DER's order (by their encodings), so they are concatenated as they are.
  */
 function attributeSet(attributes: Attribute[]): Buffer {
   const content = Buffer.concat(attributes.map((a) => Buffer.from(AsnConvert.serialize(a))));
-  return Buffer.concat([Buffer.from([0x31]), derLength(content.length), content]);
+  // Three attributes of fixed size, under 128 bytes together: DER's short length form.
+  return Buffer.concat([Buffer.from([0x31, content.length]), content]);
 }
 
 const SHA1 = '1.3.14.3.2.26';

@@ -35,7 +35,7 @@ export class AccessCheck {
     if (rule.mode === undefined || this.connection.signatures === 'off') return;
     const secKey = url.get('secKey');
     if (!protection.includes(rule.mode) && secKey === undefined) return;
-    if (secKey === undefined || secKey === '') throw refuse(`the URL is not signed (no secKey), and ${url.command} needs a signature here`);
+    if (!secKey) throw refuse(`the URL is not signed (no secKey), and ${url.command} needs a signature here`);
     const [accessMode, authId, expiration] = ['accessMode', 'authId', 'expiration'].map((key) => url.get(key));
     if (accessMode === undefined || authId === undefined || expiration === undefined)
       throw refuse('a signed URL needs accessMode, authId and expiration');

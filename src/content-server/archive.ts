@@ -41,10 +41,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** What this server accepts as the docId of a document SAP stores: its name in the storage folder. */
 export const SAP_DOC_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 
+/** A date property; the epoch for one a document lacks (SAP's headers need a date). */
 const dateOf = (doc: RepositoryDocument, key: string): Date => {
-  const value = doc.properties[key];
-  const date = typeof value === 'string' ? new Date(value) : new Date(0);
-  return Number.isNaN(date.getTime()) ? new Date(0) : date;
+  const time = Date.parse(String(doc.properties[key]));
+  return new Date(Number.isNaN(time) ? 0 : time);
 };
 
 const text = (doc: RepositoryDocument, key: string): string => {
@@ -120,7 +120,7 @@ export class ArchiveDocuments {
   /** The component named, or the default one (`data`, else `data1`) when none is; 404 otherwise. */
   async component(document: ArchiveDocument, compId: string | undefined): Promise<Component> {
     const components = await this.components(document);
-    const wanted = compId === undefined || compId === '' ? DEFAULT_COMPONENTS : [compId];
+    const wanted = !compId ? DEFAULT_COMPONENTS : [compId];
     for (const name of wanted) {
       const found = components.find((c) => c.compId === name);
       if (found !== undefined) return found;

@@ -93,7 +93,8 @@ export class CertificateStore {
     const folder = (await this.folder(true)) as RepositoryDocument;
     const name = `${origin.contRep}-${file.fingerprint.slice(0, 16)}`;
     let doc = await this.find(`${this.folderPath}/${name}`);
-    if (doc?.facets.includes(CERTIFICATE_FACET)) return 'known';
+    // Filed before, unless a filing was cut short (its properties are written last).
+    if (doc !== undefined && stored(doc)?.fingerprint === file.fingerprint) return 'known';
     if (doc === undefined) {
       doc = await this.client.createNamed(folder.uid, { type: 'Note', name });
       // Another replica filed the same certificate at the same moment: its document stands.

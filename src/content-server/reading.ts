@@ -14,7 +14,7 @@ async function readable(context: CommandContext): Promise<ArchiveDocument> {
   const contRep = url.get('contRep');
   documents.repository(contRep);
   const docId = url.get('docId');
-  if (docId === undefined || docId === '') throw new ArchiveLinkError(STATUS.badRequest, 'docId is missing');
+  if (!docId) throw new ArchiveLinkError(STATUS.badRequest, 'docId is missing');
   const document = await documents.find(contRep as string, docId);
   // The signature is checked before "not found" is said, so unsigned callers learn nothing.
   await access.require(url, req.method as string, document?.docProt ?? connection.defaultProtection);
@@ -87,7 +87,7 @@ export async function docGet(context: CommandContext): Promise<void> {
 
 function offset(context: CommandContext, key: string, fallback: number): number {
   const text = context.url.get(key);
-  if (text === undefined || text === '') return fallback;
+  if (!text) return fallback;
   if (!/^-?\d+$/.test(text)) throw new ArchiveLinkError(STATUS.badRequest, `${key} "${text}" is not a number`);
   return Number(text);
 }
@@ -135,9 +135,9 @@ export async function search(context: CommandContext): Promise<void> {
   const document = await readable(context);
   const { url } = context;
   const compId = url.get('compId');
-  if (compId === undefined || compId === '') throw new ArchiveLinkError(STATUS.badRequest, 'compId is missing');
+  if (!compId) throw new ArchiveLinkError(STATUS.badRequest, 'compId is missing');
   const raw = url.bytes('pattern');
-  if (raw === undefined || raw.length === 0) throw new ArchiveLinkError(STATUS.badRequest, 'pattern is missing');
+  if (!raw?.length) throw new ArchiveLinkError(STATUS.badRequest, 'pattern is missing');
   const numResults = offset(context, 'numResults', 1);
   if (numResults < 1) throw new ArchiveLinkError(STATUS.badRequest, 'numResults must be at least 1');
   const caseSensitive = url.get('caseSensitive')?.toLowerCase() === 'y';
@@ -209,7 +209,7 @@ export async function attrSearch(context: CommandContext): Promise<void> {
   const document = await readable(context);
   const { url } = context;
   const pattern = url.bytes('pattern')?.toString('latin1');
-  if (pattern === undefined || pattern === '') throw new ArchiveLinkError(STATUS.badRequest, 'pattern is missing');
+  if (!pattern) throw new ArchiveLinkError(STATUS.badRequest, 'pattern is missing');
   const caseSensitive = url.get('caseSensitive')?.toLowerCase() === 'y';
   const numResults = offset(context, 'numResults', 1);
   const from = offset(context, 'fromOffset', 0);

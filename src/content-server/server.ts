@@ -32,9 +32,9 @@ export interface ContentServerSettings {
 /** The repository errors a command may meet, as the protocol's statuses. */
 function protocolError(error: unknown): ArchiveLinkError {
   if (error instanceof ArchiveLinkError) return error;
-  if (error instanceof NotFoundError) return new ArchiveLinkError(STATUS.notFound, 'not found in the repository');
-  if (error instanceof ForbiddenError || error instanceof AuthenticationError)
-    return new ArchiveLinkError(STATUS.inaccessible, 'the repository refused this connection access');
+  // Lookups of documents say "not found" themselves: what is missing here is administration data (a folder).
+  if (error instanceof NotFoundError || error instanceof ForbiddenError || error instanceof AuthenticationError)
+    return new ArchiveLinkError(STATUS.inaccessible, 'administration data inaccessible: the repository refused or lacks what this connection needs');
   return new ArchiveLinkError(STATUS.internal, 'internal error (the repository did not answer as expected?)');
 }
 
@@ -122,7 +122,7 @@ export class ContentServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const target = req.url ?? '/';
+    const target = req.url as string;
     if (target === '/healthz') return sendText(res, 200, 'ok\n');
     if (target === '/readyz') return sendText(res, this.stopping ? 503 : 200, this.stopping ? 'stopping\n' : 'ready\n');
     if (this.stopping) res.setHeader('Connection', 'close');

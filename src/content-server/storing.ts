@@ -137,7 +137,7 @@ async function changeable(context: CommandContext): Promise<ArchiveDocument> {
   const { url, req, documents, access, connection } = context;
   const contRep = contRepOf(context);
   const docId = url.get('docId');
-  if (docId === undefined || docId === '') throw new ArchiveLinkError(STATUS.badRequest, 'docId is missing');
+  if (!docId) throw new ArchiveLinkError(STATUS.badRequest, 'docId is missing');
   const document = await documents.find(contRep, docId);
   await access.require(url, req.method as string, document?.docProt ?? connection.defaultProtection);
   if (document === undefined) throw new ArchiveLinkError(STATUS.notFound, `document ${docId} not found`);
@@ -166,7 +166,7 @@ export async function update(context: CommandContext): Promise<void> {
 export async function remove(context: CommandContext): Promise<void> {
   const document = await changeable(context);
   const compId = context.url.get('compId');
-  const component = compId === undefined || compId === '' ? undefined : await context.documents.component(document, compId);
+  const component = !compId ? undefined : await context.documents.component(document, compId);
   await context.writer.delete(document, component);
   sendText(context.res, STATUS.ok, '');
 }
@@ -191,7 +191,7 @@ export async function putCert(context: CommandContext): Promise<void> {
   const { url, req, res, certificates, approved, connection, log } = context;
   const contRep = contRepOf(context);
   const authId = url.get('authId');
-  if (authId === undefined || authId === '') throw new ArchiveLinkError(STATUS.badRequest, 'authId is missing');
+  if (!authId) throw new ArchiveLinkError(STATUS.badRequest, 'authId is missing');
   const file = readCertificateFile(await smallBody(req, context.maxCertificateBytes));
   const outcome = await certificates.receive({ connection: connection.name, contRep, authId }, file);
   approved.forget();

@@ -12,8 +12,8 @@ t.setTimeout(300_000);
 t.test('serve: health and readiness; on SIGTERM readiness says 503, the request under way finishes, exit 0', async (t) => {
   const env = await sandboxEnv(t);
   const file = join(env.location.configDir, 'contentServer.yaml');
-  writeFileSync(file, `drainSeconds: 300\n${readFileSync(file, 'utf8')}`);
-  const serve = startCli(['serve', '--config', env.location.configDir, '--port', '0']);
+  writeFileSync(file, readFileSync(file, 'utf8').replace('port: 8090', 'port: 0').replace(/^/, 'drainSeconds: 300\n'));
+  const serve = startCli(['serve', '--config', env.location.configDir]);
   t.teardown(() => void serve.child.kill('SIGKILL'));
   await serve.logged(/content server listening/);
   const port = Number(/"port":(\d+)/.exec(serve.output().stderr)?.[1]);
@@ -33,6 +33,10 @@ t.test('serve: health and readiness; on SIGTERM readiness says 503, the request 
   await serve.logged(/content server stopping/);
   t.equal((await request(`${origin}/readyz`)).statusCode, 503, 'no new work is sent to a stopping replica');
   t.equal((await request(`${origin}/healthz`)).statusCode, 200, 'alive while it drains');
+  const late = await request(`${origin}/archivelink/S4H?serverInfo&pVersion=0047`);
+  t.equal(late.statusCode, 200, 'still answering while it drains…');
+  t.equal(late.headers.connection, 'close', '…and closing connections, so that clients go elsewhere');
+  await late.body.dump();
   serve.child.kill('SIGTERM');
   await serve.logged(/content server closing now/);
   env.sandbox.faults.release();

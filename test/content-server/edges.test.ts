@@ -222,3 +222,42 @@ t.test('secKey structures: attached content, another content type, no messageDig
   const key = encodeURIComponent(Buffer.from(stripped.toSchema().toBER()).toString('base64'));
   t.match((await env.call('GET', urls.getA.replace(/secKey=[^&]+/, `secKey=${key}`))).error, /no messageDigest/);
 });
+
+t.test('interrupted filings are completed, missing administration data is 409, a broken stream is cut off', async (t) => {
+  const env = await servedEnv(t, { server: { maxCertificateBytes: 1024 } });
+  const put = (): Promise<{ status: number; error?: string }> =>
+    env.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', fixture('dsa.der'));
+  env.sandbox.faults.add({ path: 'Document.AddFacet', status: 500, times: 10 });
+  t.equal((await put()).status, 500, 'cut short before the label');
+  env.sandbox.faults.clear();
+  t.same(await env.certificates.list(), [], 'a document without the label is no certificate');
+  env.sandbox.faults.add({ method: 'PUT', path: '/api/v1/id/', status: 500, times: 10 });
+  t.equal((await put()).status, 500, 'cut short before the properties');
+  env.sandbox.faults.clear();
+  t.match(await env.certificates.list(), [{ status: 'pending', fingerprint: '', pem: '' }], 'labelled, nothing else');
+  t.equal((await put()).status, 200, 'the next putCert completes it');
+  t.match(await env.certificates.list(), [{ status: 'pending', fingerprint: /^[0-9A-F]{64}$/ }]);
+  const large = await env.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', Buffer.alloc(2048, 65));
+  t.equal(large.status, 406);
+  t.match(large.error, /larger than 1024 bytes/);
+
+  const lost = await servedEnv(t, {}, { storage: { adminPath: '/default-domain/workspaces/nowhere' } });
+  const nowhere = await lost.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', fixture('dsa.crt'));
+  t.equal(nowhere.status, 409);
+  t.match(nowhere.error, /administration data inaccessible/);
+
+  const open = await servedEnv(t, { connection: { signatures: 'off' } });
+  await open.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=S&compId=data', 'first');
+  await open.call('PUT', 'update&pVersion=0047&contRep=Z1&docId=S&compId=note', 'second');
+  open.sandbox.faults.add({ path: '@blob', status: 500, skip: 1, times: 10 });
+  await t.rejects(open.call('GET', 'docGet&pVersion=0047&contRep=Z1&docId=S'), 'the answer under way is broken off, not completed');
+  open.sandbox.faults.clear();
+  const folder = open.sandbox.store.getByPath(`${Z1}/S`) as StoredDoc;
+  open.sandbox.store.mirror(folder.uid, { ...folder, properties: { ...folder.properties, 'dc:created': null } });
+  t.equal((await open.call('GET', 'info&pVersion=0047&contRep=Z1&docId=S')).headers['x-datec'], '1970-01-01', 'no creation date: the epoch');
+  t.match((await open.call('PUT', 'create&pVersion=0047&contRep=Z1&compId=data', 'x')).error, /docId "" is missing/);
+  t.match((await open.call('PUT', 'update&pVersion=0047&contRep=Z1&compId=data', 'x')).error, /docId is missing/);
+  const named = `--b\r\nContent-Disposition: form-data; name="data"\r\n\r\nfrom the disposition\r\n--b--\r\n`;
+  t.equal((await open.call('POST', 'create&pVersion=0047&contRep=Z1&docId=CD', named, { 'content-type': 'multipart/form-data; boundary=b' })).status, 201);
+  t.equal((await open.call('GET', 'get&pVersion=0047&contRep=Z1&docId=CD&compId=data')).body.toString(), 'from the disposition');
+});

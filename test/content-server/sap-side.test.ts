@@ -71,7 +71,7 @@ t.test('SAP opens the documents the job linked: the bytes are the repository\'s,
   t.equal((await env.caller.get(plain)).status, 404, 'a document without fct_erp_http_content');
   env.fill(uid, { 'erpHttpContent:source': 'S4H', 'erpHttpContent:docId': 'another' });
   t.equal((await env.caller.get(uid)).status, 404, 'another docId');
-  env.fill(uid, { 'erpHttpContent:docId': uid, 'erpHttpContent:compId': '' });
+  env.fill(uid, { 'erpHttpContent:docId': uid, 'erpHttpContent:compId': null });
   t.same((await env.caller.get(uid)).body, bytes, 'no compId on the document: it is data');
   env.fill(uid, { 'file:content': null });
   const empty = await env.caller.get(uid);
