@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { contentServerBench, type ContentServerFigures } from './content-server.js';
 import { floor } from './floor.js';
 import { BenchSandboxes, FOLDER, type JobRun, type UseCase } from './sandboxes.js';
 
@@ -13,6 +14,8 @@ const { values } = parseArgs({
     'repository-latency': { type: 'string', default: '5' },
     'erp-latency': { type: 'string', default: '50' },
     quick: { type: 'boolean', default: false },
+    /** Only the content server's section, the rest of BENCHMARKS.md kept as it is. */
+    'content-server-only': { type: 'boolean', default: false },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'BENCHMARKS.md') },
   },
 });
@@ -265,9 +268,52 @@ function phaseTable(rows: PhaseRow[]): string[] {
   return lines;
 }
 
+/** The content server's section of BENCHMARKS.md, between its own markers. */
+const SERVER_START = '<!-- content server: written by npm run bench -->';
+const SERVER_END = '<!-- end of the content server section -->';
+
+function contentServerSection(figures: ContentServerFigures): string[] {
+  const md = [
+    SERVER_START,
+    '## Content server',
+    '',
+    `\`connect2erp serve\` in its own process, the repository sandbox in the benchmark's with the latency shown. SAP's \`get\` of a job's document (${figures.componentKb} KB, signed URL, DSA/SHA-1) through the server, against the same download straight from the repository (\`@blob\`), with as many clients at once; documents per second, each the mean of two alternated rounds.`,
+    '',
+    '| repository latency ms | clients at once | direct docs/s | through serve docs/s | ratio | repository requests per get |',
+    '|---:|---:|---:|---:|---:|---:|',
+    ...figures.throughput.map(
+      (r) =>
+        `| ${r.latencyMs} | ${r.concurrency} | ${f(r.direct, 0)} | ${f(r.served, 0)} | ${f(r.served / r.direct)} | ${f(r.requestsPerGet)} |`,
+    ),
+    '',
+    `Memory while one component of ${f(figures.big.bytes / (1 << 20), 0)} MB streams through (latency 0): the server's peak RSS ${f(figures.big.rssSmallOnlyMb, 0)} MB after the gets above, ${f(figures.big.rssAfterMb, 0)} MB after the large one (× ${f(figures.big.rssAfterMb / figures.big.rssSmallOnlyMb)}; resident before it: ${f(figures.big.rssBeforeMb, 0)} MB), in ${f(figures.big.seconds)} s (${f(figures.big.bytes / (1 << 20) / figures.big.seconds, 0)} MB/s).`,
+    SERVER_END,
+  ];
+  return md;
+}
+
+/** BENCHMARKS.md with the content server's section replaced (or added before the notes). */
+function withContentServer(text: string, section: string[]): string {
+  const start = text.indexOf(SERVER_START);
+  const end = text.indexOf(SERVER_END);
+  if (start >= 0 && end > start)
+    return `${text.slice(0, start)}${section.join('\n')}${text.slice(end + SERVER_END.length)}`;
+  const notes = text.indexOf(NOTES_MARKER);
+  const at = notes < 0 ? text.length : notes;
+  return `${text.slice(0, at)}${section.join('\n')}\n\n${text.slice(at)}`;
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const log = (line: string): void => console.log(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${line}`);
+  log('content server: get through serve against a direct download, and a large component');
+  const server = contentServerSection(
+    await contentServerBench([latency.repositoryMs, SWEEP_REPOSITORY_MS], values.quick),
+  );
+  if (values['content-server-only']) {
+    writeFileSync(values.out, withContentServer(readFileSync(values.out, 'utf8'), server));
+    return log(`content server section written to ${values.out}`);
+  }
   const phases: PhaseRow[] = [];
   for (const n of SIZES.throughput) {
     log(`throughput, ${n} documents per use case`);
@@ -341,6 +387,7 @@ async function main(): Promise<void> {
   md.push(
     `| ${SIZES.fresh} new + ${beside.processed} processed | ${f(beside.seconds)} | ${beside.repositoryRequests} | ${f(beside.seconds / alone.seconds)} |`,
   );
+  md.push('', ...server);
   writeFileSync(values.out, `${md.join('\n')}\n${keptNotes(values.out)}`);
   log(`written to ${values.out}`);
 }

@@ -73,7 +73,6 @@ function programUsage(): string {
   ].join('\n');
 }
 
-
 /** A flag anywhere on the command line: a request for help is never also a request to act. */
 const asksFor = (argv: string[], ...flags: string[]): boolean => argv.some((arg) => flags.includes(arg));
 

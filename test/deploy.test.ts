@@ -236,8 +236,8 @@ t.test(
     const files = [...line.matchAll(/--from-file=([^=\s]+)=\S+/g)].map((m) => m[1]);
     t.same(
       files.sort(),
-      ['erpHttp.yaml', 'storage.yaml'],
-      'the README puts two files into the configuration ConfigMap',
+      ['contentServer.yaml', 'erpHttp.yaml', 'storage.yaml'],
+      'the README puts the three files into the configuration ConfigMap',
     );
     rmSync(join(app, 'config'), { recursive: true });
     mkdirSync(join(app, 'config'));
@@ -331,9 +331,35 @@ t.test(
   },
 );
 
+t.test('Kubernetes: the content server, probed, drained and on the port its configuration listens on', async (t) => {
+  const documents = parseAllDocuments(
+    readFileSync(join(PROJECT, 'deploy', 'kubernetes', 'content-server.yaml'), 'utf8'),
+  ).map((d) => d.toJS() as Record<string, any>);
+  const [deployment, service, ingress] = documents;
+  const server = loadConfig(configLocation({ config: join(PROJECT, 'config') }), {
+    contentServer: true,
+  }).contentServer!;
+  const pod = deployment.spec.template.spec;
+  const [container] = pod.containers;
+  t.same(container.args, ['serve']);
+  t.equal(container.image, `connect2erp:${JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version}`);
+  t.equal(container.ports[0].containerPort, server.listen.port, 'the port of contentServer.yaml');
+  t.equal(container.readinessProbe.httpGet.path, '/readyz');
+  t.equal(container.livenessProbe.httpGet.path, '/healthz');
+  t.ok(pod.terminationGracePeriodSeconds > server.drainSeconds + 30, 'drain, then 30 s for requests under way');
+  t.match(container.securityContext, { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+  t.match(pod.securityContext, { runAsNonRoot: true });
+  t.ok(container.resources.requests.memory && container.resources.limits.memory);
+  t.same(container.envFrom, [{ secretRef: { name: 'connect2erp-secrets' } }]);
+  t.equal(pod.volumes.find((v: any) => v.name === 'config').configMap.name, 'connect2erp-config');
+  t.same(service.spec.selector, deployment.spec.selector.matchLabels, 'the Service reaches the pods');
+  t.equal(ingress.spec.rules[0].http.paths[0].path, server.pathPrefix, "the Ingress routes the server's path");
+  t.match(readFileSync(join(PROJECT, 'README.md'), 'utf8'), '--from-file=contentServer.yaml=');
+});
+
 t.test('Kubernetes: the Secret the manifests name carries every variable the configuration refers to', async (t) => {
   const references = new Set<string>();
-  for (const file of ['storage.yaml', 'erpHttp.yaml']) {
+  for (const file of ['storage.yaml', 'erpHttp.yaml', 'contentServer.yaml']) {
     for (const match of readFileSync(join(PROJECT, 'config', file), 'utf8').matchAll(/\$\{env:([A-Z_]+)\}/g))
       references.add(match[1]);
   }

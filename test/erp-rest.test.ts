@@ -1,3 +1,4 @@
+import { buffer } from 'node:stream/consumers';
 import t, { type Test } from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,8 +44,8 @@ t.test('link over Rest: the file is uploaded to the attachment service once, aft
   env.erp.faults.add({ functionName: 'AttachmentContentSet', ...CSRF_REQUIRED });
   const report = await env.run();
   t.same(report.tasks.link.counts, { DONE: 1 });
-  const blob = env.sandbox.store.blobBytes(
-    (env.sandbox.store.get(uid) as StoredDoc).properties['file:content'] as never,
+  const blob = await buffer(
+    env.sandbox.store.blobStream((env.sandbox.store.get(uid) as StoredDoc).properties['file:content'] as never),
   );
   t.match(env.erp.tables.attachments, [
     {

@@ -71,14 +71,22 @@ export class ArchiveLinkCaller {
   ) {}
 
   /** The URL of a command; signed unless it is serverInfo or putCert. */
-  url(command: string, params: Array<[string, string]>, options: { method?: string; expiresAt?: Date; mode?: string } = {}): string {
+  url(
+    command: string,
+    params: Array<[string, string]>,
+    options: { method?: string; expiresAt?: Date; mode?: string } = {},
+  ): string {
     const list: Array<[string, string]> = [['pVersion', '0047'], ['contRep', this.contRep], ...params];
     if (command === 'serverInfo' || command === 'putCert') {
       const extra = command === 'putCert' ? [['authId', this.signer.authId] as [string, string]] : [];
       return `${this.script}?${command}&${[...list, ...extra].map(([k, v]) => `${k}=${encode(v)}`).join('&')}`;
     }
     const expiration = stamp(options.expiresAt ?? new Date(Date.now() + 2 * 3600_000));
-    list.push(['accessMode', options.mode ?? MODE[command]], ['authId', this.signer.authId], ['expiration', expiration]);
+    list.push(
+      ['accessMode', options.mode ?? MODE[command]],
+      ['authId', this.signer.authId],
+      ['expiration', expiration],
+    );
     const raw = list.map(([k, v]): [string, string] => [k, encode(v)]);
     const signedKeys = new Set([
       'contRep',
@@ -87,16 +95,29 @@ export class ArchiveLinkCaller {
       'expiration',
       ...(SIGNED[`${command} ${options.method ?? 'GET'}`] ?? SIGNED[command]),
     ]);
-    const message = raw.filter(([k]) => signedKeys.has(k)).map(([, v]) => v).join('');
+    const message = raw
+      .filter(([k]) => signedKeys.has(k))
+      .map(([, v]) => v)
+      .join('');
     const secKey = this.signer.sign(Buffer.from(message, 'latin1')).toString('base64');
     return `${this.script}?${command}&${raw.map(([k, v]) => `${k}=${v}`).join('&')}&secKey=${encode(secKey)}`;
   }
 
-  async send(method: 'GET' | 'PUT' | 'POST', url: string, body?: Buffer, headers: Record<string, string> = {}): Promise<Answer> {
+  async send(
+    method: 'GET' | 'PUT' | 'POST',
+    url: string,
+    body?: Buffer,
+    headers: Record<string, string> = {},
+  ): Promise<Answer> {
     const response = await request(url, { method, body, headers });
     const content = Buffer.from(await response.body.arrayBuffer());
     const error = response.headers['x-errordescription'];
-    return { status: response.statusCode, headers: response.headers, body: content, error: typeof error === 'string' ? error : undefined };
+    return {
+      status: response.statusCode,
+      headers: response.headers,
+      body: content,
+      error: typeof error === 'string' ? error : undefined,
+    };
   }
 
   /** OAC0's "Send certificate". */
@@ -129,25 +150,95 @@ export class ArchiveLinkCaller {
     const steps: CheckStep[] = [];
     const step = (name: string, answer: Answer, ok: boolean, detail = ''): void =>
       void steps.push({ step: name, status: answer.status, ok, detail: answer.error ?? detail });
-    const created = await this.send('PUT', this.url('create', [['docId', docId], ['compId', 'data'], ['docProt', 'rud']], { method: 'PUT' }), content, { 'content-type': 'text/plain' });
+    const created = await this.send(
+      'PUT',
+      this.url(
+        'create',
+        [
+          ['docId', docId],
+          ['compId', 'data'],
+          ['docProt', 'rud'],
+        ],
+        { method: 'PUT' },
+      ),
+      content,
+      { 'content-type': 'text/plain' },
+    );
     step('create', created, created.status === 201);
     const info = await this.send('GET', this.url('info', [['docId', docId]]));
-    step('info', info, info.status === 200 && info.headers['x-numbercomps'] === '1', `${String(info.headers['x-numbercomps'])} component(s)`);
+    step(
+      'info',
+      info,
+      info.status === 200 && info.headers['x-numbercomps'] === '1',
+      `${String(info.headers['x-numbercomps'])} component(s)`,
+    );
     const got = await this.get(docId, [['compId', 'data']]);
     step('get', got, got.status === 200 && got.body.equals(content), `${got.body.length} bytes`);
-    const range = await this.get(docId, [['compId', 'data'], ['fromOffset', '42'], ['toOffset', '51']]);
-    step('get range', range, range.status === 200 && range.body.equals(content.subarray(42, 52)), range.body.toString());
-    const found = await this.send('GET', this.url('search', [['docId', docId], ['compId', 'data'], ['pattern', 'abcdef'], ['caseSensitive', 'y']]));
-    step('search', found, found.status === 200 && found.body.toString() === `1;${content.indexOf('abcdef')};`, found.body.toString());
+    const range = await this.get(docId, [
+      ['compId', 'data'],
+      ['fromOffset', '42'],
+      ['toOffset', '51'],
+    ]);
+    step(
+      'get range',
+      range,
+      range.status === 200 && range.body.equals(content.subarray(42, 52)),
+      range.body.toString(),
+    );
+    const found = await this.send(
+      'GET',
+      this.url('search', [
+        ['docId', docId],
+        ['compId', 'data'],
+        ['pattern', 'abcdef'],
+        ['caseSensitive', 'y'],
+      ]),
+    );
+    step(
+      'search',
+      found,
+      found.status === 200 && found.body.toString() === `1;${content.indexOf('abcdef')};`,
+      found.body.toString(),
+    );
     const descr = Buffer.from('description of the test document\n');
-    const updated = await this.send('PUT', this.url('update', [['docId', docId], ['compId', 'descr']], { method: 'PUT' }), descr, { 'content-type': 'text/plain' });
+    const updated = await this.send(
+      'PUT',
+      this.url(
+        'update',
+        [
+          ['docId', docId],
+          ['compId', 'descr'],
+        ],
+        { method: 'PUT' },
+      ),
+      descr,
+      { 'content-type': 'text/plain' },
+    );
     step('update', updated, updated.status === 200);
     const more = Buffer.from('appended line\n');
-    const appended = await this.send('PUT', this.url('append', [['docId', docId], ['compId', 'data']], { method: 'PUT' }), more);
+    const appended = await this.send(
+      'PUT',
+      this.url(
+        'append',
+        [
+          ['docId', docId],
+          ['compId', 'data'],
+        ],
+        { method: 'PUT' },
+      ),
+      more,
+    );
     step('append', appended, appended.status === 200);
     const whole = await this.send('GET', this.url('docGet', [['docId', docId]]));
     const text = whole.body.toString('latin1');
-    step('docGet', whole, whole.status === 200 && text.includes(Buffer.concat([content, more]).toString('latin1')) && text.includes(descr.toString('latin1')), `${whole.body.length} bytes`);
+    step(
+      'docGet',
+      whole,
+      whole.status === 200 &&
+        text.includes(Buffer.concat([content, more]).toString('latin1')) &&
+        text.includes(descr.toString('latin1')),
+      `${whole.body.length} bytes`,
+    );
     const deleted = await this.send('GET', this.url('delete', [['docId', docId]]));
     step('delete', deleted, deleted.status === 200);
     const gone = await this.send('GET', this.url('info', [['docId', docId]]));

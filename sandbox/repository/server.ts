@@ -59,6 +59,8 @@ export class RepositorySandbox {
   readonly index: SearchIndex;
   readonly faults = new Faults();
   private readonly users: Record<string, User>;
+  /** `nuxeo.pageprovider.default-max-page-size`. */
+  private readonly maxPageSize: number;
   private readonly tokens = new Map<string, { user: string; key: string }>();
   private readonly batches = new Batches();
   private server?: Server;
@@ -70,6 +72,7 @@ export class RepositorySandbox {
     this.store = new Store(registry, options.dataDir);
     this.index = new SearchIndex(this.store, options.searchLagMs);
     this.users = { ...DEFAULT_USERS, ...options.users };
+    this.maxPageSize = options.maxPageSize ?? 1000;
   }
 
   /** Returns the base URL, e.g. `http://127.0.0.1:8080/nuxeo`. */
@@ -274,8 +277,7 @@ export class RepositorySandbox {
       this.store.require(actor, doc, 'ReadSecurity');
       return sendJson(res, 200, renderAcls(this.store, doc));
     }
-    if (adapter.startsWith('@blob/'))
-      return this.download(req, res, actor, doc, decodeURIComponent(adapter.slice(6)));
+    if (adapter.startsWith('@blob/')) return this.download(req, res, actor, doc, decodeURIComponent(adapter.slice(6)));
     if (adapter === '@children') return this.children(req, res, url, actor, doc);
     if (adapter !== '') throw new RepositoryError(404, adapter);
     switch (req.method) {
@@ -321,9 +323,8 @@ export class RepositorySandbox {
     const children = [...this.store.childIds(doc.uid)]
       .map((id) => this.store.get(id) as StoredDoc)
       .filter((c) => !c.trashed && this.store.can(actor, c, 'Browse'))
-      .sort((a, b) => String(a.properties['dc:title'] ?? '').localeCompare(String(b.properties['dc:title'] ?? '')));
-    const requested = Number(url.searchParams.get('pageSize') ?? '50');
-    const pageSize = Math.min(requested > 0 ? requested : 50, this.options.maxPageSize ?? 1000);
+      .sort((a, b) => String(a.properties['dc:title']).localeCompare(String(b.properties['dc:title'])));
+    const pageSize = Math.min(Number(url.searchParams.get('pageSize') ?? '50'), this.maxPageSize);
     const pageIndex = Number(url.searchParams.get('currentPageIndex') ?? '0');
     const page = children.slice(pageIndex * pageSize, (pageIndex + 1) * pageSize);
     return sendJson(
@@ -376,7 +377,8 @@ export class RepositorySandbox {
     });
     const content = this.store.blobStream(blob, range.from, Math.min(range.to, length - 1));
     content.on('end', () => {
-      if (range.to >= length) res.destroy();
+      // Once what it had is on its way, the connection ends short of the announced length.
+      if (range.to >= length) res.write('', () => res.destroy());
     });
     content.pipe(res, { end: range.to < length });
   }
@@ -393,7 +395,7 @@ export class RepositorySandbox {
     // size is clamped only in what is fetched (AbstractPageProvider.getMinMaxPageSize): the
     // answer, the offset of a page index and isNextPageAvailable keep the size asked for.
     const paginated = requested > 0;
-    const maxPageSize = this.options.maxPageSize ?? 1000;
+    const { maxPageSize } = this;
     const limit = paginated ? Math.min(requested, maxPageSize) : maxPageSize;
     const pageIndex = Number(params.get('currentPageIndex') ?? '0');
     const offset = params.get('offset') !== null ? Number(params.get('offset')) : paginated ? pageIndex * requested : 0;
@@ -507,6 +509,8 @@ function singleRange(header: string | undefined, length: number): { from: number
   const parts = header === undefined ? null : /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (parts === null || (parts[1] === '' && parts[2] === '')) return undefined;
   const [from, to] =
-    parts[1] === '' ? [Math.max(0, length - Number(parts[2])), length - 1] : [Number(parts[1]), parts[2] === '' ? length - 1 : Number(parts[2])];
+    parts[1] === ''
+      ? [Math.max(0, length - Number(parts[2])), length - 1]
+      : [Number(parts[1]), parts[2] === '' ? length - 1 : Number(parts[2])];
   return from > to || from >= length ? undefined : { from, to };
 }

@@ -1,5 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { appendFileSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { checkPermission, type Acl } from './acl.js';
@@ -250,13 +258,9 @@ export class Store {
 
   /** A blob's bytes `from` to `to` (both included), streamed: from disk when the store keeps its files there. */
   blobStream(blob: StoredBlob, from = 0, to = Number(blob.length) - 1): Readable {
-    if (this.dataDir === undefined) return Readable.from([(this.blobContent.get(blob.digest) as Buffer).subarray(from, to + 1)]);
+    if (this.dataDir === undefined)
+      return Readable.from([(this.blobContent.get(blob.digest) as Buffer).subarray(from, to + 1)]);
     return createReadStream(join(this.dataDir, 'blobs', blob.digest), { start: from, end: Math.max(from, to) });
-  }
-
-  blobBytes(blob: StoredBlob): Buffer {
-    if (this.dataDir === undefined) return this.blobContent.get(blob.digest) as Buffer;
-    return readFileSync(join(this.dataDir, 'blobs', blob.digest));
   }
 
   storeBlob(content: Buffer, name: string, mimeType: string): StoredBlob {

@@ -7,10 +7,15 @@ import { commandLogger } from '../log.js';
 import { RepositoryClient } from '../repository/client.js';
 import { LOCATION, location, type Command } from './command.js';
 
-const ACTIONS: Record<string, CertificateStatus | undefined> = { list: undefined, approve: 'approved', revoke: 'revoked' };
+const ACTIONS: Record<string, CertificateStatus | undefined> = {
+  list: undefined,
+  approve: 'approved',
+  revoke: 'revoked',
+};
 
 function render(certificates: StoredCertificate[]): string {
-  if (certificates.length === 0) return 'no certificate filed yet (SAP sends its own with putCert: OAC0, "Send certificate")';
+  if (certificates.length === 0)
+    return 'no certificate filed yet (SAP sends its own with putCert: OAC0, "Send certificate")';
   return certificates
     .map((c) =>
       [
@@ -27,11 +32,10 @@ function render(certificates: StoredCertificate[]): string {
 /** The certificate a name or a fingerprint (at least 8 characters of it) designates; exactly one. */
 function designated(certificates: StoredCertificate[], key: string | undefined, action: string): StoredCertificate {
   const problem = (message: string): ConfigError => new ConfigError([{ file: 'command line', path: action, message }]);
-  if (key === undefined) throw problem('name the certificate: its name or its SHA-256 fingerprint (connect2erp certs list)');
+  if (key === undefined)
+    throw problem('name the certificate: its name or its SHA-256 fingerprint (connect2erp certs list)');
   const wanted = key.replace(/:/g, '').toUpperCase();
-  const found = certificates.filter(
-    (c) => c.name === key || (wanted.length >= 8 && c.fingerprint.startsWith(wanted)),
-  );
+  const found = certificates.filter((c) => c.name === key || (wanted.length >= 8 && c.fingerprint.startsWith(wanted)));
   if (found.length === 0) throw problem(`no certificate named or with a fingerprint starting "${key}"`);
   if (found.length > 1) throw problem(`"${key}" designates ${found.length} certificates; give more of the fingerprint`);
   return found[0];
@@ -41,7 +45,11 @@ function designated(certificates: StoredCertificate[], key: string | undefined, 
  * `connect2erp certs list|approve|revoke`: the administrator's side of putCert, with the
  * repository account of storage.yaml (an administrator: the folder is under adminPath).
  */
-async function certsCommand(location: Required<ConfigLocation>, action: string | undefined, key: string | undefined): Promise<number> {
+async function certsCommand(
+  location: Required<ConfigLocation>,
+  action: string | undefined,
+  key: string | undefined,
+): Promise<number> {
   if (action === undefined || !Object.hasOwn(ACTIONS, action))
     throw new ConfigError([{ file: 'command line', path: 'certs', message: 'say list, approve NAME or revoke NAME' }]);
   const config = loadConfig(location);
@@ -55,8 +63,15 @@ async function certsCommand(location: Required<ConfigLocation>, action: string |
   }
   const certificate = designated(certificates, key, action);
   await store.setStatus(certificate, status);
-  log.warn('certificate decided', { status, name: certificate.name, authId: certificate.authId, fingerprint: certificate.fingerprint });
-  process.stdout.write(`${certificate.name} is ${status} (replicas of serve see it within certificateRefreshSeconds)\n`);
+  log.warn('certificate decided', {
+    status,
+    name: certificate.name,
+    authId: certificate.authId,
+    fingerprint: certificate.fingerprint,
+  });
+  process.stdout.write(
+    `${certificate.name} is ${status} (replicas of serve see it within certificateRefreshSeconds)\n`,
+  );
   return EXIT.ok;
 }
 

@@ -22,7 +22,9 @@ async function serveCommand(
   const config = loadConfig(location, { contentServer: true });
   const file = join(location.configDir, CONTENT_SERVER_FILE);
   if (config.contentServer === undefined)
-    throw new ConfigError([{ file, path: '', message: 'connect2erp serve needs this file (README, "Content server")' }]);
+    throw new ConfigError([
+      { file, path: '', message: 'connect2erp serve needs this file (README, "Content server")' },
+    ]);
   const server = config.contentServer;
   if (port !== undefined && !/^\d{1,5}$/.test(port))
     throw new ConfigError([{ file: 'command line', path: '--port', message: `"${port}" is not a port number` }]);

@@ -33,6 +33,11 @@ const connection = z.strictObject({
    * unsigned URLs; it is logged at every start.
    */
   signatures: z.enum(['required', 'off']).default('required'),
+  /**
+   * Repository requests in flight for this connection (storage.yaml's `maxConcurrentRequests` is the
+   * job's). A get costs two at once (the document and its content), held until the content begins.
+   */
+  maxConcurrentRequests: z.number().int().min(1).max(512).default(64),
   /** The protection of documents that have no docProt of their own (the job's documents). */
   defaultProtection: protection.default('rcud'),
 });

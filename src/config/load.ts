@@ -179,8 +179,8 @@ export function loadConfig(location: Required<ConfigLocation>, parts: { contentS
   // Only the commands that use it read it: a run needs none of the content server's secrets.
   const contentServer =
     parts.contentServer === true && existsSync(contentServerPath)
-    ? loadFile(contentServerPath, contentServerSchema, problems)
-    : undefined;
+      ? loadFile(contentServerPath, contentServerSchema, problems)
+      : undefined;
   if (erp) crossCheck(erpPath, erp, tasks, problems);
   if (erp && contentServer) crossCheckContentServer(contentServerPath, contentServer, erp, problems);
   if (problems.length > 0 || !storage || !erp) throw new ConfigError(problems);

@@ -53,7 +53,10 @@ export class AccessCheck {
           : `no approved certificate of ${authId} for ${contRep} (SAP sends it with putCert; an administrator approves it)`,
       );
     // The server took the request only for a method the command has.
-    const signed = new Set<string>([...ALWAYS_SIGNED, ...(rule.signed[method as keyof typeof rule.signed] as string[])]);
+    const signed = new Set<string>([
+      ...ALWAYS_SIGNED,
+      ...(rule.signed[method as keyof typeof rule.signed] as string[]),
+    ]);
     const message = Buffer.from(
       url.parameters
         .filter((p) => signed.has(p.key))

@@ -21,7 +21,12 @@ export function sendError(res: ServerResponse, error: ArchiveLinkError): void {
 export const asciiLine = (fields: Array<[string, string]>): string =>
   `${fields.map(([key, value]) => `${key}="${ascii(value).replace(/"/g, '""')}";`).join('')}\r\n`;
 
-export function sendText(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+export function sendText(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, {
     'Content-Type': 'text/plain; charset=us-ascii',
     'Content-Length': Buffer.byteLength(body),
@@ -55,8 +60,7 @@ export async function sendMultipart(
   const contentType = `multipart/form-data; boundary=${boundary}`;
   const closing = `--${boundary}--\r\n`;
   if (parts.every((part) => part.open === undefined)) {
-    const body =
-      parts.map((part) => `--${boundary}\r\n${headerLines(part.headers)}\r\n\r\n`).join('') + closing;
+    const body = parts.map((part) => `--${boundary}\r\n${headerLines(part.headers)}\r\n\r\n`).join('') + closing;
     res.writeHead(200, { ...headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) });
     return void res.end(body);
   }

@@ -12,8 +12,14 @@ export interface Signers {
  * The certificate list read from the repository, kept for `refreshMs` so that a signature check
  * costs no request; an approval or a revocation reaches every replica within that time.
  */
+/** A filed certificate with its parsed form, made once per read of the list (parsing costs more than checking). */
+interface Known {
+  certificate: StoredCertificate;
+  trusted?: TrustedCertificate;
+}
+
 export class ApprovedCertificates {
-  private cached?: { at: number; list: Promise<StoredCertificate[]> };
+  private cached?: { at: number; list: Promise<Known[]> };
 
   constructor(
     private readonly store: CertificateStore,
@@ -22,13 +28,15 @@ export class ApprovedCertificates {
 
   async signers(connection: string, contRep: string, authId: string): Promise<Signers> {
     const list = await this.list();
-    const mine = list.filter((c) => c.connection === connection && c.contRep === contRep && c.authId === authId);
+    const mine = list.filter(
+      ({ certificate: c }) => c.connection === connection && c.contRep === contRep && c.authId === authId,
+    );
     const now = Date.now();
     return {
       trusted: mine
-        .filter((c) => c.status === 'approved' && !(Date.parse(c.notAfter) < now))
-        .flatMap((c) => trusted(c) ?? []),
-      pending: mine.filter((c) => c.status === 'pending').length,
+        .filter(({ certificate: c }) => c.status === 'approved' && !(Date.parse(c.notAfter) < now))
+        .flatMap((known) => known.trusted ?? []),
+      pending: mine.filter(({ certificate: c }) => c.status === 'pending').length,
     };
   }
 
@@ -37,10 +45,12 @@ export class ApprovedCertificates {
     this.cached = undefined;
   }
 
-  private list(): Promise<StoredCertificate[]> {
+  private list(): Promise<Known[]> {
     const now = Date.now();
     if (this.cached === undefined || now - this.cached.at >= this.refreshMs) {
-      const list = this.store.list();
+      const list = this.store
+        .list()
+        .then((certificates) => certificates.map((certificate) => ({ certificate, trusted: trusted(certificate) })));
       this.cached = { at: now, list };
       // A failed read is not kept: the next request tries again.
       list.catch(() => {

@@ -3,7 +3,13 @@ import type { ContentServerConnection } from '../config/content-server-schema.js
 import type { Logger } from '../log.js';
 import type { RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
-import { HTTP_CONTENT_FACET, SAP_DOCUMENT_FACET, type ArchiveDocument, type ArchiveDocuments, type Component } from './archive.js';
+import {
+  HTTP_CONTENT_FACET,
+  SAP_DOCUMENT_FACET,
+  type ArchiveDocument,
+  type ArchiveDocuments,
+  type Component,
+} from './archive.js';
 import { ArchiveLinkError, STATUS } from './protocol.js';
 
 /** A component as SAP sends it: its id, its type and its bytes, streamed. */
@@ -41,7 +47,12 @@ export class ArchiveWriter {
    * create (PUT or POST): 403 when the document exists; any component's failure removes what
    * was written and fails the whole create (§3, "Any component error cancels the whole create").
    */
-  async create(contRep: string, docId: string, docProt: string, components: AsyncIterable<IncomingComponent>): Promise<void> {
+  async create(
+    contRep: string,
+    docId: string,
+    docProt: string,
+    components: AsyncIterable<IncomingComponent>,
+  ): Promise<void> {
     const repository = this.documents.repository(contRep);
     const existing = await this.documents.lookup(contRep, docId);
     if (existing?.complete) throw new ArchiveLinkError(STATUS.exists, `document ${docId} already exists`);
@@ -74,9 +85,11 @@ export class ArchiveWriter {
       }
       await this.client.setProperties(folder.uid, { 'erpSapDocument:complete': true });
     } catch (error) {
-      await this.client.remove(folder.uid).catch((cleanup: unknown) =>
-        this.log.error('incomplete document not removed', { docId, uid: folder.uid, error: String(cleanup) }),
-      );
+      await this.client
+        .remove(folder.uid)
+        .catch((cleanup: unknown) =>
+          this.log.error('incomplete document not removed', { docId, uid: folder.uid, error: String(cleanup) }),
+        );
       throw error;
     }
   }
@@ -85,12 +98,17 @@ export class ArchiveWriter {
   async put(document: ArchiveDocument, incoming: IncomingComponent): Promise<void> {
     this.writable(document);
     const existing = (await this.documents.components(document)).find((c) => c.compId === incoming.compId);
-    if (existing === undefined) return void (await this.addComponent(document.doc, document.contRep, document.docId, incoming));
+    if (existing === undefined)
+      return void (await this.addComponent(document.doc, document.contRep, document.docId, incoming));
     await this.replaceContent(existing.uid, incoming);
   }
 
   /** update POST: the document becomes exactly the components sent; the others are deleted (§3). */
-  async replace(document: ArchiveDocument, docProt: string | undefined, incoming: AsyncIterable<IncomingComponent>): Promise<void> {
+  async replace(
+    document: ArchiveDocument,
+    docProt: string | undefined,
+    incoming: AsyncIterable<IncomingComponent>,
+  ): Promise<void> {
     this.writable(document);
     const before = await this.documents.components(document);
     const sent = new Set<string>();
@@ -149,7 +167,12 @@ export class ArchiveWriter {
     };
   }
 
-  private async addComponent(folder: RepositoryDocument, contRep: string, docId: string, incoming: IncomingComponent): Promise<void> {
+  private async addComponent(
+    folder: RepositoryDocument,
+    contRep: string,
+    docId: string,
+    incoming: IncomingComponent,
+  ): Promise<void> {
     const compId = checkCompId(incoming.compId);
     const file = await this.client.createNamed(folder.uid, { type: 'File', name: compId });
     await this.client.addFacet([file.uid], HTTP_CONTENT_FACET);
@@ -174,7 +197,10 @@ export class ArchiveWriter {
       return await this.client.getByPath(path);
     } catch (error) {
       this.log.error('storage folder unreadable', { path, error: String(error) });
-      throw new ArchiveLinkError(STATUS.inaccessible, 'the storage folder of this content repository is not accessible');
+      throw new ArchiveLinkError(
+        STATUS.inaccessible,
+        'the storage folder of this content repository is not accessible',
+      );
     }
   }
 }

@@ -53,7 +53,11 @@ function stored(doc: RepositoryDocument): StoredCertificate | undefined {
 export function trusted(certificate: StoredCertificate): TrustedCertificate | undefined {
   try {
     const x509 = new X509Certificate(certificate.pem);
-    return { parsed: pkijs.Certificate.fromBER(x509.raw), publicKey: x509.publicKey, fingerprint: certificate.fingerprint };
+    return {
+      parsed: pkijs.Certificate.fromBER(x509.raw),
+      publicKey: x509.publicKey,
+      fingerprint: certificate.fingerprint,
+    };
   } catch {
     return undefined;
   }

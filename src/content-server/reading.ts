@@ -99,7 +99,8 @@ function offset(context: CommandContext, key: string, fallback: number): number 
 function rangeOf(context: CommandContext, length: number): ByteRange | undefined {
   const from = offset(context, 'fromOffset', 0);
   const asked = offset(context, 'toOffset', -1);
-  if (from < 0 || asked < -1) throw new ArchiveLinkError(STATUS.badRequest, 'fromOffset and toOffset must not be negative');
+  if (from < 0 || asked < -1)
+    throw new ArchiveLinkError(STATUS.badRequest, 'fromOffset and toOffset must not be negative');
   const to = asked === -1 ? length - 1 : Math.min(asked, length - 1);
   if (asked !== -1 && asked < from) throw new ArchiveLinkError(STATUS.badRequest, 'toOffset is before fromOffset');
   if (from === 0 && to === length - 1) return undefined;
@@ -108,22 +109,32 @@ function rangeOf(context: CommandContext, length: number): ByteRange | undefined
 
 /** get: one component's bytes, or a range of them, streamed from the repository; 200 either way (206 is not in the protocol). */
 export async function get(context: CommandContext): Promise<void> {
-  const document = await readable(context);
-  const component = await context.documents.component(document, context.url.get('compId'));
-  const range = rangeOf(context, component.length);
-  const headers = { ...componentHeaders(component, pVersionOf(context)) };
-  if (range !== undefined && range.from > range.to) {
-    context.res.writeHead(200, { ...headers, 'Content-Length': 0 });
-    return void context.res.end();
+  const { url, documents } = context;
+  const whole = !url.get('fromOffset') && !url.get('toOffset');
+  const early = whole ? documents.prefetch(url.get('docId')) : undefined;
+  try {
+    const document = await readable(context);
+    const component = await documents.component(document, url.get('compId'));
+    const range = rangeOf(context, component.length);
+    const headers = { ...componentHeaders(component, pVersionOf(context)) };
+    if (range !== undefined && range.from > range.to) {
+      context.res.writeHead(200, { ...headers, 'Content-Length': 0 });
+      return void context.res.end();
+    }
+    const content =
+      early !== undefined && range === undefined ? await early.take(component) : await documents.open(component, range);
+    context.res.writeHead(200, { ...headers, 'Content-Length': content.length });
+    await pipeline(content.body, context.res);
+  } finally {
+    early?.discard();
   }
-  const content = await context.documents.open(component, range);
-  context.res.writeHead(200, { ...headers, 'Content-Length': content.length });
-  await pipeline(content.body, context.res);
 }
 
 /** Case folding for `caseSensitive=n`: ASCII and Latin-1 letters, byte for byte. */
 function fold(bytes: Buffer): Buffer {
-  return Buffer.from(bytes.map((b) => ((b >= 0x41 && b <= 0x5a) || (b >= 0xc0 && b <= 0xde && b !== 0xd7) ? b + 32 : b)));
+  return Buffer.from(
+    bytes.map((b) => ((b >= 0x41 && b <= 0x5a) || (b >= 0xc0 && b <= 0xde && b !== 0xd7) ? b + 32 : b)),
+  );
 }
 
 /**
@@ -190,10 +201,14 @@ interface KeyField {
 function attributeConditions(pattern: string, keys: KeyField[]): Array<KeyField & { value: string }> {
   return pattern.split('#').map((condition) => {
     const parts = /^(\d+)\+(\d+)\+(.*)$/s.exec(condition);
-    if (parts === null) throw new ArchiveLinkError(STATUS.badRequest, `pattern "${condition}" is not offset+length+value`);
+    if (parts === null)
+      throw new ArchiveLinkError(STATUS.badRequest, `pattern "${condition}" is not offset+length+value`);
     const field = { offset: Number(parts[1]), length: Number(parts[2]), value: parts[3] };
     if (!keys.some((k) => k.offset === field.offset && k.length === field.length))
-      throw new ArchiveLinkError(STATUS.badRequest, `pattern ${field.offset}+${field.length} fits no DKEY of the description`);
+      throw new ArchiveLinkError(
+        STATUS.badRequest,
+        `pattern ${field.offset}+${field.length} fits no DKEY of the description`,
+      );
     return field;
   });
 }
@@ -235,7 +250,8 @@ export async function attrSearch(context: CommandContext): Promise<void> {
       hits.push([at, Number(dataLength)]);
     if (hits.length >= numResults) break;
   }
-  conditions ??= attributeConditions(pattern, keys);
+  // A description without values still has its pattern checked against its keys.
+  if (conditions === undefined) attributeConditions(pattern, keys);
   sendText(context.res, 200, `${hits.length};${hits.map(([o, l]) => `${o};${l};`).join('')}`);
 }
 
@@ -244,7 +260,8 @@ export function serverInfo(context: CommandContext, version: string): void {
   const { url, connection } = context;
   const asked = url.get('contRep');
   const repositories = connection.contentRepositories.filter((r) => asked === undefined || r.contRep === asked);
-  if (repositories.length === 0) throw new ArchiveLinkError(STATUS.notFound, `content repository ${String(asked)} is not served here`);
+  if (repositories.length === 0)
+    throw new ArchiveLinkError(STATUS.notFound, `content repository ${String(asked)} is not served here`);
   const pVersion = pVersionOf(context);
   const now = sapDateTime(new Date());
   const body = [

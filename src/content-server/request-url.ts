@@ -26,15 +26,11 @@ export interface ArchiveLinkUrl {
  * (`M%FCller`), on which decodeURIComponent throws (../shared/reference/sap-interfaces.md §3).
  */
 function percentDecode(raw: string): Buffer {
-  const bytes: number[] = [];
-  for (let i = 0; i < raw.length; i++) {
-    const hex = raw[i] === '%' ? raw.slice(i + 1, i + 3) : '';
-    if (/^[0-9A-Fa-f]{2}$/.test(hex)) {
-      bytes.push(parseInt(hex, 16));
-      i += 2;
-    } else bytes.push(...Buffer.from(raw[i], 'latin1'));
-  }
-  return Buffer.from(bytes);
+  // The request line is Latin-1 as Node reads it: one character per byte.
+  return Buffer.from(
+    raw.replace(/%([0-9A-Fa-f]{2})/g, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+    'latin1',
+  );
 }
 
 /** Text as UTF-8 when the bytes are, else as Latin-1. */

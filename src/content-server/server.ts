@@ -34,7 +34,10 @@ function protocolError(error: unknown): ArchiveLinkError {
   if (error instanceof ArchiveLinkError) return error;
   // Lookups of documents say "not found" themselves: what is missing here is administration data (a folder).
   if (error instanceof NotFoundError || error instanceof ForbiddenError || error instanceof AuthenticationError)
-    return new ArchiveLinkError(STATUS.inaccessible, 'administration data inaccessible: the repository refused or lacks what this connection needs');
+    return new ArchiveLinkError(
+      STATUS.inaccessible,
+      'administration data inaccessible: the repository refused or lacks what this connection needs',
+    );
   return new ArchiveLinkError(STATUS.internal, 'internal error (the repository did not answer as expected?)');
 }
 
@@ -54,7 +57,10 @@ export class ContentServer {
   ) {
     const { storage, server } = settings;
     for (const connection of server.connections) {
-      const client = new RepositoryClient({ ...storage, auth: connection.repositoryAuth }, log);
+      const client = new RepositoryClient(
+        { ...storage, auth: connection.repositoryAuth, maxConcurrentRequests: connection.maxConcurrentRequests },
+        log,
+      );
       const documents = new ArchiveDocuments(client, connection, log);
       const certificates = new CertificateStore(client, storage.adminPath);
       const approved = new ApprovedCertificates(certificates, server.certificateRefreshSeconds * 1000);
@@ -87,7 +93,10 @@ export class ContentServer {
     this.server =
       server.tls === undefined
         ? createHttpServer(listener)
-        : createHttpsServer({ cert: readFileSync(server.tls.certFile), key: readFileSync(server.tls.keyFile) }, listener);
+        : createHttpsServer(
+            { cert: readFileSync(server.tls.certFile), key: readFileSync(server.tls.keyFile) },
+            listener,
+          );
   }
 
   async start(): Promise<AddressInfo> {
@@ -113,8 +122,7 @@ export class ContentServer {
    */
   async stop(drainMs = 0, cut?: AbortSignal): Promise<void> {
     this.stopping = true;
-    if (drainMs > 0 && cut?.aborted !== true)
-      await sleep(drainMs, undefined, { signal: cut }).catch(() => undefined);
+    if (drainMs > 0 && cut?.aborted !== true) await sleep(drainMs, undefined, { signal: cut }).catch(() => undefined);
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeIdleConnections();
@@ -132,12 +140,24 @@ export class ContentServer {
       url = parseArchiveLinkUrl(target, this.settings.server.pathPrefix);
       if (url === undefined) throw new ArchiveLinkError(STATUS.notFound, 'no such path');
       const services = this.connections.get(url.connection);
-      if (services === undefined) throw new ArchiveLinkError(STATUS.notFound, `connection ${url.connection} is not configured`);
+      if (services === undefined)
+        throw new ArchiveLinkError(STATUS.notFound, `connection ${url.connection} is not configured`);
       const methods = Object.keys(COMMANDS[url.command].signed);
       if (!methods.includes(req.method as string))
-        throw new ArchiveLinkError(STATUS.badRequest, `${url.command} takes ${methods.join(' or ')}, not ${String(req.method)}`);
+        throw new ArchiveLinkError(
+          STATUS.badRequest,
+          `${url.command} takes ${methods.join(' or ')}, not ${String(req.method)}`,
+        );
       const { maxCertificateBytes, maxPartBytes } = this.settings.server;
-      await this.handlers[url.command]({ ...services, url, req, res, log: this.log, maxCertificateBytes, maxPartBytes });
+      await this.handlers[url.command]({
+        ...services,
+        url,
+        req,
+        res,
+        log: this.log,
+        maxCertificateBytes,
+        maxPartBytes,
+      });
     } catch (error) {
       this.fail(req, res, url, error);
     } finally {

@@ -66,12 +66,10 @@ function signedBytes(signer: pkijs.SignerInfo, message: Buffer, digest: string):
   if (signer.signedAttrs === undefined) return message;
   const attributes = signer.signedAttrs.attributes;
   const messageDigest = attributes.find((a) => a.type === MESSAGE_DIGEST_ATTRIBUTE)?.values[0] as
-    | { valueBlock: { valueHexView: Uint8Array } }
-    | undefined;
+    { valueBlock: { valueHexView: Uint8Array } } | undefined;
   if (messageDigest === undefined) return 'the signed attributes have no messageDigest';
   const contentType = attributes.find((a) => a.type === CONTENT_TYPE_ATTRIBUTE)?.values[0] as
-    | { valueBlock: { toString(): string } }
-    | undefined;
+    { valueBlock: { toString(): string } } | undefined;
   if (contentType !== undefined && contentType.valueBlock.toString() !== ID_DATA)
     return 'the signed content type is not data';
   const expected = createHash(digest).update(message).digest();
@@ -122,4 +120,3 @@ export function verifySecKey(secKey: string, message: Buffer, certificates: read
   }
   return refuse(reason);
 }
-

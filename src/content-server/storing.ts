@@ -22,7 +22,10 @@ function contRepOf(context: CommandContext): string {
 function docIdOf(context: CommandContext): string {
   const docId = context.url.get('docId');
   if (docId === undefined || !SAP_DOC_ID.test(docId))
-    throw new ArchiveLinkError(STATUS.badRequest, `docId "${docId ?? ''}" is missing or not a document id this server stores`);
+    throw new ArchiveLinkError(
+      STATUS.badRequest,
+      `docId "${docId ?? ''}" is missing or not a document id this server stores`,
+    );
   return docId;
 }
 
@@ -30,7 +33,8 @@ function docIdOf(context: CommandContext): string {
  * docProt as sent: absent means the server's default, empty means "no protection" explicitly
  * (SAP's create page: the two are different).
  */
-const docProtOf = (context: CommandContext): string => context.url.get('docProt') ?? context.connection.defaultProtection;
+const docProtOf = (context: CommandContext): string =>
+  context.url.get('docProt') ?? context.connection.defaultProtection;
 
 /** Multipart bodies are read part by part; each part is held while it is stored (see README, "Content server"). */
 async function* partsOf(context: CommandContext): AsyncGenerator<MultipartPart> {
@@ -101,11 +105,13 @@ export async function mCreate(context: CommandContext): Promise<void> {
     const { docId, parts } = current;
     current = undefined;
     try {
-      if (!SAP_DOC_ID.test(docId)) throw new ArchiveLinkError(STATUS.badRequest, `docId "${docId}" is not a document id this server stores`);
+      if (!SAP_DOC_ID.test(docId))
+        throw new ArchiveLinkError(STATUS.badRequest, `docId "${docId}" is not a document id this server stores`);
       await writer.create(contRep, docId, docProt, Readable.from(parts));
       results.push({ docId, retCode: STATUS.created, description: '' });
     } catch (error) {
-      const status = error instanceof ArchiveLinkError && error.status === STATUS.exists ? STATUS.exists : STATUS.internal;
+      const status =
+        error instanceof ArchiveLinkError && error.status === STATUS.exists ? STATUS.exists : STATUS.internal;
       if (status === STATUS.internal) log.error('document not created', { docId, contRep, error: String(error) });
       results.push({ docId, retCode: status, description: (error as Error).message });
     }
@@ -119,7 +125,11 @@ export async function mCreate(context: CommandContext): Promise<void> {
   }
   await flush();
   const codes = new Set(results.map((r) => r.retCode));
-  const status = codes.has(STATUS.internal) ? STATUS.internal : codes.has(STATUS.exists) ? STATUS.missingCreated : STATUS.created;
+  const status = codes.has(STATUS.internal)
+    ? STATUS.internal
+    : codes.has(STATUS.exists)
+      ? STATUS.missingCreated
+      : STATUS.created;
   const body = results
     .map((r) =>
       asciiLine([
@@ -176,7 +186,8 @@ async function smallBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new ArchiveLinkError(STATUS.certificateNotRecognised, `the certificate is larger than ${limit} bytes`);
+    if (size > limit)
+      throw new ArchiveLinkError(STATUS.certificateNotRecognised, `the certificate is larger than ${limit} bytes`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);

@@ -82,12 +82,13 @@ export class RepositoryClient {
     });
   }
 
-  async getById(uid: string): Promise<RepositoryDocument> {
+  /** `schemas`: only these schemas' properties come back (every one by default). */
+  async getById(uid: string, schemas = '*'): Promise<RepositoryDocument> {
     return this.http.json({
       what: `read ${uid}`,
       method: 'GET',
       path: `id/${encodeURIComponent(uid)}`,
-      headers: ALL_PROPERTIES,
+      headers: { properties: schemas },
     });
   }
 
@@ -133,7 +134,7 @@ export class RepositoryClient {
         headers: ALL_PROPERTIES,
       });
       documents.push(...page.entries);
-      if (!page.isNextPageAvailable || page.entries.length === 0) return documents;
+      if (!page.isNextPageAvailable) return documents;
     }
   }
 

@@ -213,7 +213,8 @@ export class RepositoryTransport {
 
   /** How long to wait before the next try, or undefined when there is none. */
   private retryDelay(request: RepositoryRequest, error: unknown, attempt: number): number | undefined {
-    if (request.once || request.stream !== undefined || attempt > this.config.retries || certificateRefused(error)) return undefined;
+    if (request.once || request.stream !== undefined || attempt > this.config.retries || certificateRefused(error))
+      return undefined;
     if (error instanceof StatusError) {
       if (!TRANSIENT_STATUS.has(error.status)) return undefined;
       const asked = retryAfterMs(error.retryAfter);

@@ -9,44 +9,50 @@ import { SIGNED, fixture, servedEnv } from '../helpers/content-server.js';
 // Processes of their own, each compiling the sources on start.
 t.setTimeout(300_000);
 
-t.test('serve: health and readiness; on SIGTERM readiness says 503, the request under way finishes, exit 0', async (t) => {
-  const env = await sandboxEnv(t);
-  const file = join(env.location.configDir, 'contentServer.yaml');
-  writeFileSync(file, readFileSync(file, 'utf8').replace('port: 8090', 'port: 0').replace(/^/, 'drainSeconds: 300\n'));
-  const serve = startCli(['serve', '--config', env.location.configDir]);
-  t.teardown(() => void serve.child.kill('SIGKILL'));
-  await serve.logged(/content server listening/);
-  const port = Number(/"port":(\d+)/.exec(serve.output().stderr)?.[1]);
-  const origin = `http://127.0.0.1:${port}`;
-  t.equal((await request(`${origin}/healthz`)).statusCode, 200);
-  t.equal((await request(`${origin}/readyz`)).statusCode, 200);
-  const info = await request(`${origin}/archivelink/S4H?serverInfo&pVersion=0047`);
-  t.match(await info.body.text(), /^serverStatus="running";/);
+t.test(
+  'serve: health and readiness; on SIGTERM readiness says 503, the request under way finishes, exit 0',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const file = join(env.location.configDir, 'contentServer.yaml');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace('port: 8090', 'port: 0').replace(/^/, 'drainSeconds: 300\n'),
+    );
+    const serve = startCli(['serve', '--config', env.location.configDir]);
+    t.teardown(() => void serve.child.kill('SIGKILL'));
+    await serve.logged(/content server listening/);
+    const port = Number(/"port":(\d+)/.exec(serve.output().stderr)?.[1]);
+    const origin = `http://127.0.0.1:${port}`;
+    t.equal((await request(`${origin}/healthz`)).statusCode, 200);
+    t.equal((await request(`${origin}/readyz`)).statusCode, 200);
+    const info = await request(`${origin}/archivelink/S4H?serverInfo&pVersion=0047`);
+    t.match(await info.body.text(), /^serverStatus="running";/);
 
-  env.sandbox.faults.hold();
-  const pending = request(`${origin}/archivelink/S4H?serverInfo&pVersion=0047&contRep=Z1`).then(async (r) => ({
-    status: r.statusCode,
-  }));
-  const held = request(`${origin}/archivelink/S4H?${SIGNED.urls.getA}`);
-  await env.sandbox.faults.whenHeld(1);
-  serve.child.kill('SIGTERM');
-  await serve.logged(/content server stopping/);
-  t.equal((await request(`${origin}/readyz`)).statusCode, 503, 'no new work is sent to a stopping replica');
-  t.equal((await request(`${origin}/healthz`)).statusCode, 200, 'alive while it drains');
-  const late = await request(`${origin}/archivelink/S4H?serverInfo&pVersion=0047`);
-  t.equal(late.statusCode, 200, 'still answering while it drains…');
-  t.equal(late.headers.connection, 'close', '…and closing connections, so that clients go elsewhere');
-  await late.body.dump();
-  serve.child.kill('SIGTERM');
-  await serve.logged(/content server closing now/);
-  env.sandbox.faults.release();
-  t.equal((await held).statusCode, 401, 'the request under way got its answer');
-  t.equal((await pending).status, 200);
-  t.equal((await serve.exited).code, 0);
-  const secKey = decodeURIComponent(/secKey=([^&]+)/.exec(SIGNED.urls.getA)?.[1] as string);
-  t.notOk(serve.output().stderr.includes(secKey.slice(0, 40)), 'no secKey in the logs');
-  t.match(serve.output().stderr, /"command":"get".*"signed":true.*"status":401/, 'an access line per request');
-});
+    env.sandbox.faults.hold();
+    const pending = request(`${origin}/archivelink/S4H?serverInfo&pVersion=0047&contRep=Z1`).then(async (r) => ({
+      status: r.statusCode,
+    }));
+    const held = request(`${origin}/archivelink/S4H?${SIGNED.urls.getA}`);
+    await env.sandbox.faults.whenHeld(1);
+    serve.child.kill('SIGTERM');
+    await serve.logged(/content server stopping/);
+    t.equal((await request(`${origin}/readyz`)).statusCode, 503, 'no new work is sent to a stopping replica');
+    t.equal((await request(`${origin}/healthz`)).statusCode, 200, 'alive while it drains');
+    const late = await request(`${origin}/archivelink/S4H?serverInfo&pVersion=0047`);
+    t.equal(late.statusCode, 200, 'still answering while it drains…');
+    t.equal(late.headers.connection, 'close', '…and closing connections, so that clients go elsewhere');
+    await late.body.dump();
+    serve.child.kill('SIGTERM');
+    await serve.logged(/content server closing now/);
+    env.sandbox.faults.release();
+    t.equal((await held).statusCode, 401, 'the request under way got its answer');
+    t.equal((await pending).status, 200);
+    t.equal((await serve.exited).code, 0);
+    const secKey = decodeURIComponent(/secKey=([^&]+)/.exec(SIGNED.urls.getA)?.[1] as string);
+    t.notOk(serve.output().stderr.includes(secKey.slice(0, 40)), 'no secKey in the logs');
+    t.match(serve.output().stderr, /"command":"get".*"signed":true.*"status":401/, 'an access line per request');
+  },
+);
 
 t.test('serve without contentServer.yaml, or with a broken one: exit 2 naming the file and key', async (t) => {
   const env = await sandboxEnv(t);
@@ -57,15 +63,22 @@ t.test('serve without contentServer.yaml, or with a broken one: exit 2 naming th
   );
   const broken = await cli(['validate', '--config', env.location.configDir]);
   t.equal(broken.code, 2);
-  t.match(broken.stderr, /contentServer\.yaml: connections\.0\.contentRepositories\.0\.contRep: must be a content repository id/);
-  t.match(broken.stderr, /contentServer\.yaml: connections\.0\.contentRepositories\.0\.storagePath: must be an absolute/);
+  t.match(
+    broken.stderr,
+    /contentServer\.yaml: connections\.0\.contentRepositories\.0\.contRep: must be a content repository id/,
+  );
+  t.match(
+    broken.stderr,
+    /contentServer\.yaml: connections\.0\.contentRepositories\.0\.storagePath: must be an absolute/,
+  );
   writeFileSync(
     file,
-    'connections:\n  - name: ECC\n    repositoryAuth: { type: basic, username: u, password: p }\n    contentRepositories:\n      - { contRep: Z1, storagePath: /x }\n      - { contRep: Z1, storagePath: /y }\n',
+    'connections:\n  - name: ECC\n    repositoryAuth: { type: basic, username: u, password: p }\n    contentRepositories:\n      - { contRep: Z1, storagePath: /x }\n      - { contRep: Z1, storagePath: /y }\n  - name: ECC\n    repositoryAuth: { type: basic, username: u, password: p }\n    contentRepositories: [{ contRep: Z1, storagePath: /x }]\n',
   );
   const unknown = await cli(['validate', '--config', env.location.configDir]);
   t.match(unknown.stderr, /connections\.0\.name: "ECC" is not an ERP system of erpHttp\.yaml/);
   t.match(unknown.stderr, /connections\.0\.contentRepositories\.1\.contRep: content repository Z1 is listed twice/);
+  t.match(unknown.stderr, /connections\.1\.name: connection names must be unique/);
   writeFileSync(file, readFileSync(join(PROJECT, 'config', 'contentServer.yaml'), 'utf8'));
   const port = await cli(['serve', '--config', env.location.configDir, '--port', 'eighty']);
   t.equal(port.code, 2);
@@ -91,14 +104,21 @@ t.test('certs list, approve and revoke: the administrator decides what signs', a
   const authId = 'CN%3DS4H,OU%3Dconnect2erp,O%3DSAP%20Trust%20Community,C%3DDE';
   t.equal((await env.call('PUT', `putCert&pVersion=0047&contRep=Z1&authId=${authId}`, fixture('dsa.p7b'))).status, 200);
   const list = await cli(['certs', 'list', ...config]);
-  t.match(list.stdout, /Z1-[0-9A-F]{16} {2}PENDING\n {2}connection S4H, content repository Z1, authId CN=S4H,OU=connect2erp/);
+  t.match(
+    list.stdout,
+    /Z1-[0-9A-F]{16} {2}PENDING\n {2}connection S4H, content repository Z1, authId CN=S4H,OU=connect2erp/,
+  );
   const name = /(Z1-[0-9A-F]{16})/.exec(list.stdout)?.[1] as string;
   const fingerprint = /SHA-256 ([0-9A-F]{64})/.exec(list.stdout)?.[1] as string;
   t.equal((await env.call('GET', SIGNED.urls.infoA)).status, 401);
   const approved = await cli(['certs', 'approve', fingerprint.slice(0, 12), ...config]);
   t.equal(approved.code, 0, approved.stderr);
   t.match(approved.stdout, new RegExp(`${name} is approved`));
-  t.equal((await env.call('GET', SIGNED.urls.infoA)).status, 404, 'signed by an approved certificate: the document is looked up');
+  t.equal(
+    (await env.call('GET', SIGNED.urls.infoA)).status,
+    404,
+    'signed by an approved certificate: the document is looked up',
+  );
   t.equal((await cli(['certs', 'revoke', name, ...config])).code, 0);
   t.equal((await env.call('GET', SIGNED.urls.infoA)).status, 401);
   const wrong = await cli(['certs', 'approve', 'Z1-0000', ...config]);

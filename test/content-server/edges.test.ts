@@ -27,73 +27,89 @@ t.test('signatures: by subject key identifier, a digest not accepted, an impossi
   // The signed content of a secKey is not a certificate: putCert refuses it.
   const secKey = Buffer.from(decodeURIComponent(/secKey=([^&]+)/.exec(urls.getA)![1]), 'base64');
   t.equal((await env.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', secKey)).status, 406);
-  t.equal((await env.call('PUT', 'putCert&pVersion=0047&contRep=Z1', fixture('dsa.crt'))).status, 400, 'putCert needs authId');
-});
-
-t.test("the repository's failures: a lost certificate list is read again, an account without rights is 409", async (t) => {
-  const env = await servedEnv(t, {}, { users: { sapcs: { password: 'sapcs', groups: ['members'] } } });
-  await env.trust('dsa.crt');
-  env.sandbox.faults.add({ path: '@children', status: 500, times: 1 });
-  const failed = await env.call('GET', urls.infoA);
-  t.equal(failed.status, 500);
-  t.match(failed.error, /internal error/);
-  t.equal((await env.call('GET', urls.infoA)).status, 404, 'read again at the next request');
-  env.sandbox.faults.add({ path: 'sap-archive', status: 503, times: 10 });
-  t.equal((await env.call('GET', urls.infoA)).status, 500, 'a repository that keeps failing');
-  env.sandbox.faults.clear();
-
-  const limited = await servedEnv(
-    t,
-    { connection: { repositoryAuth: { type: 'basic', username: 'sapcs', password: 'sapcs' }, signatures: 'off' } },
-    { users: { sapcs: { password: 'sapcs', groups: ['members'] } } },
+  t.equal(
+    (await env.call('PUT', 'putCert&pVersion=0047&contRep=Z1', fixture('dsa.crt'))).status,
+    400,
+    'putCert needs authId',
   );
-  const refused = await limited.call('PUT', `create&pVersion=0047&contRep=Z1&docId=${docIds.A}&compId=data`, 'x');
-  t.equal(refused.status, 409, String(refused.error));
-  const cert = await limited.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', fixture('dsa.crt'));
-  t.equal(cert.status, 409, 'its certificates folder is administrators\' only');
 });
 
-t.test('storing: a missing storage folder, a lost upload, a crashed create, two creates of one docId at once', async (t) => {
-  const env = await servedEnv(t, { connection: { signatures: 'off' } });
-  const create = (docId: string, body = 'content'): Promise<{ status: number; error?: string }> =>
-    env.call('PUT', `create&pVersion=0047&contRep=Z1&docId=${docId}&compId=data`, body);
-  env.sandbox.faults.add({ path: '/upload/', method: 'POST', status: 500, skip: 1, times: 1 });
-  t.equal((await create('LOST')).status, 500, 'the upload failed');
-  t.notOk(env.sandbox.store.getByPath(`${Z1}/LOST`), 'and nothing is left');
-  env.sandbox.faults.add({ path: '/upload/', method: 'POST', status: 500, skip: 1, times: 1 });
-  env.sandbox.faults.add({ method: 'DELETE', status: 500, times: 1 });
-  t.equal((await create('STUCK')).status, 500, 'the upload failed and so did the clean-up');
-  const stuck = env.sandbox.store.getByPath(`${Z1}/STUCK`) as StoredDoc;
-  t.equal(stuck.properties['erpSapDocument:complete'], false, 'left incomplete…');
-  t.equal((await env.call('GET', 'info&pVersion=0047&contRep=Z1&docId=STUCK')).status, 404, '…which is never served');
-  t.equal((await create('STUCK', 'again')).status, 201, 'the next create clears it');
-  t.equal((await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=STUCK')).body.toString(), 'again');
+t.test(
+  "the repository's failures: a lost certificate list is read again, an account without rights is 409",
+  async (t) => {
+    const env = await servedEnv(t, {}, { users: { sapcs: { password: 'sapcs', groups: ['members'] } } });
+    await env.trust('dsa.crt');
+    env.sandbox.faults.add({ path: '@children', status: 500, times: 1 });
+    const failed = await env.call('GET', urls.infoA);
+    t.equal(failed.status, 500);
+    t.match(failed.error, /internal error/);
+    t.equal((await env.call('GET', urls.infoA)).status, 404, 'read again at the next request');
+    env.sandbox.faults.add({ path: 'sap-archive', status: 503, times: 10 });
+    t.equal((await env.call('GET', urls.infoA)).status, 500, 'a repository that keeps failing');
+    env.sandbox.faults.clear();
 
-  env.sandbox.faults.hold();
-  const both = [create('TWICE', 'one'), create('TWICE', 'two')];
-  await env.sandbox.faults.whenHeld(2);
-  env.sandbox.faults.release();
-  const statuses = (await Promise.all(both)).map((a) => a.status).sort();
-  t.same(statuses, [201, 403], 'one wins, the other is told it exists');
-  t.same(
-    [...env.sandbox.store.childIds((env.sandbox.store.getByPath(Z1) as StoredDoc).uid)]
-      .map((id) => (env.sandbox.store.get(id) as StoredDoc).name)
-      .filter((n) => n.startsWith('TWICE')),
-    ['TWICE'],
-    'no second folder is left behind',
-  );
-  t.equal((await create('EMPTY', '')).status, 201);
-  const empty = await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=EMPTY');
-  t.equal(empty.headers['content-length'], '0');
-  t.equal((await create('bad/id')).status, 400);
-  t.match((await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=EMPTY&compId=note')).error, /component note of document EMPTY not found/);
-  const missing = await servedEnv(t, {
-    connection: { signatures: 'off', contentRepositories: [{ contRep: 'Z1', storagePath: '/default-domain/workspaces/nowhere' }] },
-  });
-  const nowhere = await missing.call('PUT', `create&pVersion=0047&contRep=Z1&docId=X&compId=data`, 'x');
-  t.equal(nowhere.status, 409);
-  t.match(nowhere.error, /storage folder of this content repository is not accessible/);
-});
+    const limited = await servedEnv(
+      t,
+      { connection: { repositoryAuth: { type: 'basic', username: 'sapcs', password: 'sapcs' }, signatures: 'off' } },
+      { users: { sapcs: { password: 'sapcs', groups: ['members'] } } },
+    );
+    const refused = await limited.call('PUT', `create&pVersion=0047&contRep=Z1&docId=${docIds.A}&compId=data`, 'x');
+    t.equal(refused.status, 409, String(refused.error));
+    const cert = await limited.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', fixture('dsa.crt'));
+    t.equal(cert.status, 409, "its certificates folder is administrators' only");
+  },
+);
+
+t.test(
+  'storing: a missing storage folder, a lost upload, a crashed create, two creates of one docId at once',
+  async (t) => {
+    const env = await servedEnv(t, { connection: { signatures: 'off' } });
+    const create = (docId: string, body = 'content'): Promise<{ status: number; error?: string }> =>
+      env.call('PUT', `create&pVersion=0047&contRep=Z1&docId=${docId}&compId=data`, body);
+    env.sandbox.faults.add({ path: '/upload/', method: 'POST', status: 500, skip: 1, times: 1 });
+    t.equal((await create('LOST')).status, 500, 'the upload failed');
+    t.notOk(env.sandbox.store.getByPath(`${Z1}/LOST`), 'and nothing is left');
+    env.sandbox.faults.add({ path: '/upload/', method: 'POST', status: 500, skip: 1, times: 1 });
+    env.sandbox.faults.add({ method: 'DELETE', status: 500, times: 1 });
+    t.equal((await create('STUCK')).status, 500, 'the upload failed and so did the clean-up');
+    const stuck = env.sandbox.store.getByPath(`${Z1}/STUCK`) as StoredDoc;
+    t.equal(stuck.properties['erpSapDocument:complete'], false, 'left incomplete…');
+    t.equal((await env.call('GET', 'info&pVersion=0047&contRep=Z1&docId=STUCK')).status, 404, '…which is never served');
+    t.equal((await create('STUCK', 'again')).status, 201, 'the next create clears it');
+    t.equal((await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=STUCK')).body.toString(), 'again');
+
+    env.sandbox.faults.hold();
+    const both = [create('TWICE', 'one'), create('TWICE', 'two')];
+    await env.sandbox.faults.whenHeld(2);
+    env.sandbox.faults.release();
+    const statuses = (await Promise.all(both)).map((a) => a.status).sort();
+    t.same(statuses, [201, 403], 'one wins, the other is told it exists');
+    t.same(
+      [...env.sandbox.store.childIds((env.sandbox.store.getByPath(Z1) as StoredDoc).uid)]
+        .map((id) => (env.sandbox.store.get(id) as StoredDoc).name)
+        .filter((n) => n.startsWith('TWICE')),
+      ['TWICE'],
+      'no second folder is left behind',
+    );
+    t.equal((await create('EMPTY', '')).status, 201);
+    const empty = await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=EMPTY');
+    t.equal(empty.headers['content-length'], '0');
+    t.equal((await create('bad/id')).status, 400);
+    t.match(
+      (await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=EMPTY&compId=note')).error,
+      /component note of document EMPTY not found/,
+    );
+    const missing = await servedEnv(t, {
+      connection: {
+        signatures: 'off',
+        contentRepositories: [{ contRep: 'Z1', storagePath: '/default-domain/workspaces/nowhere' }],
+      },
+    });
+    const nowhere = await missing.call('PUT', `create&pVersion=0047&contRep=Z1&docId=X&compId=data`, 'x');
+    t.equal(nowhere.status, 409);
+    t.match(nowhere.error, /storage folder of this content repository is not accessible/);
+  },
+);
 
 t.test('certificates filed by two replicas at once: one document', async (t) => {
   const env = await servedEnv(t);
@@ -103,7 +119,10 @@ t.test('certificates filed by two replicas at once: one document', async (t) => 
   const both = [put(), put()];
   await env.sandbox.faults.whenHeld(2);
   env.sandbox.faults.release();
-  t.same((await Promise.all(both)).map((a) => a.status), [200, 200]);
+  t.same(
+    (await Promise.all(both)).map((a) => a.status),
+    [200, 200],
+  );
   t.equal((await env.certificates.list()).length, 1);
   const putRsa = (): Promise<{ status: number }> =>
     env.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=y', fixture('rsa.crt'));
@@ -111,7 +130,10 @@ t.test('certificates filed by two replicas at once: one document', async (t) => 
   const third = [putRsa(), putRsa()];
   await env.sandbox.faults.whenHeld(2);
   env.sandbox.faults.release();
-  t.same((await Promise.all(third)).map((a) => a.status), [200, 200]);
+  t.same(
+    (await Promise.all(third)).map((a) => a.status),
+    [200, 200],
+  );
   t.equal((await env.certificates.list()).length, 2, 'the folder existed: the second certificate document too');
   env.sandbox.faults.add({ path: 'sap-certificates', status: 503, times: 10 });
   t.equal((await put()).status, 500, 'a repository that fails');
@@ -138,77 +160,121 @@ t.test('TLS from the configured key and certificate', async (t) => {
   t.match(answer.body, /^serverStatus="running"/);
 });
 
-t.test('reading: ranges on a repository that ignores them, info of one component, multipart limits, the URL', async (t) => {
-  const env = await servedEnv(t, { connection: { signatures: 'off' }, server: { maxPartBytes: 1024 } }, { storage: { pageSize: '1' } });
-  const content = Buffer.from('0123456789abcdefghij');
-  await env.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=R&compId=data', content);
-  await env.call('PUT', 'update&pVersion=0047&contRep=Z1&docId=R&compId=note', 'a note');
-  env.sandbox.faults.observe = (req) => void delete req.headers.range;
-  const ranged = await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=R&compId=data&fromOffset=3&toOffset=7');
-  t.equal(ranged.body.toString(), '34567', 'the repository sent it all; the server cut the range');
-  const all = await env.call('GET', 'docGet&pVersion=0047&contRep=Z1&docId=R');
-  t.equal(all.headers['x-numcomps'], '2', 'children read a page at a time');
-  env.sandbox.faults.observe = () => undefined;
-  const note = await env.call('GET', 'info&pVersion=0047&contRep=Z1&docId=R&compId=note');
-  t.equal(note.headers['x-numbercomps'], '1');
-  t.match(note.body.toString(), /X-compId: note/);
-  t.equal((await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=R&fromOffset=50')).body.length, 0, 'past the end: nothing');
-  t.equal((await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=R&fromOffset=5&toOffset=2')).status, 400);
-  t.equal((await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=R&fromOffset=-5')).status, 400);
-  t.equal((await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=R&fromOffset=x')).status, 400);
-  t.equal((await env.call('GET', 'search&pVersion=0047&contRep=Z1&docId=R&compId=data&pattern=x&numResults=0')).status, 400);
-  t.equal((await env.call('GET', 'search&pVersion=0047&contRep=Z1&docId=R&pattern=x')).status, 400, 'search needs compId');
-  t.equal((await env.call('GET', 'search&pVersion=0047&contRep=Z1&docId=R&compId=data')).status, 400, 'and a pattern');
-  t.equal(
-    (await env.call('GET', 'search&pVersion=0047&contRep=Z1&docId=R&compId=data&pattern=789abc&fromOffset=8')).body.toString(),
-    '0;',
-    'a hit that starts before fromOffset is not one',
-  );
-  t.equal((await env.call('GET', 'info&pVersion=0047&contRep=Z1')).status, 400, 'docId is missing');
-  t.equal((await env.call('GET', 'info&pVersion=0047&contRep=Z1&docId=')).status, 400);
+t.test(
+  'reading: ranges on a repository that ignores them, info of one component, multipart limits, the URL',
+  async (t) => {
+    const env = await servedEnv(
+      t,
+      { connection: { signatures: 'off' }, server: { maxPartBytes: 1024 } },
+      { storage: { pageSize: '1' } },
+    );
+    const content = Buffer.from('0123456789abcdefghij');
+    await env.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=R&compId=data', content);
+    await env.call('PUT', 'update&pVersion=0047&contRep=Z1&docId=R&compId=note', 'a note');
+    env.sandbox.faults.observe = (req) => void delete req.headers.range;
+    const ranged = await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=R&compId=data&fromOffset=3&toOffset=7');
+    t.equal(ranged.body.toString(), '34567', 'the repository sent it all; the server cut the range');
+    const all = await env.call('GET', 'docGet&pVersion=0047&contRep=Z1&docId=R');
+    t.equal(all.headers['x-numcomps'], '2', 'children read a page at a time');
+    env.sandbox.faults.observe = () => undefined;
+    const note = await env.call('GET', 'info&pVersion=0047&contRep=Z1&docId=R&compId=note');
+    t.equal(note.headers['x-numbercomps'], '1');
+    t.match(note.body.toString(), /X-compId: note/);
+    t.equal(
+      (await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=R&fromOffset=50')).body.length,
+      0,
+      'past the end: nothing',
+    );
+    t.equal((await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=R&fromOffset=5&toOffset=2')).status, 400);
+    t.equal((await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=R&fromOffset=-5')).status, 400);
+    t.equal((await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=R&fromOffset=x')).status, 400);
+    t.equal(
+      (await env.call('GET', 'search&pVersion=0047&contRep=Z1&docId=R&compId=data&pattern=x&numResults=0')).status,
+      400,
+    );
+    t.equal(
+      (await env.call('GET', 'search&pVersion=0047&contRep=Z1&docId=R&pattern=x')).status,
+      400,
+      'search needs compId',
+    );
+    t.equal(
+      (await env.call('GET', 'search&pVersion=0047&contRep=Z1&docId=R&compId=data')).status,
+      400,
+      'and a pattern',
+    );
+    t.equal(
+      (
+        await env.call('GET', 'search&pVersion=0047&contRep=Z1&docId=R&compId=data&pattern=789abc&fromOffset=8')
+      ).body.toString(),
+      '0;',
+      'a hit that starts before fromOffset is not one',
+    );
+    t.equal((await env.call('GET', 'info&pVersion=0047&contRep=Z1')).status, 400, 'docId is missing');
+    t.equal((await env.call('GET', 'info&pVersion=0047&contRep=Z1&docId=')).status, 400);
 
-  const big = `--b\r\nX-compId: data\r\nContent-Type: text/plain\r\n\r\n${'x'.repeat(2048)}\r\n--b--\r\n`;
-  const tooBig = await env.call('POST', 'create&pVersion=0047&contRep=Z1&docId=BIG', big, { 'content-type': 'multipart/form-data; boundary=b' });
-  t.equal(tooBig.status, 400);
-  t.match(tooBig.error, /multipart body/);
-  const plain = await env.call('POST', 'create&pVersion=0047&contRep=Z1&docId=BIG', 'x', { 'content-type': 'text/plain' });
-  t.match(plain.error, /multipart\/form-data/);
-  const noDocId = `--b\r\nX-compId: data\r\n\r\nx\r\n--b--\r\n`;
-  const mcreate = await env.call('POST', 'mCreate&pVersion=0047&contRep=Z1&docId=M', noDocId, { 'content-type': 'multipart/form-data; boundary=b' });
-  t.match(mcreate.error, /no X-docId/);
-  const badDoc = `--b\r\nX-docId: a/b\r\nX-compId: data\r\n\r\nx\r\n--b--\r\n`;
-  const bad = await env.call('POST', 'mCreate&pVersion=0047&contRep=Z1&docId=M', badDoc, { 'content-type': 'multipart/form-data; boundary=b' });
-  t.equal(bad.status, 500);
-  t.match(bad.body.toString(), /retCode="500";errorDescription="docId ""a\/b"" is not a document id/);
-
-  const raw = (line: string): Promise<string> =>
-    new Promise((resolve) => {
-      const socket = connect(Number(new URL(env.origin).port), '127.0.0.1', () => socket.end(`GET ${line} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
-      let answer = '';
-      socket.on('data', (d) => (answer += d));
-      socket.on('end', () => resolve(answer.split('\r\n')[0]));
+    const big = `--b\r\nX-compId: data\r\nContent-Type: text/plain\r\n\r\n${'x'.repeat(2048)}\r\n--b--\r\n`;
+    const tooBig = await env.call('POST', 'create&pVersion=0047&contRep=Z1&docId=BIG', big, {
+      'content-type': 'multipart/form-data; boundary=b',
     });
-  t.match(await raw('/archivelink/S4H'), / 400 /, 'no function');
-  t.match(await raw('/elsewhere?serverInfo'), / 404 /);
-  t.match(await raw('/archivelink/S4H/x?serverInfo'), / 404 /);
-  t.match(await raw('/archivelink/S4H?serverInfo&contRep=Z1&contRep=Z1'), / 400 /, 'a parameter twice');
-  t.match(await raw('/archivelink/S4H?serverInfo&&flag&pVersion=0047'), / 200 /, 'an empty pair, a key without value');
-  t.match(await raw('/archivelink/S4H?serverInfo&contRep=Z7'), / 404 /);
-  t.match(await raw('/archivelink/S4H?info&contRep=Z1&docId=%E2%82%AC'), / 404 /, 'UTF-8 in a value');
-});
+    t.equal(tooBig.status, 400);
+    t.match(tooBig.error, /multipart body/);
+    const plain = await env.call('POST', 'create&pVersion=0047&contRep=Z1&docId=BIG', 'x', {
+      'content-type': 'text/plain',
+    });
+    t.match(plain.error, /multipart\/form-data/);
+    const noDocId = `--b\r\nX-compId: data\r\n\r\nx\r\n--b--\r\n`;
+    const mcreate = await env.call('POST', 'mCreate&pVersion=0047&contRep=Z1&docId=M', noDocId, {
+      'content-type': 'multipart/form-data; boundary=b',
+    });
+    t.match(mcreate.error, /no X-docId/);
+    const badDoc = `--b\r\nX-docId: a/b\r\nX-compId: data\r\n\r\nx\r\n--b--\r\n`;
+    const bad = await env.call('POST', 'mCreate&pVersion=0047&contRep=Z1&docId=M', badDoc, {
+      'content-type': 'multipart/form-data; boundary=b',
+    });
+    t.equal(bad.status, 500);
+    t.match(bad.body.toString(), /retCode="500";errorDescription="docId ""a\/b"" is not a document id/);
+
+    const raw = (line: string): Promise<string> =>
+      new Promise((resolve) => {
+        const socket = connect(Number(new URL(env.origin).port), '127.0.0.1', () =>
+          socket.end(`GET ${line} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+        );
+        let answer = '';
+        socket.on('data', (d) => (answer += d));
+        socket.on('end', () => resolve(answer.split('\r\n')[0]));
+      });
+    t.match(await raw('/archivelink/S4H'), / 400 /, 'no function');
+    t.match(await raw('/elsewhere?serverInfo'), / 404 /);
+    t.match(await raw('/archivelink/S4H/x?serverInfo'), / 404 /);
+    t.match(await raw('/archivelink/S4H?serverInfo&contRep=Z1&contRep=Z1'), / 400 /, 'a parameter twice');
+    t.match(
+      await raw('/archivelink/S4H?serverInfo&&flag&pVersion=0047'),
+      / 200 /,
+      'an empty pair, a key without value',
+    );
+    t.match(await raw('/archivelink/S4H?serverInfo&contRep=Z7'), / 404 /);
+    t.match(await raw('/archivelink/S4H?info&contRep=Z1&docId=%E2%82%AC'), / 404 /, 'UTF-8 in a value');
+  },
+);
 
 t.test('secKey structures: attached content, another content type, no messageDigest, not a signature', async (t) => {
   const env = await servedEnv(t);
   await env.trust('dsa.crt');
   t.equal((await env.call('PUT', urls.createPutA, 'x')).status, 201);
   t.equal((await env.call('GET', urls.infoAAttached)).status, 200, 'content inside, equal to the URL');
-  const altered = await env.call('GET', urls.infoAAttached.replace('contRep=Z1&docId', 'contRep=Z1&pVersion2=x&docId').replace(/(authId=)CN/, '$1CN'));
+  const altered = await env.call(
+    'GET',
+    urls.infoAAttached.replace('contRep=Z1&docId', 'contRep=Z1&pVersion2=x&docId').replace(/(authId=)CN/, '$1CN'),
+  );
   t.equal(altered.status, 200, 'an unsigned parameter added changes nothing');
   const moved = await env.call('GET', urls.infoAAttached.replace(/expiration=(\d+)/, 'expiration=20991231235958'));
   t.match(moved.error, /carries content other than the URL/);
   t.match((await env.call('GET', urls.infoAOtherContentType)).error, /signed content type is not data/);
   const data = encodeURIComponent(fixture('data-content.der').toString('base64'));
-  t.match((await env.call('GET', urls.getA.replace(/secKey=[^&]+/, `secKey=${data}`))).error, /not a PKCS#7 SignedData/);
+  t.match(
+    (await env.call('GET', urls.getA.replace(/secKey=[^&]+/, `secKey=${data}`))).error,
+    /not a PKCS#7 SignedData/,
+  );
   // OpenSSL always signs a messageDigest; one taken out of its attributes leaves nothing to check the URL against.
   const der = Buffer.from(decodeURIComponent(/secKey=([^&]+)/.exec(urls.getA)![1]), 'base64');
   const info = pkijs.ContentInfo.fromBER(der);
@@ -223,41 +289,61 @@ t.test('secKey structures: attached content, another content type, no messageDig
   t.match((await env.call('GET', urls.getA.replace(/secKey=[^&]+/, `secKey=${key}`))).error, /no messageDigest/);
 });
 
-t.test('interrupted filings are completed, missing administration data is 409, a broken stream is cut off', async (t) => {
-  const env = await servedEnv(t, { server: { maxCertificateBytes: 1024 } });
-  const put = (): Promise<{ status: number; error?: string }> =>
-    env.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', fixture('dsa.der'));
-  env.sandbox.faults.add({ path: 'Document.AddFacet', status: 500, times: 10 });
-  t.equal((await put()).status, 500, 'cut short before the label');
-  env.sandbox.faults.clear();
-  t.same(await env.certificates.list(), [], 'a document without the label is no certificate');
-  env.sandbox.faults.add({ method: 'PUT', path: '/api/v1/id/', status: 500, times: 10 });
-  t.equal((await put()).status, 500, 'cut short before the properties');
-  env.sandbox.faults.clear();
-  t.match(await env.certificates.list(), [{ status: 'pending', fingerprint: '', pem: '' }], 'labelled, nothing else');
-  t.equal((await put()).status, 200, 'the next putCert completes it');
-  t.match(await env.certificates.list(), [{ status: 'pending', fingerprint: /^[0-9A-F]{64}$/ }]);
-  const large = await env.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', Buffer.alloc(2048, 65));
-  t.equal(large.status, 406);
-  t.match(large.error, /larger than 1024 bytes/);
+t.test(
+  'interrupted filings are completed, missing administration data is 409, a broken stream is cut off',
+  async (t) => {
+    const env = await servedEnv(t, { server: { maxCertificateBytes: 1024 } });
+    const put = (): Promise<{ status: number; error?: string }> =>
+      env.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', fixture('dsa.der'));
+    env.sandbox.faults.add({ path: 'Document.AddFacet', status: 500, times: 10 });
+    t.equal((await put()).status, 500, 'cut short before the label');
+    env.sandbox.faults.clear();
+    t.same(await env.certificates.list(), [], 'a document without the label is no certificate');
+    env.sandbox.faults.add({ method: 'PUT', path: '/api/v1/id/', status: 500, times: 10 });
+    t.equal((await put()).status, 500, 'cut short before the properties');
+    env.sandbox.faults.clear();
+    t.match(await env.certificates.list(), [{ status: 'pending', fingerprint: '', pem: '' }], 'labelled, nothing else');
+    t.equal((await put()).status, 200, 'the next putCert completes it');
+    t.match(await env.certificates.list(), [{ status: 'pending', fingerprint: /^[0-9A-F]{64}$/ }]);
+    const large = await env.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', Buffer.alloc(2048, 65));
+    t.equal(large.status, 406);
+    t.match(large.error, /larger than 1024 bytes/);
 
-  const lost = await servedEnv(t, {}, { storage: { adminPath: '/default-domain/workspaces/nowhere' } });
-  const nowhere = await lost.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', fixture('dsa.crt'));
-  t.equal(nowhere.status, 409);
-  t.match(nowhere.error, /administration data inaccessible/);
+    const lost = await servedEnv(t, {}, { storage: { adminPath: '/default-domain/workspaces/nowhere' } });
+    const nowhere = await lost.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=x', fixture('dsa.crt'));
+    t.equal(nowhere.status, 409);
+    t.match(nowhere.error, /administration data inaccessible/);
 
-  const open = await servedEnv(t, { connection: { signatures: 'off' } });
-  await open.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=S&compId=data', 'first');
-  await open.call('PUT', 'update&pVersion=0047&contRep=Z1&docId=S&compId=note', 'second');
-  open.sandbox.faults.add({ path: '@blob', status: 500, skip: 1, times: 10 });
-  await t.rejects(open.call('GET', 'docGet&pVersion=0047&contRep=Z1&docId=S'), 'the answer under way is broken off, not completed');
-  open.sandbox.faults.clear();
-  const folder = open.sandbox.store.getByPath(`${Z1}/S`) as StoredDoc;
-  open.sandbox.store.mirror(folder.uid, { ...folder, properties: { ...folder.properties, 'dc:created': null } });
-  t.equal((await open.call('GET', 'info&pVersion=0047&contRep=Z1&docId=S')).headers['x-datec'], '1970-01-01', 'no creation date: the epoch');
-  t.match((await open.call('PUT', 'create&pVersion=0047&contRep=Z1&compId=data', 'x')).error, /docId "" is missing/);
-  t.match((await open.call('PUT', 'update&pVersion=0047&contRep=Z1&compId=data', 'x')).error, /docId is missing/);
-  const named = `--b\r\nContent-Disposition: form-data; name="data"\r\n\r\nfrom the disposition\r\n--b--\r\n`;
-  t.equal((await open.call('POST', 'create&pVersion=0047&contRep=Z1&docId=CD', named, { 'content-type': 'multipart/form-data; boundary=b' })).status, 201);
-  t.equal((await open.call('GET', 'get&pVersion=0047&contRep=Z1&docId=CD&compId=data')).body.toString(), 'from the disposition');
-});
+    const open = await servedEnv(t, { connection: { signatures: 'off' } });
+    await open.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=S&compId=data', 'first');
+    await open.call('PUT', 'update&pVersion=0047&contRep=Z1&docId=S&compId=note', 'second');
+    open.sandbox.faults.add({ path: '@blob', status: 500, skip: 1, times: 10 });
+    await t.rejects(
+      open.call('GET', 'docGet&pVersion=0047&contRep=Z1&docId=S'),
+      'the answer under way is broken off, not completed',
+    );
+    open.sandbox.faults.clear();
+    const folder = open.sandbox.store.getByPath(`${Z1}/S`) as StoredDoc;
+    open.sandbox.store.mirror(folder.uid, { ...folder, properties: { ...folder.properties, 'dc:created': null } });
+    t.equal(
+      (await open.call('GET', 'info&pVersion=0047&contRep=Z1&docId=S')).headers['x-datec'],
+      '1970-01-01',
+      'no creation date: the epoch',
+    );
+    t.match((await open.call('PUT', 'create&pVersion=0047&contRep=Z1&compId=data', 'x')).error, /docId "" is missing/);
+    t.match((await open.call('PUT', 'update&pVersion=0047&contRep=Z1&compId=data', 'x')).error, /docId is missing/);
+    const named = `--b\r\nContent-Disposition: form-data; name="data"\r\n\r\nfrom the disposition\r\n--b--\r\n`;
+    t.equal(
+      (
+        await open.call('POST', 'create&pVersion=0047&contRep=Z1&docId=CD', named, {
+          'content-type': 'multipart/form-data; boundary=b',
+        })
+      ).status,
+      201,
+    );
+    t.equal(
+      (await open.call('GET', 'get&pVersion=0047&contRep=Z1&docId=CD&compId=data')).body.toString(),
+      'from the disposition',
+    );
+  },
+);

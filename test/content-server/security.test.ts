@@ -14,14 +14,22 @@ t.test('every refusal is 401 with its reason in X-ErrorDescription', async (t) =
 
   const cases: Array<[string, string, RegExp]> = [
     ['unsigned', unsigned(urls.getA), /not signed/],
-    ['an altered signed parameter', urls.getA.replace(`docId=${docIds.A}`, `docId=${docIds.B}`), /digest does not match/],
+    [
+      'an altered signed parameter',
+      urls.getA.replace(`docId=${docIds.A}`, `docId=${docIds.B}`),
+      /digest does not match/,
+    ],
     ['an altered contRep', urls.getA.replace('contRep=Z1', 'contRep=Z2'), /not served here/],
     ['expired', urls.getAExpired, /expired at 20200101000000 UTC/],
     ['the wrong access mode', urls.getAWithCreateMode, /accessMode "c" does not allow get/],
     ['a key nobody approved', urls.infoAStranger, /no approved certificate/],
     ['a certificate filed but not approved', urls.infoARsa, /no approved certificate of CN=S4H-RSA/],
     ['a broken secKey', urls.getA.replace(/secKey=[^&]*/, 'secKey=AAAA'), /not a PKCS#7/],
-    ['a signed URL without its expiration', urls.getA.replace(/&expiration=\d+/, ''), /needs accessMode, authId and expiration/],
+    [
+      'a signed URL without its expiration',
+      urls.getA.replace(/&expiration=\d+/, ''),
+      /needs accessMode, authId and expiration/,
+    ],
   ];
   for (const [what, query, reason] of cases) {
     const answer = await env.call('GET', query);
@@ -33,7 +41,10 @@ t.test('every refusal is 401 with its reason in X-ErrorDescription', async (t) =
 
   // putCert for RSA but no approval yet:
   const rsaAuthId = FIXTURE_AUTH_ID.replace('CN%3DS4H', 'CN%3DS4H-RSA');
-  t.equal((await env.call('PUT', `putCert&pVersion=0047&contRep=Z1&authId=${rsaAuthId}`, fixture('rsa.crt'))).status, 200);
+  t.equal(
+    (await env.call('PUT', `putCert&pVersion=0047&contRep=Z1&authId=${rsaAuthId}`, fixture('rsa.crt'))).status,
+    200,
+  );
   const pending = await env.call('GET', urls.infoARsa);
   t.equal(pending.status, 401);
   t.match(pending.error, /waits for an administrator's approval/);
@@ -59,25 +70,32 @@ t.test('docProt decides what needs a signature; a read-delete URL serves for del
 
   t.equal((await env.call('PUT', urls.createPutA, CONTENT)).status, 201);
   t.equal((await env.call('GET', unsigned(urls.getA))).status, 401, 'docProt=rud: reading needs one');
-  t.equal((await env.call('GET', urls.getAReadDelete.replace('get&', 'delete&'))).status, 200, 'accessMode=rd reused for delete');
+  t.equal(
+    (await env.call('GET', urls.getAReadDelete.replace('get&', 'delete&'))).status,
+    200,
+    'accessMode=rd reused for delete',
+  );
   t.equal((await env.call('GET', urls.infoA)).status, 404);
 });
 
-t.test('an unknown document answers 404 only to a signed URL; an unknown connection or function is refused', async (t) => {
-  const env = await servedEnv(t);
-  await env.trust('dsa.crt');
-  t.equal((await env.call('GET', urls.infoA)).status, 404);
-  t.equal((await env.call('GET', unsigned(urls.infoA))).status, 401, 'unsigned callers learn nothing');
-  const other = await fetch(`${env.origin}/archivelink/OTHER?serverInfo&pVersion=0047`);
-  t.equal(other.status, 404);
-  t.match(other.headers.get('x-errordescription'), /connection OTHER is not configured/);
-  const unknown = await env.call('GET', 'frobnicate&pVersion=0047&contRep=Z1');
-  t.equal(unknown.status, 400);
-  t.match(unknown.error, /unknown function/);
-  const method = await env.call('PUT', urls.getA);
-  t.equal(method.status, 400);
-  t.match(method.error, /get takes GET, not PUT/);
-});
+t.test(
+  'an unknown document answers 404 only to a signed URL; an unknown connection or function is refused',
+  async (t) => {
+    const env = await servedEnv(t);
+    await env.trust('dsa.crt');
+    t.equal((await env.call('GET', urls.infoA)).status, 404);
+    t.equal((await env.call('GET', unsigned(urls.infoA))).status, 401, 'unsigned callers learn nothing');
+    const other = await fetch(`${env.origin}/archivelink/OTHER?serverInfo&pVersion=0047`);
+    t.equal(other.status, 404);
+    t.match(other.headers.get('x-errordescription'), /connection OTHER is not configured/);
+    const unknown = await env.call('GET', 'frobnicate&pVersion=0047&contRep=Z1');
+    t.equal(unknown.status, 400);
+    t.match(unknown.error, /unknown function/);
+    const method = await env.call('PUT', urls.getA);
+    t.equal(method.status, 400);
+    t.match(method.error, /get takes GET, not PUT/);
+  },
+);
 
 t.test('with signatures off (an explicit setting), unsigned URLs pass', async (t) => {
   const env = await servedEnv(t, { connection: { signatures: 'off' } });

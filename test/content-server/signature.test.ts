@@ -19,8 +19,14 @@ const SIGNED = ['contRep', 'accessMode', 'authId', 'expiration', 'docId'];
 
 /** The message and secKey of a fixture URL, as the server rebuilds them: signed values raw, in URL order. */
 function split(query: string): { message: Buffer; secKey: string } {
-  const pairs = query.split('&').slice(1).map((p) => p.split('=') as [string, string]);
-  const message = pairs.filter(([k]) => SIGNED.includes(k)).map(([, v]) => v).join('');
+  const pairs = query
+    .split('&')
+    .slice(1)
+    .map((p) => p.split('=') as [string, string]);
+  const message = pairs
+    .filter(([k]) => SIGNED.includes(k))
+    .map(([, v]) => v)
+    .join('');
   const secKey = decodeURIComponent(pairs.find(([k]) => k === 'secKey')?.[1] ?? '');
   return { message: Buffer.from(message, 'latin1'), secKey };
 }
@@ -42,7 +48,10 @@ t.test('signatures OpenSSL made verify against the registered certificate, for e
 t.test('an altered message, another key or a key nobody registered is refused with its reason', async (t) => {
   const { message, secKey } = split(urls.infoA);
   const altered = Buffer.from(message.toString('latin1').replace('4A01', '4A02'), 'latin1');
-  t.match(verifySecKey(secKey, altered, [certificate('dsa.crt')]), { valid: false, reason: /message digest does not match/ });
+  t.match(verifySecKey(secKey, altered, [certificate('dsa.crt')]), {
+    valid: false,
+    reason: /message digest does not match/,
+  });
   const bare = split(urls.infoADsaNoAttributes);
   t.match(verifySecKey(bare.secKey, altered, [certificate('dsa.crt')]), { valid: false, reason: /does not verify/ });
   t.match(verifySecKey(split(urls.infoAStranger).secKey, message, [certificate('dsa.crt')]), {
@@ -57,7 +66,9 @@ t.test('an altered message, another key or a key nobody registered is refused wi
 });
 
 t.test('putCert bodies: DER, PEM, PKCS#7 with the certificate, and SAP-style SSF signatures carrying it', async (t) => {
-  const fingerprints = ['dsa.der', 'dsa.crt', 'dsa.p7b', 'dsa-putcert.p7s'].map((name) => readCertificateFile(fixture(name)).fingerprint);
+  const fingerprints = ['dsa.der', 'dsa.crt', 'dsa.p7b', 'dsa-putcert.p7s'].map(
+    (name) => readCertificateFile(fixture(name)).fingerprint,
+  );
   t.equal(new Set(fingerprints).size, 1, 'all four read as the same certificate');
   t.throws(() => readCertificateFile(Buffer.from('hello')), /neither an X\.509 certificate nor a PKCS#7/);
 });

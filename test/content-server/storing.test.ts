@@ -1,3 +1,4 @@
+import { buffer } from 'node:stream/consumers';
 import t from 'tap';
 import { SIGNED, servedEnv, type ServedEnv } from '../helpers/content-server.js';
 
@@ -48,7 +49,10 @@ t.test('create POST stores every component; a failing component leaves nothing b
   const refused = await env.call('POST', urls.createPostE, failing, MULTIPART);
   t.equal(refused.status, 400);
   t.match(refused.error, /component data is sent twice/);
-  t.notOk(stored(env).some((name) => name.startsWith(docIds.E)), 'no trace of the failed create');
+  t.notOk(
+    stored(env).some((name) => name.startsWith(docIds.E)),
+    'no trace of the failed create',
+  );
   t.equal((await env.call('GET', urls.infoE)).status, 404);
 });
 
@@ -69,31 +73,36 @@ t.test('mCreate creates each document on its own and lists them; a repeat answer
   t.match(again.body.toString(), /retCode="403";errorDescription="document \w+ already exists";/);
 });
 
-t.test('update POST makes the document exactly what is sent; append and update need an existing document', async (t) => {
-  const env = await servedEnv(t);
-  await env.trust('dsa.crt');
-  t.equal((await env.call('PUT', urls.createPutA, 'first')).status, 201);
-  t.equal((await env.call('PUT', urls.updatePutADescr, 'descr')).status, 200, 'update PUT adds a missing component');
-  const body = multipart([{ headers: { 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'second' }]);
-  t.equal((await env.call('POST', urls.updatePostA, body, MULTIPART)).status, 200);
-  const info = await env.call('GET', urls.infoA);
-  t.equal(info.headers['x-numbercomps'], '1', 'descr, not sent, is gone');
-  t.equal((await env.call('GET', urls.getA)).body.toString(), 'second');
-  t.equal((await env.call('GET', urls.deleteA)).status, 200);
-  const append = await env.call('PUT', urls.appendAData, 'more');
-  t.equal(append.status, 404, 'append to a deleted document');
-  t.equal((await env.call('PUT', urls.updatePutADescr, 'x')).status, 404, 'update of a deleted document');
-  t.ok(
-    [...env.sandbox.store.all()].some((d) => d.trashed && d.name.startsWith(`${docIds.A}._`)),
-    'delete put the document in the trash (onDelete: trash)',
-  );
-});
+t.test(
+  'update POST makes the document exactly what is sent; append and update need an existing document',
+  async (t) => {
+    const env = await servedEnv(t);
+    await env.trust('dsa.crt');
+    t.equal((await env.call('PUT', urls.createPutA, 'first')).status, 201);
+    t.equal((await env.call('PUT', urls.updatePutADescr, 'descr')).status, 200, 'update PUT adds a missing component');
+    const body = multipart([{ headers: { 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'second' }]);
+    t.equal((await env.call('POST', urls.updatePostA, body, MULTIPART)).status, 200);
+    const info = await env.call('GET', urls.infoA);
+    t.equal(info.headers['x-numbercomps'], '1', 'descr, not sent, is gone');
+    t.equal((await env.call('GET', urls.getA)).body.toString(), 'second');
+    t.equal((await env.call('GET', urls.deleteA)).status, 200);
+    const append = await env.call('PUT', urls.appendAData, 'more');
+    t.equal(append.status, 404, 'append to a deleted document');
+    t.equal((await env.call('PUT', urls.updatePutADescr, 'x')).status, 404, 'update of a deleted document');
+    t.ok(
+      [...env.sandbox.store.all()].some((d) => d.trashed && d.name.startsWith(`${docIds.A}._`)),
+      'delete put the document in the trash (onDelete: trash)',
+    );
+  },
+);
 
 t.test('onDelete: remove deletes for good; a document with no data component; a PUT without compId', async (t) => {
   const env = await servedEnv(t, {
     connection: {
       signatures: 'off',
-      contentRepositories: [{ contRep: 'Z1', storagePath: '/default-domain/workspaces/sap-archive/Z1', onDelete: 'remove' }],
+      contentRepositories: [
+        { contRep: 'Z1', storagePath: '/default-domain/workspaces/sap-archive/Z1', onDelete: 'remove' },
+      ],
     },
   });
   const missing = await env.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=N', 'x');
@@ -114,7 +123,7 @@ t.test("the job's documents are read from SAP, but changed only in the repositor
   const docId = uid;
   const got = await env.call('GET', `get&pVersion=0047&contRep=Z1&docId=${docId}`);
   t.equal(got.status, 200, String(got.error));
-  t.same(got.body, env.sandbox.store.blobBytes(env.props(uid)['file:content'] as never));
+  t.same(got.body, await buffer(env.sandbox.store.blobStream(env.props(uid)['file:content'] as never)));
   const update = await env.call('PUT', `update&pVersion=0047&contRep=Z1&docId=${docId}&compId=data`, 'overwrite');
   t.equal(update.status, 409);
   t.match(update.error, /repository document/);

@@ -30,7 +30,12 @@ export interface ServedEnv extends Env {
     query: string,
     body?: Buffer | string,
     headers?: Record<string, string>,
-  ) => Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer; error?: string }>;
+  ) => Promise<{
+    status: number;
+    headers: Record<string, string | string[] | undefined>;
+    body: Buffer;
+    error?: string;
+  }>;
   /** putCert a fixture certificate and approve it, as SAP and then an administrator do. */
   trust: (file: string, authId?: string) => Promise<void>;
 }
@@ -64,15 +69,23 @@ export async function servedEnv(
   // which a client that parses URLs would drop as a fragment.
   const call: ServedEnv['call'] = (method, query, body, headers = {}) =>
     new Promise((resolve, reject) => {
-      const sent = httpRequest({ host: '127.0.0.1', port, method, path: `/archivelink/S4H?${query}`, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () => {
-          const error = res.headers['x-errordescription'];
-          resolve({ status: res.statusCode as number, headers: res.headers, body: Buffer.concat(chunks), error: error as string | undefined });
-        });
-      });
+      const sent = httpRequest(
+        { host: '127.0.0.1', port, method, path: `/archivelink/S4H?${query}`, headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('error', reject);
+          res.on('end', () => {
+            const error = res.headers['x-errordescription'];
+            resolve({
+              status: res.statusCode as number,
+              headers: res.headers,
+              body: Buffer.concat(chunks),
+              error: error as string | undefined,
+            });
+          });
+        },
+      );
       sent.on('error', reject);
       sent.end(body);
     });

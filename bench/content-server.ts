@@ -1,0 +1,191 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { Agent, request } from 'undici';
+import { setUpRepository, writeDemoConfig } from '../dist/sandbox/demo.js';
+import { ArchiveLinkCaller } from '../dist/sandbox/erp/archivelink-client.js';
+import { RepositorySandbox } from '../dist/sandbox/repository/server.js';
+import { NO_BLOBS, type StoredDoc } from '../dist/sandbox/repository/store.js';
+
+const PROJECT = join(import.meta.dirname, '..');
+const CLI = join(PROJECT, 'bin', 'connect2erp.js');
+const INVOICES = '/default-domain/workspaces/ERP/Invoices';
+const ADMIN = `Basic ${Buffer.from('Administrator:Administrator').toString('base64')}`;
+
+export interface ContentServerFigures {
+  componentKb: number;
+  /** Per latency and concurrency: docs/s downloaded straight from the repository, and through serve. */
+  throughput: Array<{ latencyMs: number; concurrency: number; direct: number; served: number; requestsPerGet: number }>;
+  big: { bytes: number; seconds: number; rssBeforeMb: number; rssAfterMb: number; rssSmallOnlyMb: number };
+}
+
+/** VmHWM (peak resident set) and VmRSS of a process, in MB (Linux). */
+function memoryOf(pid: number): { peakMb: number; rssMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string): number => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1]) / 1024;
+  return { peakMb: kb('VmHWM'), rssMb: kb('VmRSS') };
+}
+
+/** Downloads `urls` with `concurrency` at once, reading every byte; answers docs per second. */
+async function download(urls: string[], concurrency: number, headers: Record<string, string> = {}): Promise<number> {
+  const dispatcher = new Agent({ connections: concurrency });
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < urls.length) {
+        const url = urls[next++];
+        const response = await request(url, { dispatcher, headers });
+        if (response.statusCode !== 200) throw new Error(`${url}: HTTP ${response.statusCode}`);
+        for await (const chunk of response.body) void chunk;
+      }
+    }),
+  );
+  await dispatcher.close();
+  return urls.length / ((performance.now() - started) / 1000);
+}
+
+/** A file of `bytes` random-looking bytes on disk, and its MD5 (the sandbox's blob key). */
+async function bigFile(path: string, bytes: number): Promise<string> {
+  const block = randomBytes(1 << 20);
+  const hash = createHash('md5');
+  const out = createWriteStream(path);
+  for (let written = 0; written < bytes; written += block.length) {
+    hash.update(block);
+    if (!out.write(block)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  return hash.digest('hex');
+}
+
+async function startServe(configDir: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--config', configDir, '--port', '0'], {
+    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  // Its first lines, until it says where it listens; the access log after that is read and dropped.
+  let stderr = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (stderr.length > 100_000) return;
+      stderr += chunk.toString();
+      const found = /"port":(\d+)/.exec(stderr);
+      if (found) resolve(Number(found[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+  return { child, port };
+}
+
+/**
+ * `connect2erp serve` in its own process against the repository sandbox in this one, at the
+ * repository latency the job is measured at: SAP's `get` of a job's document through the server
+ * against the same download straight from the repository, and the server's memory while it streams
+ * a 1 GB component.
+ */
+export async function contentServerBench(latencies: number[], quick: boolean): Promise<ContentServerFigures> {
+  const dir = mkdtempSync(join(tmpdir(), 'connect2erp-bench-cs-'));
+  const repository = new RepositorySandbox({ dataDir: join(dir, 'repository'), searchLagMs: 0 });
+  const baseUrl = await repository.start();
+  try {
+    await setUpRepository(
+      baseUrl,
+      readFileSync(join(PROJECT, 'config', 'connector_configuration_connect_to_erp.json'), 'utf8'),
+    );
+    const configDir = writeDemoConfig(dir, baseUrl, 'http://127.0.0.1:9');
+    const { store } = repository;
+    const actor = repository.actor();
+    const parent = store.getByPath(INVOICES) as StoredDoc;
+    const componentKb = 256;
+    const content = store.storeBlob(randomBytes(componentKb * 1024), 'invoice.pdf', 'application/pdf');
+    /** A document as the job leaves it: labelled for Z1 of S4H, its docId its own id. */
+    const labelled = (name: string, blob: typeof content): string => {
+      let doc = store.create(actor, parent, { type: 'File', name, properties: { 'file:content': {} } }, () => blob);
+      doc = store.addFacet(actor, doc, 'fct_erp_http_content');
+      store.update(
+        actor,
+        doc,
+        {
+          'erpHttpContent:docId': doc.uid,
+          'erpHttpContent:archiveId': 'Z1',
+          'erpHttpContent:source': 'S4H',
+          'erpHttpContent:compId': 'data',
+        },
+        NO_BLOBS,
+      );
+      return doc.uid;
+    };
+    const uids = Array.from({ length: 64 }, (_, i) => labelled(`invoice-${i}.pdf`, content));
+    const bigBytes = (quick ? 64 : 1024) * (1 << 20);
+    // Written where the sandbox keeps its blobs, under the name it gives them: never held in memory.
+    const digest = await bigFile(join(dir, 'repository', 'blobs', 'big'), bigBytes);
+    renameSync(join(dir, 'repository', 'blobs', 'big'), join(dir, 'repository', 'blobs', digest));
+    const bigUid = labelled('archive.dat', {
+      name: 'archive.dat',
+      'mime-type': 'application/octet-stream',
+      encoding: null,
+      digestAlgorithm: 'MD5',
+      digest,
+      length: String(bigBytes),
+    });
+
+    const { child, port } = await startServe(configDir);
+    try {
+      const caller = new ArchiveLinkCaller(`http://127.0.0.1:${port}/archivelink/S4H`, 'Z1');
+      await caller.putCert();
+      for (const doc of store.all())
+        if (doc.facets.includes('fct_erp_certificate'))
+          store.update(actor, doc, { 'erpCertificate:status': 'approved' }, NO_BLOBS);
+      let repositoryRequests = 0;
+      repository.faults.observe = () => void repositoryRequests++;
+      const gets = quick ? 128 : 512;
+      // Signed before the clock starts, each its own signature, as SAP signs a URL for every access.
+      const served = Array.from({ length: gets }, (_, i) => caller.url('get', [['docId', uids[i % uids.length]]]));
+      const direct = Array.from(
+        { length: gets },
+        (_, i) => `${baseUrl}/api/v1/id/${uids[i % uids.length]}/@blob/file:content`,
+      );
+      await download(served.slice(0, 32), 8);
+      const throughput: ContentServerFigures['throughput'] = [];
+      for (const [latencyMs, concurrency] of latencies.flatMap((l) => [1, 8, 32].map((c) => [l, c]))) {
+        repository.faults.latencyMs = latencyMs;
+        const urls = concurrency === 1 ? served.slice(0, gets / 4) : served;
+        const straight = concurrency === 1 ? direct.slice(0, gets / 4) : direct;
+        const rates = { direct: 0, served: 0 };
+        repositoryRequests = 0;
+        // Alternated, twice each: the machine's drift falls on both alike.
+        for (let round = 0; round < 2; round++) {
+          rates.direct += (await download(straight, concurrency, { authorization: ADMIN })) / 2;
+          const before = repositoryRequests;
+          rates.served += (await download(urls, concurrency)) / 2;
+          if (round === 1)
+            throughput.push({
+              latencyMs,
+              concurrency,
+              ...rates,
+              requestsPerGet: (repositoryRequests - before) / urls.length,
+            });
+        }
+      }
+      repository.faults.latencyMs = 0;
+      const rssSmallOnlyMb = memoryOf(child.pid as number).peakMb;
+      const rssBeforeMb = memoryOf(child.pid as number).rssMb;
+      const started = performance.now();
+      await download([caller.url('get', [['docId', bigUid]])], 1);
+      const seconds = (performance.now() - started) / 1000;
+      const rssAfterMb = memoryOf(child.pid as number).peakMb;
+      return { componentKb, throughput, big: { bytes: bigBytes, seconds, rssBeforeMb, rssAfterMb, rssSmallOnlyMb } };
+    } finally {
+      child.kill('SIGINT');
+      child.kill('SIGINT');
+      await once(child, 'exit');
+    }
+  } finally {
+    await repository.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
