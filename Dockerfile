@@ -33,5 +33,7 @@ COPY jobs ./jobs
 COPY crontab ./crontab
 # The image's `node` user, numeric so that Kubernetes' runAsNonRoot can check it.
 USER 1000:1000
+# `serve`, the ArchiveLink content server, listens here (contentServer.yaml, listen.port).
+EXPOSE 8090
 ENTRYPOINT ["node", "/app/bin/connect2erp.js"]
 CMD ["run"]

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -63,7 +63,9 @@ async function bigFile(path: string, bytes: number): Promise<string> {
 }
 
 async function startServe(configDir: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', configDir, '--port', '0'], {
+  const file = join(configDir, 'contentServer.yaml');
+  writeFileSync(file, readFileSync(file, 'utf8').replace('port: 8090', 'port: 0'));
+  const child = spawn(process.execPath, [CLI, 'serve', '--config', configDir], {
     env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

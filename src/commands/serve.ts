@@ -14,11 +14,7 @@ import { LOCATION, location, type Command } from './command.js';
  * answers 503 for drainSeconds (a second signal cuts it short), the listener closes, requests
  * under way finish, and the process exits 0 (a server stopped as asked).
  */
-async function serveCommand(
-  location: Required<ConfigLocation>,
-  port: string | undefined,
-  signals: StopSignals,
-): Promise<number> {
+async function serveCommand(location: Required<ConfigLocation>, signals: StopSignals): Promise<number> {
   const config = loadConfig(location, { contentServer: true });
   const file = join(location.configDir, CONTENT_SERVER_FILE);
   if (config.contentServer === undefined)
@@ -26,14 +22,8 @@ async function serveCommand(
       { file, path: '', message: 'connect2erp serve needs this file (README, "Content server")' },
     ]);
   const server = config.contentServer;
-  if (port !== undefined && !/^\d{1,5}$/.test(port))
-    throw new ConfigError([{ file: 'command line', path: '--port', message: `"${port}" is not a port number` }]);
-  const listen = port === undefined ? server.listen : { ...server.listen, port: Number(port) };
   const log = commandLogger();
-  const contentServer = new ContentServer(
-    { storage: config.storage, server: { ...server, listen }, version: programVersion() },
-    log,
-  );
+  const contentServer = new ContentServer({ storage: config.storage, server, version: programVersion() }, log);
   await contentServer.start();
   const signal = await new Promise<NodeJS.Signals>((resolve) => signals.listen(resolve));
   log.info('content server stopping', { signal, drainSeconds: server.drainSeconds });
@@ -50,10 +40,7 @@ export const command: Command = {
   summary: "answer SAP's ArchiveLink HTTP content server calls (contentServer.yaml)",
   details:
     'Serves <pathPrefix>/<connection>?<command>&… as OAC0 is set up, /healthz and /readyz. On SIGTERM or\nCtrl-C, readiness answers 503 for drainSeconds (a second signal ends that), requests under way\nfinish, exit code 0.',
-  options: {
-    port: { type: 'string', value: 'PORT', text: "listen on PORT instead of contentServer.yaml's listen.port" },
-    ...LOCATION,
-  },
+  options: { ...LOCATION },
   windsDown: true,
-  run: ({ strings, signals }) => serveCommand(location(strings), strings.port, signals),
+  run: ({ strings, signals }) => serveCommand(location(strings), signals),
 };

@@ -171,7 +171,8 @@ export class ArchiveDocuments {
         return { body: opened.body, length: Number(opened.headers['content-length']) };
       },
       discard: () => {
-        if (!taken) void answer.then((opened) => opened?.body.destroy());
+        // Read off and dropped, not destroyed: a destroyed body reports an abort nobody listens to.
+        if (!taken) void answer.then((opened) => opened?.body.dump());
       },
     };
   }

@@ -8,6 +8,7 @@ import type { ByteRange } from '../repository/client.js';
  */
 export function cutRange(whole: Readable, range: ByteRange): Readable {
   let position = 0;
+  let finished = false;
   const end = range.to + 1;
   const cut = new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -15,7 +16,8 @@ export function cutRange(whole: Readable, range: ByteRange): Readable {
       position += chunk.length;
       const piece = chunk.subarray(Math.max(0, range.from - start), Math.max(0, Math.min(chunk.length, end - start)));
       if (piece.length > 0) this.push(piece);
-      if (position >= end) {
+      if (position >= end && !finished) {
+        finished = true;
         this.push(null);
         whole.unpipe(cut);
         whole.destroy();
@@ -23,6 +25,9 @@ export function cutRange(whole: Readable, range: ByteRange): Readable {
       done();
     },
   });
-  whole.on('error', (error) => cut.destroy(error));
+  // The abort of the rest, once the range is complete, is no error of the range's.
+  whole.on('error', (error) => {
+    if (!finished) cut.destroy(error);
+  });
   return whole.pipe(cut);
 }
