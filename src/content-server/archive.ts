@@ -147,7 +147,7 @@ export class ArchiveDocuments {
    */
   async open(component: Component, range?: ByteRange): Promise<{ body: Readable; length: number }> {
     if (component.length === 0) return { body: Readable.from([]), length: 0 };
-    const answer = await this.client.openBlob(component.uid, 'file:content', range);
+    const answer = await this.client.openBlob(component.uid, range);
     if (range === undefined || answer.statusCode === 206)
       return { body: answer.body, length: Number(answer.headers['content-length']) };
     return { body: cutRange(answer.body, range), length: range.to - range.from + 1 };

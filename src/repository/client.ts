@@ -110,14 +110,14 @@ export class RepositoryClient {
   }
 
   /**
-   * A blob as it streams, or a byte range of it (Nuxeo's DownloadServiceImpl answers a single
+   * A document's main blob (file:content) as it streams, or a byte range of it (Nuxeo's DownloadServiceImpl answers a single
    * `Range` with 206); the caller reads or destroys the body.
    */
-  async openBlob(uid: string, xpath = 'file:content', range?: ByteRange): Promise<OpenAnswer> {
+  async openBlob(uid: string, range?: ByteRange): Promise<OpenAnswer> {
     return this.http.open({
-      what: `download ${xpath} of ${uid}`,
+      what: `download the content of ${uid}`,
       method: 'GET',
-      path: `id/${encodeURIComponent(uid)}/@blob/${xpath}`,
+      path: `id/${encodeURIComponent(uid)}/@blob/file:content`,
       headers: range === undefined ? undefined : { range: `bytes=${range.from}-${range.to}` },
     });
   }

@@ -95,6 +95,10 @@ t.test(
     const empty = await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=EMPTY');
     t.equal(empty.headers['content-length'], '0');
     t.equal((await create('bad/id')).status, 400);
+    const uuid = 'ea5e1c4a-7c2b-4a53-9d0e-0123456789ab';
+    t.equal((await create(uuid, 'stored by SAP under a UUID')).status, 201);
+    const byUuid = await env.call('GET', `get&pVersion=0047&contRep=Z1&docId=${uuid}`);
+    t.equal(byUuid.body.toString(), 'stored by SAP under a UUID', 'found by path once no document has that id');
     t.match(
       (await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=EMPTY&compId=note')).error,
       /component note of document EMPTY not found/,
@@ -174,8 +178,15 @@ t.test(
     env.sandbox.faults.observe = (req) => void delete req.headers.range;
     const ranged = await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=R&compId=data&fromOffset=3&toOffset=7');
     t.equal(ranged.body.toString(), '34567', 'the repository sent it all; the server cut the range');
+    const large = Buffer.alloc(300_000, 'abcdefghij');
+    await env.call('PUT', 'update&pVersion=0047&contRep=Z1&docId=R&compId=large', large);
+    const middle = await env.call(
+      'GET',
+      'get&pVersion=0047&contRep=Z1&docId=R&compId=large&fromOffset=70000&toOffset=209999',
+    );
+    t.same(middle.body, large.subarray(70_000, 210_000), 'a range across many chunks of the whole');
     const all = await env.call('GET', 'docGet&pVersion=0047&contRep=Z1&docId=R');
-    t.equal(all.headers['x-numcomps'], '2', 'children read a page at a time');
+    t.equal(all.headers['x-numcomps'], '3', 'children read a page at a time');
     env.sandbox.faults.observe = () => undefined;
     const note = await env.call('GET', 'info&pVersion=0047&contRep=Z1&docId=R&compId=note');
     t.equal(note.headers['x-numbercomps'], '1');
