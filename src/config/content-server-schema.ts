@@ -67,6 +67,11 @@ export const contentServerSchema = z.strictObject({
   clockSkewSeconds: z.number().int().min(0).max(3_600).default(300),
   /** How long a list of approved certificates read from the repository is used before it is read again. */
   certificateRefreshSeconds: z.number().int().min(0).max(3_600).default(30),
+  /**
+   * A create of a docId whose earlier create never completed clears it once it is this old; a
+   * younger one may still be uploading, and the new create is refused with 409 meanwhile.
+   */
+  staleCreateSeconds: z.number().int().min(0).default(900),
   /** The largest certificate `putCert` accepts. */
   maxCertificateBytes: z.number().int().min(1_024).default(65_536),
   /**

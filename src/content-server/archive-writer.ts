@@ -1,10 +1,11 @@
 import { Readable } from 'node:stream';
 import type { ContentServerConnection } from '../config/content-server-schema.js';
 import type { Logger } from '../log.js';
-import type { RepositoryClient } from '../repository/client.js';
+import type { RepositoryClient, UploadReference } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import {
   HTTP_CONTENT_FACET,
+  NAME,
   SAP_DOCUMENT_FACET,
   type ArchiveDocument,
   type ArchiveDocuments,
@@ -19,11 +20,14 @@ export interface IncomingComponent {
   body: Readable;
 }
 
-/** compIds become document names in the folder of their document. */
-const COMP_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+/** A component's content already in an upload batch, waiting to be attached. */
+interface Staged {
+  compId: string;
+  reference: UploadReference;
+}
 
 export function checkCompId(compId: string | undefined): string {
-  if (compId === undefined || !COMP_ID.test(compId))
+  if (compId === undefined || !NAME.test(compId))
     throw new ArchiveLinkError(STATUS.badRequest, `compId "${String(compId ?? '')}" is missing or not a component id`);
   return compId;
 }
@@ -33,7 +37,7 @@ export function checkCompId(compId: string | undefined): string {
  * folder named by the docId in the content repository's storage folder, carrying
  * fct_erp_http_content and fct_erp_sap_document (docProt, complete), with one file per component,
  * named by its compId. The folder is marked complete only once every component is in, so that a
- * create cut short by a crash is never served and the next create of that docId clears it away.
+ * create cut short by a crash is never served and a later create of that docId clears it away.
  */
 export class ArchiveWriter {
   constructor(
@@ -41,6 +45,8 @@ export class ArchiveWriter {
     private readonly documents: ArchiveDocuments,
     private readonly connection: ContentServerConnection,
     private readonly log: Logger,
+    /** How old an incomplete document must be before a create of its docId clears it (one younger may still be on its way). */
+    private readonly staleCreateMs: number,
   ) {}
 
   /**
@@ -56,10 +62,7 @@ export class ArchiveWriter {
     const repository = this.documents.repository(contRep);
     const existing = await this.documents.lookup(contRep, docId);
     if (existing?.complete) throw new ArchiveLinkError(STATUS.exists, `document ${docId} already exists`);
-    if (existing !== undefined) {
-      this.log.warn('incomplete document cleared', { docId, contRep, uid: existing.document.doc.uid });
-      await this.client.remove(existing.document.doc.uid);
-    }
+    if (existing !== undefined) await this.clearIncomplete(existing.document);
     const storage = await this.storageFolder(repository.storagePath);
     const folder = await this.client.createNamed(storage.uid, { type: 'Folder', name: docId });
     if (!folder.path.endsWith(`/${docId}`)) {
@@ -76,13 +79,7 @@ export class ArchiveWriter {
         'erpSapDocument:docProt': docProt,
         'erpSapDocument:complete': false,
       });
-      const seen = new Set<string>();
-      for await (const component of components) {
-        if (seen.has(component.compId))
-          throw new ArchiveLinkError(STATUS.badRequest, `component ${component.compId} is sent twice`);
-        seen.add(component.compId);
-        await this.addComponent(folder, contRep, docId, component);
-      }
+      for (const staged of await this.stage(components)) await this.addComponent(folder, contRep, docId, staged);
       await this.client.setProperties(folder.uid, { 'erpSapDocument:complete': true });
     } catch (error) {
       await this.client
@@ -97,44 +94,47 @@ export class ArchiveWriter {
   /** update PUT: the component's content replaced, or the component created when missing. */
   async put(document: ArchiveDocument, incoming: IncomingComponent): Promise<void> {
     this.writable(document);
-    const existing = (await this.documents.components(document)).find((c) => c.compId === incoming.compId);
-    if (existing === undefined)
-      return void (await this.addComponent(document.doc, document.contRep, document.docId, incoming));
-    await this.replaceContent(existing.uid, incoming);
+    await this.attach(document, await this.stage([incoming]));
   }
 
-  /** update POST: the document becomes exactly the components sent; the others are deleted (§3). */
-  async replace(
-    document: ArchiveDocument,
-    docProt: string | undefined,
-    incoming: AsyncIterable<IncomingComponent>,
-  ): Promise<void> {
+  /**
+   * update POST: the document becomes exactly the components sent; the others are deleted (§3).
+   * Every part is uploaded before anything changes, so a part that fails leaves the document as it
+   * was. Its protection stays what create gave it: update POST signs no docProt.
+   */
+  async replace(document: ArchiveDocument, incoming: AsyncIterable<IncomingComponent>): Promise<void> {
     this.writable(document);
-    const before = await this.documents.components(document);
-    const sent = new Set<string>();
-    for await (const component of incoming) {
-      sent.add(component.compId);
-      await this.put(document, component);
-    }
+    const staged = await this.stage(incoming);
+    const before = await this.attach(document, staged);
+    const sent = new Set(staged.map((s) => s.compId));
     for (const component of before.filter((c) => !sent.has(c.compId))) await this.client.remove(component.uid);
-    if (docProt !== undefined) await this.client.setProperties(document.doc.uid, { 'erpSapDocument:docProt': docProt });
   }
 
   /**
    * append: the repository has no append, so the new blob is the old one streamed from the
-   * repository followed by the request's body, uploaded as it comes.
+   * repository followed by the request's body, uploaded as it comes; written with the component's
+   * changeToken, so that an append or update made meanwhile is not silently lost (409).
    */
   async append(document: ArchiveDocument, component: Component, body: Readable): Promise<void> {
     this.writable(document);
+    const batch = await this.client.newBatch();
     const old = await this.documents.open(component);
-    const joined = Readable.from(
-      (async function* () {
-        yield* old.body;
-        yield* body;
-      })(),
-    );
-    const reference = await this.client.upload(joined, { name: component.compId, mimeType: component.mimeType });
-    await this.client.setProperties(component.uid, { 'file:content': reference });
+    try {
+      const joined = Readable.from(
+        (async function* () {
+          yield* old.body;
+          yield* body;
+        })(),
+      );
+      const reference = await this.client.uploadInto(batch, joined, {
+        name: component.compId,
+        mimeType: component.mimeType,
+      });
+      await this.client.setProperties(component.uid, { 'file:content': reference }, component.changeToken);
+    } finally {
+      // Read off, when the upload stopped before its end: a body left unread would hold its connection.
+      old.body.resume();
+    }
   }
 
   /** delete: one component, or the whole document; into the trash unless the content repository says remove. */
@@ -154,6 +154,45 @@ export class ArchiveWriter {
       );
   }
 
+  /** A crashed create's leftovers go; a create still on its way (younger than staleCreateMs) is left alone: 409. */
+  private async clearIncomplete(document: ArchiveDocument): Promise<void> {
+    if (Date.now() - document.created.getTime() < this.staleCreateMs)
+      throw new ArchiveLinkError(STATUS.inaccessible, `document ${document.docId} is being stored by another request`);
+    this.log.warn('incomplete document cleared', { docId: document.docId, uid: document.doc.uid });
+    await this.client.remove(document.doc.uid);
+  }
+
+  /** Every component's content into an upload batch, one after the other, before any document changes. */
+  private async stage(components: AsyncIterable<IncomingComponent> | IncomingComponent[]): Promise<Staged[]> {
+    const staged: Staged[] = [];
+    for await (const component of components) {
+      const compId = checkCompId(component.compId);
+      if (staged.some((s) => s.compId === compId))
+        throw new ArchiveLinkError(STATUS.badRequest, `component ${compId} is sent twice`);
+      staged.push({
+        compId,
+        reference: await this.client.upload(component.body, { name: compId, mimeType: component.mimeType }),
+      });
+    }
+    return staged;
+  }
+
+  /** Staged contents onto the document's components, replacing or adding; answers the components it had. */
+  private async attach(document: ArchiveDocument, staged: Staged[]): Promise<Component[]> {
+    const before = await this.documents.components(document);
+    for (const component of staged) {
+      const existing = before.find((c) => c.compId === component.compId);
+      if (existing === undefined) await this.addComponent(document.doc, document.contRep, document.docId, component);
+      else
+        await this.client.setProperties(
+          existing.uid,
+          { 'file:content': component.reference, 'erpHttpContent:modified': new Date().toISOString() },
+          existing.changeToken,
+        );
+    }
+    return before;
+  }
+
   private httpContent(contRep: string, docId: string, compId: string): Record<string, unknown> {
     const now = new Date().toISOString();
     return {
@@ -171,24 +210,14 @@ export class ArchiveWriter {
     folder: RepositoryDocument,
     contRep: string,
     docId: string,
-    incoming: IncomingComponent,
+    staged: Staged,
   ): Promise<void> {
-    const compId = checkCompId(incoming.compId);
-    const file = await this.client.createNamed(folder.uid, { type: 'File', name: compId });
+    const file = await this.client.createNamed(folder.uid, { type: 'File', name: staged.compId });
     await this.client.addFacet([file.uid], HTTP_CONTENT_FACET);
-    const reference = await this.client.upload(incoming.body, { name: compId, mimeType: incoming.mimeType });
     await this.client.setProperties(file.uid, {
-      'dc:title': compId,
-      'file:content': reference,
-      ...this.httpContent(contRep, docId, compId),
-    });
-  }
-
-  private async replaceContent(uid: string, incoming: IncomingComponent): Promise<void> {
-    const reference = await this.client.upload(incoming.body, { name: incoming.compId, mimeType: incoming.mimeType });
-    await this.client.setProperties(uid, {
-      'file:content': reference,
-      'erpHttpContent:modified': new Date().toISOString(),
+      'dc:title': staged.compId,
+      'file:content': staged.reference,
+      ...this.httpContent(contRep, docId, staged.compId),
     });
   }
 

@@ -20,6 +20,8 @@ export interface Component {
   length: number;
   created: Date;
   modified: Date;
+  /** The component document's, for writes that must not overwrite a change made meanwhile. */
+  changeToken: string | null;
 }
 
 /** A download started before it was known to be wanted (ArchiveDocuments.prefetch). */
@@ -48,8 +50,11 @@ const DOCUMENT_SCHEMAS = 'dublincore,file,erp_http_content,erp_sap_document';
 
 /** A Nuxeo document id: the job's documents carry it as their docId. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** What this server accepts as the docId of a document SAP stores: its name in the storage folder. */
-export const SAP_DOC_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+/**
+ * docIds of the documents SAP stores and compIds become document names: a letter or digit first
+ * (never `.` or `..`), then letters, digits, `_`, `.` and `-`.
+ */
+export const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /** A date property; the epoch for one a document lacks (SAP's headers need a date). */
 const dateOf = (doc: RepositoryDocument, key: string): Date => {
@@ -71,6 +76,7 @@ function componentOf(doc: RepositoryDocument, compId: string): Component {
     length: Number(blob?.length ?? 0),
     created: dateOf(doc, 'dc:created'),
     modified: dateOf(doc, 'dc:modified'),
+    changeToken: doc.changeToken,
   };
 }
 
@@ -111,7 +117,7 @@ export class ArchiveDocuments {
       const doc = await this.read(() => this.client.getById(docId, DOCUMENT_SCHEMAS));
       if (doc !== undefined) return this.accept(doc, contRep, docId);
     }
-    if (!SAP_DOC_ID.test(docId)) return undefined;
+    if (!NAME.test(docId)) return undefined;
     const doc = await this.read(() => this.client.getByPath(`${repository.storagePath}/${docId}`));
     return doc === undefined ? undefined : this.accept(doc, contRep, docId);
   }

@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import * as pkijs from 'pkijs';
 import { NotFoundError } from '../../common/errors.js';
 import type { RepositoryClient } from '../repository/client.js';
@@ -15,7 +15,7 @@ export type CertificateStatus = (typeof CERTIFICATE_STATUSES)[number];
 
 export interface StoredCertificate {
   uid: string;
-  /** The document's name: `<contRep>-<first 16 characters of the fingerprint>`. */
+  /** The document's name: `<contRep>-<16 hex of a hash of connection, authId and fingerprint>`. */
   name: string;
   connection: string;
   contRep: string;
@@ -95,7 +95,12 @@ export class CertificateStore {
     file: CertificateFile,
   ): Promise<'filed' | 'known'> {
     const folder = (await this.folder(true)) as RepositoryDocument;
-    const name = `${origin.contRep}-${file.fingerprint.slice(0, 16)}`;
+    // One filing per connection, content repository, authId and certificate: a certificate filed
+    // under another authId (by anyone: putCert is unsigned) never stands in the way of SAP's own.
+    const key = createHash('sha256')
+      .update(`${origin.connection}\n${origin.authId}\n${file.fingerprint}`)
+      .digest('hex');
+    const name = `${origin.contRep}-${key.slice(0, 16).toUpperCase()}`;
     let doc = await this.find(`${this.folderPath}/${name}`);
     // Filed before, unless a filing was cut short (its properties are written last).
     if (doc !== undefined && stored(doc)?.fingerprint === file.fingerprint) return 'known';

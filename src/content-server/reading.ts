@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ByteRange } from '../repository/client.js';
-import { asciiLine, sendMultipart, sendText, type AnswerPart } from './answers.js';
+import { ascii, asciiLine, sendMultipart, sendText, type AnswerPart } from './answers.js';
 import type { ArchiveDocument, Component } from './archive.js';
 import { pipeline } from 'node:stream/promises';
 import type { CommandContext } from './context.js';
@@ -45,7 +45,8 @@ function componentHeaders(component: Component, pVersion: string): Record<string
   const created = sapDateTime(component.created);
   const modified = sapDateTime(component.modified);
   return {
-    'Content-Type': component.mimeType,
+    // A type the repository took from an upload may hold what a header cannot.
+    'Content-Type': ascii(component.mimeType),
     'X-compId': component.compId,
     'X-Content-Length': component.length,
     'X-compDateC': created.date,
@@ -155,6 +156,8 @@ export async function search(context: CommandContext): Promise<void> {
   const component = await context.documents.component(document, compId);
   const from = offset(context, 'fromOffset', 0);
   const to = offset(context, 'toOffset', -1);
+  if (from < 0 || to < -1)
+    throw new ArchiveLinkError(STATUS.badRequest, 'fromOffset and toOffset must not be negative');
   const end = to === -1 ? component.length - 1 : Math.min(to, component.length - 1);
   const backwards = to !== -1 && from > to;
   const [low, high] = backwards ? [end, Math.min(from, component.length - 1)] : [from, end];
@@ -227,6 +230,7 @@ export async function attrSearch(context: CommandContext): Promise<void> {
   if (!pattern) throw new ArchiveLinkError(STATUS.badRequest, 'pattern is missing');
   const caseSensitive = url.get('caseSensitive')?.toLowerCase() === 'y';
   const numResults = offset(context, 'numResults', 1);
+  if (numResults < 1) throw new ArchiveLinkError(STATUS.badRequest, 'numResults must be at least 1');
   const from = offset(context, 'fromOffset', 0);
   const to = offset(context, 'toOffset', -1);
   const descr = await context.documents.component(document, 'descr');
@@ -277,7 +281,7 @@ export function serverInfo(context: CommandContext, version: string): void {
     ...repositories.map((r) =>
       asciiLine([
         ['contRep', r.contRep],
-        ['contRepDescription', `repository ${r.storagePath}`],
+        ['contRepDescription', `content repository ${r.contRep}`],
         ['contRepStatus', 'running'],
         ['contRepStatusDescription', ''],
         ['pVersion', pVersion],

@@ -4,7 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { finished } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AuthenticationError, ForbiddenError, NotFoundError } from '../../common/errors.js';
+import { AuthenticationError, ConflictError, ForbiddenError, NotFoundError } from '../../common/errors.js';
 import type { ContentServerConfig } from '../config/content-server-schema.js';
 import type { StorageConfig } from '../config/storage-schema.js';
 import type { Logger } from '../log.js';
@@ -33,6 +33,8 @@ export interface ContentServerSettings {
 function protocolError(error: unknown): ArchiveLinkError {
   if (error instanceof ArchiveLinkError) return error;
   // Lookups of documents say "not found" themselves: what is missing here is administration data (a folder).
+  if (error instanceof ConflictError)
+    return new ArchiveLinkError(STATUS.inaccessible, 'the document was changed by another request meanwhile');
   if (error instanceof NotFoundError || error instanceof ForbiddenError || error instanceof AuthenticationError)
     return new ArchiveLinkError(
       STATUS.inaccessible,
@@ -67,7 +69,7 @@ export class ContentServer {
       this.connections.set(connection.name, {
         connection,
         documents,
-        writer: new ArchiveWriter(client, documents, connection, log),
+        writer: new ArchiveWriter(client, documents, connection, log, server.staleCreateSeconds * 1000),
         access: new AccessCheck(connection, approved, server.clockSkewSeconds * 1000),
         certificates,
         approved,

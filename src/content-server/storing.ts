@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { isMultipartRequest, parseMultipartRequest, type MultipartPart } from '@remix-run/multipart-parser/node';
 import { asciiLine, sendText } from './answers.js';
 import type { ArchiveDocument } from './archive.js';
-import { SAP_DOC_ID } from './archive.js';
+import { NAME } from './archive.js';
 import { checkCompId, type IncomingComponent } from './archive-writer.js';
 import { readCertificateFile } from './certificate-file.js';
 import type { CommandContext } from './context.js';
@@ -21,7 +21,7 @@ function contRepOf(context: CommandContext): string {
 
 function docIdOf(context: CommandContext): string {
   const docId = context.url.get('docId');
-  if (docId === undefined || !SAP_DOC_ID.test(docId))
+  if (docId === undefined || !NAME.test(docId))
     throw new ArchiveLinkError(
       STATUS.badRequest,
       `docId "${docId ?? ''}" is missing or not a document id this server stores`,
@@ -33,8 +33,12 @@ function docIdOf(context: CommandContext): string {
  * docProt as sent: absent means the server's default, empty means "no protection" explicitly
  * (SAP's create page: the two are different).
  */
-const docProtOf = (context: CommandContext): string =>
-  context.url.get('docProt') ?? context.connection.defaultProtection;
+function docProtOf(context: CommandContext): string {
+  const docProt = context.url.get('docProt') ?? context.connection.defaultProtection;
+  if (!/^[rcud]*$/.test(docProt))
+    throw new ArchiveLinkError(STATUS.badRequest, `docProt "${docProt}" is not letters among r, c, u and d`);
+  return docProt;
+}
 
 /** Multipart bodies are read part by part; each part is held while it is stored (see README, "Content server"). */
 async function* partsOf(context: CommandContext): AsyncGenerator<MultipartPart> {
@@ -43,7 +47,8 @@ async function* partsOf(context: CommandContext): AsyncGenerator<MultipartPart> 
   try {
     yield* parseMultipartRequest(context.req, {
       maxFileSize: context.maxPartBytes,
-      maxTotalSize: context.maxPartBytes,
+      // Parts are stored one after the other and let go: only one part's size is held at a time.
+      maxTotalSize: Number.MAX_SAFE_INTEGER,
       maxHeaderSize: 16_384,
     });
   } catch (error) {
@@ -105,7 +110,7 @@ export async function mCreate(context: CommandContext): Promise<void> {
     const { docId, parts } = current;
     current = undefined;
     try {
-      if (!SAP_DOC_ID.test(docId))
+      if (!NAME.test(docId))
         throw new ArchiveLinkError(STATUS.badRequest, `docId "${docId}" is not a document id this server stores`);
       await writer.create(contRep, docId, docProt, Readable.from(parts));
       results.push({ docId, retCode: STATUS.created, description: '' });
@@ -168,7 +173,7 @@ export async function update(context: CommandContext): Promise<void> {
   const document = await changeable(context);
   const { req, url, writer } = context;
   if (req.method === 'PUT') await writer.put(document, bodyComponent(req, url.get('compId')));
-  else await writer.replace(document, url.get('docProt'), componentsOf(context));
+  else await writer.replace(document, componentsOf(context));
   sendText(context.res, STATUS.ok, '');
 }
 
@@ -205,7 +210,7 @@ export async function putCert(context: CommandContext): Promise<void> {
   if (!authId) throw new ArchiveLinkError(STATUS.badRequest, 'authId is missing');
   const file = readCertificateFile(await smallBody(req, context.maxCertificateBytes));
   const outcome = await certificates.receive({ connection: connection.name, contRep, authId }, file);
-  approved.forget();
+  if (outcome === 'filed') approved.forget();
   log.warn(outcome === 'filed' ? 'certificate filed for approval' : 'certificate already filed', {
     connection: connection.name,
     contRep,

@@ -226,11 +226,25 @@ export class RepositoryClient {
 
   /** Stream a file into a new upload batch; the reference is what a blob property is set to. */
   async upload(content: Readable, file: { name: string; mimeType: string }): Promise<UploadReference> {
+    return this.uploadInto(await this.newBatch(), content, file);
+  }
+
+  /** A new, empty upload batch. */
+  async newBatch(): Promise<string> {
     const { batchId } = await this.http.json<{ batchId: string }>({
       what: 'open an upload batch',
       method: 'POST',
       path: 'upload/',
     });
+    return batchId;
+  }
+
+  /** Stream a file into a batch already opened, as its file 0. */
+  async uploadInto(
+    batchId: string,
+    content: Readable,
+    file: { name: string; mimeType: string },
+  ): Promise<UploadReference> {
     await this.http.discard({
       what: `upload ${file.name}`,
       method: 'POST',
@@ -245,13 +259,16 @@ export class RepositoryClient {
     return { 'upload-batch': batchId, 'upload-fileId': '0' };
   }
 
-  /** Set properties without reading them back (a blob set from an upload comes back as the blob). */
-  async setProperties(uid: string, properties: Record<string, unknown>): Promise<void> {
+  /**
+   * Set properties without reading them back (a blob set from an upload comes back as the blob);
+   * with the document's `changeToken`, a change made meanwhile by someone else is a 409.
+   */
+  async setProperties(uid: string, properties: Record<string, unknown>, changeToken?: string | null): Promise<void> {
     await this.http.discard({
       what: `update ${uid}`,
       method: 'PUT',
       path: `id/${encodeURIComponent(uid)}`,
-      json: { 'entity-type': 'document', uid, properties },
+      json: { 'entity-type': 'document', uid, properties, ...(changeToken ? { changeToken } : {}) },
       headers: { properties: this.schemasOf(Object.keys(properties)) },
     });
   }

@@ -93,8 +93,10 @@ export class RepositoryTransport {
         : { 'x-authentication-token': config.auth.token };
     this.headers = { ...auth, accept: 'application/json' };
     this.queue = new PQueue({ concurrency: config.maxConcurrentRequests });
+    // Not limited to `maxConcurrentRequests`: the queue limits the requests that start, and a body
+    // streamed to its reader (the content server's downloads) keeps its connection after it has
+    // given its place back. A pool of that size would then leave new requests no connection.
     this.dispatcher = new Agent({
-      connections: config.maxConcurrentRequests,
       // The time-out is undici's own pair, set once here: the answer must begin within `requestMs`
       // and never pause longer than that, so a large download is not cut off while it keeps coming.
       // A deadline of our own, an AbortController and a timer per request, cost measurably more CPU

@@ -33,6 +33,7 @@ t.test('attrSearch finds the DAIN lines whose attributes all match, and says whi
   t.match(await search('3+5+12345'), /fits no DKEY/);
   t.match(await search('garbage'), /is not offset\+length\+value/);
   t.match(await search(''), /pattern is missing/);
+  t.match(await search('0+5+12345', '&numResults=0'), /numResults must be at least 1/);
   const keysOnly = Buffer.from([key('Company code', 0, 5), '0 0 DEPL'].join('\n'), 'latin1');
   t.equal((await env.call('PUT', urls.updatePutADescr, keysOnly)).status, 200);
   t.equal(await search('0+5+12345'), '0;', 'a description without values');

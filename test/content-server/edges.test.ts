@@ -63,7 +63,7 @@ t.test(
 t.test(
   'storing: a missing storage folder, a lost upload, a crashed create, two creates of one docId at once',
   async (t) => {
-    const env = await servedEnv(t, { connection: { signatures: 'off' } });
+    const env = await servedEnv(t, { connection: { signatures: 'off' }, server: { staleCreateSeconds: 0 } });
     const create = (docId: string, body = 'content'): Promise<{ status: number; error?: string }> =>
       env.call('PUT', `create&pVersion=0047&contRep=Z1&docId=${docId}&compId=data`, body);
     env.sandbox.faults.add({ path: '/upload/', method: 'POST', status: 500, skip: 1, times: 1 });
@@ -95,6 +95,9 @@ t.test(
     const empty = await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=EMPTY');
     t.equal(empty.headers['content-length'], '0');
     t.equal((await create('bad/id')).status, 400);
+    t.equal((await create('..')).status, 400, 'never . or ..');
+    const odd = await env.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=P&compId=data&docProt=x', 'x');
+    t.match(odd.error, /docProt "x"/);
     const uuid = 'ea5e1c4a-7c2b-4a53-9d0e-0123456789ab';
     t.equal((await create(uuid, 'stored by SAP under a UUID')).status, 201);
     const byUuid = await env.call('GET', `get&pVersion=0047&contRep=Z1&docId=${uuid}`);
@@ -103,6 +106,14 @@ t.test(
       (await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=EMPTY&compId=note')).error,
       /component note of document EMPTY not found/,
     );
+    const young = await servedEnv(t, { connection: { signatures: 'off' } });
+    young.sandbox.faults.add({ path: '/upload/', method: 'POST', status: 500, skip: 1, times: 1 });
+    young.sandbox.faults.add({ method: 'DELETE', status: 500, times: 1 });
+    const first = await young.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=Y&compId=data', 'x');
+    t.equal(first.status, 500);
+    const second = await young.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=Y&compId=data', 'x');
+    t.equal(second.status, 409, 'an incomplete create of a moment ago may still be on its way');
+    t.match(second.error, /being stored by another request/);
     const missing = await servedEnv(t, {
       connection: {
         signatures: 'off',
@@ -207,6 +218,10 @@ t.test(
       (await env.call('GET', 'search&pVersion=0047&contRep=Z1&docId=R&pattern=x')).status,
       400,
       'search needs compId',
+    );
+    t.equal(
+      (await env.call('GET', 'search&pVersion=0047&contRep=Z1&docId=R&compId=data&pattern=x&fromOffset=-5')).status,
+      400,
     );
     t.equal(
       (await env.call('GET', 'search&pVersion=0047&contRep=Z1&docId=R&compId=data')).status,

@@ -1,5 +1,6 @@
 import { buffer } from 'node:stream/consumers';
 import t from 'tap';
+import { NO_BLOBS } from '../../sandbox/repository/store.js';
 import { SIGNED, servedEnv, type ServedEnv } from '../helpers/content-server.js';
 
 const { urls, docIds } = SIGNED;
@@ -84,6 +85,36 @@ t.test(
     t.equal((await env.call('POST', urls.updatePostA, body, MULTIPART)).status, 200);
     const info = await env.call('GET', urls.infoA);
     t.equal(info.headers['x-numbercomps'], '1', 'descr, not sent, is gone');
+    t.equal((await env.call('GET', urls.getA)).body.toString(), 'second');
+    const failing = multipart([
+      { headers: { 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'third' },
+      { headers: { 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'again' },
+    ]);
+    t.equal((await env.call('POST', urls.updatePostA, failing, MULTIPART)).status, 400);
+    t.equal((await env.call('GET', urls.getA)).body.toString(), 'second', 'a failed update POST changes nothing');
+    const downgrade = urls.updatePostA.replace('docProt=rud', 'docProt=');
+    t.equal(
+      (await env.call('POST', downgrade, body, MULTIPART)).status,
+      200,
+      'docProt is not signed in an update POST…',
+    );
+    t.equal(
+      (await env.call('GET', urls.getA.replace(/&secKey=[^&]*/, ''))).status,
+      401,
+      '…so it changes nothing: the protection stays what create gave',
+    );
+    env.sandbox.faults.observe = (req) => {
+      // Another request changes the component while the append uploads…
+      if (req.method !== 'POST' || !req.url?.includes('/upload/batchId')) return;
+      const data = env.sandbox.store.getByPath(`/default-domain/workspaces/sap-archive/Z1/${docIds.A}/data`)!;
+      // As another append or update PUT of the server writes it: with the token it read.
+      const changeToken = env.sandbox.store.changeToken(data);
+      env.sandbox.store.update(env.sandbox.actor(), data, { 'dc:description': 'changed' }, NO_BLOBS, { changeToken });
+    };
+    const lost = await env.call('PUT', urls.appendAData, 'more');
+    t.equal(lost.status, 409, 'an append that would overwrite a change made meanwhile');
+    t.match(lost.error, /changed by another request meanwhile/);
+    env.sandbox.faults.observe = () => undefined;
     t.equal((await env.call('GET', urls.getA)).body.toString(), 'second');
     t.equal((await env.call('GET', urls.deleteA)).status, 200);
     const append = await env.call('PUT', urls.appendAData, 'more');
