@@ -125,17 +125,19 @@ export class RepositoryClient {
   /** The children of a folder, every page of them (`@children` reads the database, not the search index). */
   async children(uid: string): Promise<RepositoryDocument[]> {
     const documents: RepositoryDocument[] = [];
-    for (let pageIndex = 0; ; pageIndex++) {
-      const page = await this.http.json<SearchPage>({
+    let page: SearchPage;
+    let pageIndex = 0;
+    do {
+      page = await this.http.json<SearchPage>({
         what: `list the children of ${uid}`,
         method: 'GET',
         path: `id/${encodeURIComponent(uid)}/@children`,
-        query: { pageSize: this.config.pageSize, currentPageIndex: pageIndex },
+        query: { pageSize: this.config.pageSize, currentPageIndex: pageIndex++ },
         headers: ALL_PROPERTIES,
       });
       documents.push(...page.entries);
-      if (!page.isNextPageAvailable) return documents;
-    }
+    } while (page.isNextPageAvailable);
+    return documents;
   }
 
   async downloadBlob(uid: string, xpath = 'file:content'): Promise<Buffer> {
