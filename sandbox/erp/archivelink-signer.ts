@@ -72,21 +72,7 @@ export class ArchiveLinkSigner {
         attrValues: [AsnConvert.serialize(new OctetString(createHash('sha1').update(message).digest()))],
       }),
     ];
-    const signature = sign('sha1', attributeSet(attributes), this.key);
-    const signer = new SignerInfo({
-      version: 1,
-      sid: new SignerIdentifier({
-        issuerAndSerialNumber: new IssuerAndSerialNumber({
-          issuer: this.parsed.tbsCertificate.issuer,
-          serialNumber: this.parsed.tbsCertificate.serialNumber,
-        }),
-      }),
-      digestAlgorithm: new AlgorithmIdentifier({ algorithm: SHA1 }),
-      signedAttrs: attributes,
-      signatureAlgorithm: new AlgorithmIdentifier({ algorithm: DSA_WITH_SHA1 }),
-      signature: new OctetString(signature),
-    });
-    return this.wrap(signer, false);
+    return this.wrap(this.signer(sign('sha1', attributeSet(attributes), this.key), attributes), false);
   }
 
   /**
@@ -94,7 +80,12 @@ export class ArchiveLinkSigner {
    * the certificate (an SAP community answer, §3), rather than the bare certificate.
    */
   certificateBody(): Buffer {
-    const signer = new SignerInfo({
+    return this.wrap(this.signer(sign('sha1', Buffer.from(' '), this.key)), true);
+  }
+
+  /** This key's SignerInfo: named by issuer and serial number, DSA with SHA-1. */
+  private signer(signature: Buffer, signedAttrs?: Attribute[]): SignerInfo {
+    return new SignerInfo({
       version: 1,
       sid: new SignerIdentifier({
         issuerAndSerialNumber: new IssuerAndSerialNumber({
@@ -103,10 +94,10 @@ export class ArchiveLinkSigner {
         }),
       }),
       digestAlgorithm: new AlgorithmIdentifier({ algorithm: SHA1 }),
+      signedAttrs,
       signatureAlgorithm: new AlgorithmIdentifier({ algorithm: DSA_WITH_SHA1 }),
-      signature: new OctetString(sign('sha1', Buffer.from(' '), this.key)),
+      signature: new OctetString(signature),
     });
-    return this.wrap(signer, true);
   }
 
   private wrap(signer: SignerInfo, withCertificate: boolean): Buffer {
