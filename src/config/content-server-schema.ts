@@ -72,6 +72,8 @@ export const contentServerSchema = z.strictObject({
    * younger one may still be uploading, and the new create is refused with 409 meanwhile.
    */
   staleCreateSeconds: z.number().int().min(0).default(900),
+  /** The longest a request may take, its body included (a large document stored over a slow line). */
+  requestTimeoutSeconds: z.number().int().min(1).default(3_600),
   /** The largest certificate `putCert` accepts. */
   maxCertificateBytes: z.number().int().min(1_024).default(65_536),
   /**

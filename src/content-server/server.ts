@@ -92,11 +92,13 @@ export class ContentServer {
       delete: remove,
     };
     const listener = (req: IncomingMessage, res: ServerResponse): void => void this.handle(req, res);
+    // Node's default of 5 minutes would cut off a large document SAP stores over a slow line.
+    const limits = { requestTimeout: server.requestTimeoutSeconds * 1000 };
     this.server =
       server.tls === undefined
-        ? createHttpServer(listener)
+        ? createHttpServer(limits, listener)
         : createHttpsServer(
-            { cert: readFileSync(server.tls.certFile), key: readFileSync(server.tls.keyFile) },
+            { ...limits, cert: readFileSync(server.tls.certFile), key: readFileSync(server.tls.keyFile) },
             listener,
           );
   }
