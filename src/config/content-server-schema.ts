@@ -74,6 +74,8 @@ export const contentServerSchema = z.strictObject({
   staleCreateSeconds: z.number().int().min(0).default(900),
   /** The longest a request may take, its body included (a large document stored over a slow line). */
   requestTimeoutSeconds: z.number().int().min(1).default(3_600),
+  /** putCert is unsigned: at most this many certificates per content repository wait for approval; more are refused (409). */
+  maxPendingCertificates: z.number().int().min(1).default(10),
   /** The largest certificate `putCert` accepts. */
   maxCertificateBytes: z.number().int().min(1_024).default(65_536),
   /**

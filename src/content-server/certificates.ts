@@ -4,6 +4,7 @@ import { NotFoundError } from '../../common/errors.js';
 import type { RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import type { CertificateFile } from './certificate-file.js';
+import { ArchiveLinkError, STATUS } from './protocol.js';
 import type { TrustedCertificate } from './signature.js';
 
 export const CERTIFICATE_FACET = 'fct_erp_certificate';
@@ -74,6 +75,8 @@ export class CertificateStore {
   constructor(
     private readonly client: RepositoryClient,
     adminPath: string,
+    /** Pending filings per content repository beyond which putCert is refused. */
+    private readonly maxPending = 10,
   ) {
     this.folderPath = `${adminPath.replace(/\/$/, '')}/${CERTIFICATES_FOLDER}`;
   }
@@ -105,6 +108,7 @@ export class CertificateStore {
     // Filed before, unless a filing was cut short (its properties are written last).
     if (doc !== undefined && stored(doc)?.fingerprint === file.fingerprint) return 'known';
     if (doc === undefined) {
+      await this.checkRoom(folder, origin.contRep);
       doc = await this.client.createNamed(folder.uid, { type: 'Note', name });
       // Another replica filed the same certificate at the same moment: its document stands.
       if (!doc.path.endsWith(`/${name}`)) {
@@ -135,6 +139,18 @@ export class CertificateStore {
       [`${P}status`]: status,
       [`${P}decidedAt`]: new Date().toISOString(),
     });
+  }
+
+  /** putCert is unsigned (the protocol's): so many filings at most wait for an administrator per content repository. */
+  private async checkRoom(folder: RepositoryDocument, contRep: string): Promise<void> {
+    const pending = (await this.client.children(folder.uid))
+      .flatMap((doc) => stored(doc) ?? [])
+      .filter((c) => c.contRep === contRep && c.status === 'pending');
+    if (pending.length >= this.maxPending)
+      throw new ArchiveLinkError(
+        STATUS.inaccessible,
+        `${pending.length} certificates of ${contRep} already wait for an administrator (connect2erp certs list)`,
+      );
   }
 
   private async find(path: string): Promise<RepositoryDocument | undefined> {

@@ -64,7 +64,7 @@ export class ContentServer {
         log,
       );
       const documents = new ArchiveDocuments(client, connection, log);
-      const certificates = new CertificateStore(client, storage.adminPath);
+      const certificates = new CertificateStore(client, storage.adminPath, server.maxPendingCertificates);
       const approved = new ApprovedCertificates(certificates, server.certificateRefreshSeconds * 1000);
       this.connections.set(connection.name, {
         connection,

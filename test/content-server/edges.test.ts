@@ -373,3 +373,21 @@ t.test(
     );
   },
 );
+
+t.test(
+  'putCert, unsigned by the protocol, files at most maxPendingCertificates waiting ones per content repository',
+  async (t) => {
+    const env = await servedEnv(t, { server: { maxPendingCertificates: 2 } });
+    const put = (authId: string): Promise<{ status: number; error?: string }> =>
+      env.call('PUT', `putCert&pVersion=0047&contRep=Z1&authId=${authId}`, fixture('dsa.der'));
+    t.equal((await put('one')).status, 200);
+    t.equal((await put('two')).status, 200);
+    t.equal((await put('two')).status, 200, 'one already filed is no new filing');
+    const third = await put('three');
+    t.equal(third.status, 409);
+    t.match(third.error, /2 certificates of Z1 already wait for an administrator/);
+    const [first] = await env.certificates.list();
+    await env.certificates.setStatus(first, 'revoked');
+    t.equal((await put('three')).status, 200, 'once an administrator decided, there is room again');
+  },
+);
