@@ -108,7 +108,7 @@ export class CertificateStore {
     // Filed before, unless a filing was cut short (its properties are written last).
     if (doc !== undefined && stored(doc)?.fingerprint === file.fingerprint) return 'known';
     if (doc === undefined) {
-      await this.checkRoom(folder, origin.contRep);
+      await this.checkRoom(origin.contRep);
       doc = await this.client.createNamed(folder.uid, { type: 'Note', name });
       // Another replica filed the same certificate at the same moment: its document stands.
       if (!doc.path.endsWith(`/${name}`)) {
@@ -142,10 +142,8 @@ export class CertificateStore {
   }
 
   /** putCert is unsigned (the protocol's): so many filings at most wait for an administrator per content repository. */
-  private async checkRoom(folder: RepositoryDocument, contRep: string): Promise<void> {
-    const pending = (await this.client.children(folder.uid))
-      .flatMap((doc) => stored(doc) ?? [])
-      .filter((c) => c.contRep === contRep && c.status === 'pending');
+  private async checkRoom(contRep: string): Promise<void> {
+    const pending = (await this.list()).filter((c) => c.contRep === contRep && c.status === 'pending');
     if (pending.length >= this.maxPending)
       throw new ArchiveLinkError(
         STATUS.inaccessible,
