@@ -1,8 +1,7 @@
 import { Readable } from 'node:stream';
-import { NotFoundError } from '../../common/errors.js';
 import type { ContentRepositoryConfig, ContentServerConnection } from '../config/content-server-schema.js';
 import type { Logger } from '../log.js';
-import type { ByteRange, RepositoryClient } from '../repository/client.js';
+import { unlessMissing, type ByteRange, type RepositoryClient } from '../repository/client.js';
 import { propertyValue, type RepositoryDocument } from '../repository/document.js';
 import { cutRange } from './byte-slice.js';
 import { ArchiveLinkError, DEFAULT_COMPONENTS, STATUS } from './protocol.js';
@@ -114,11 +113,11 @@ export class ArchiveDocuments {
   async lookup(contRep: string, docId: string): Promise<{ document: ArchiveDocument; complete: boolean } | undefined> {
     const repository = this.repository(contRep);
     if (UUID.test(docId)) {
-      const doc = await this.read(() => this.client.getById(docId, DOCUMENT_SCHEMAS));
+      const doc = await unlessMissing(this.client.getById(docId, DOCUMENT_SCHEMAS));
       if (doc !== undefined) return this.accept(doc, contRep, docId);
     }
     if (!NAME.test(docId)) return undefined;
-    const doc = await this.read(() => this.client.getByPath(`${repository.storagePath}/${docId}`));
+    const doc = await unlessMissing(this.client.getByPath(`${repository.storagePath}/${docId}`));
     return doc === undefined ? undefined : this.accept(doc, contRep, docId);
   }
 
@@ -181,15 +180,6 @@ export class ArchiveDocuments {
         if (!taken) void answer.then((opened) => opened?.body.dump());
       },
     };
-  }
-
-  private async read(get: () => Promise<RepositoryDocument>): Promise<RepositoryDocument | undefined> {
-    try {
-      return await get();
-    } catch (error) {
-      if (error instanceof NotFoundError) return undefined;
-      throw error;
-    }
   }
 
   private accept(

@@ -1,7 +1,6 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import * as pkijs from 'pkijs';
-import { NotFoundError } from '../../common/errors.js';
-import type { RepositoryClient } from '../repository/client.js';
+import { unlessMissing, type RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import type { CertificateFile } from './certificate-file.js';
 import { ArchiveLinkError, STATUS } from './protocol.js';
@@ -151,13 +150,8 @@ export class CertificateStore {
       );
   }
 
-  private async find(path: string): Promise<RepositoryDocument | undefined> {
-    try {
-      return await this.client.getByPath(path);
-    } catch (error) {
-      if (error instanceof NotFoundError) return undefined;
-      throw error;
-    }
+  private find(path: string): Promise<RepositoryDocument | undefined> {
+    return unlessMissing(this.client.getByPath(path));
   }
 
   private async folder(create: boolean): Promise<RepositoryDocument | undefined> {

@@ -1,26 +1,13 @@
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { ByteRange } from '../repository/client.js';
 import { ascii, asciiLine, sendMultipart, sendText, type AnswerPart } from './answers.js';
 import type { ArchiveDocument, Component } from './archive.js';
-import { pipeline } from 'node:stream/promises';
+import { addressedDocument } from './addressed.js';
 import type { CommandContext } from './context.js';
 import { ArchiveLinkError, STATUS, sapDateTime } from './protocol.js';
 
 const P_VERSION = '0047';
-
-/** The document named by the URL, once the URL may read it. */
-async function readable(context: CommandContext): Promise<ArchiveDocument> {
-  const { url, documents, access, connection, req } = context;
-  const contRep = url.get('contRep');
-  documents.repository(contRep);
-  const docId = url.get('docId');
-  if (!docId) throw new ArchiveLinkError(STATUS.badRequest, 'docId is missing');
-  const document = await documents.find(contRep as string, docId);
-  // The signature is checked before "not found" is said, so unsigned callers learn nothing.
-  await access.require(url, req.method as string, document?.docProt ?? connection.defaultProtection);
-  if (document === undefined) throw new ArchiveLinkError(STATUS.notFound, `document ${docId} not found`);
-  return document;
-}
 
 function documentHeaders(document: ArchiveDocument, count: number, pVersion: string): Record<string, string | number> {
   const created = sapDateTime(document.created);
@@ -62,7 +49,7 @@ const pVersionOf = (context: CommandContext): string => context.url.get('pVersio
 
 /** info: the document's and its components' attributes, one empty part per component. */
 export async function info(context: CommandContext): Promise<void> {
-  const document = await readable(context);
+  const document = await addressedDocument(context);
   const compId = context.url.get('compId');
   const components = compId
     ? [await context.documents.component(document, compId)]
@@ -76,7 +63,7 @@ export async function info(context: CommandContext): Promise<void> {
 
 /** docGet: every component, streamed one after the other. */
 export async function docGet(context: CommandContext): Promise<void> {
-  const document = await readable(context);
+  const document = await addressedDocument(context);
   const components = await context.documents.components(document);
   const pVersion = pVersionOf(context);
   const parts: AnswerPart[] = components.map((c) => ({
@@ -93,15 +80,28 @@ function offset(context: CommandContext, key: string, fallback: number): number 
   return Number(text);
 }
 
+/** `fromOffset` and `toOffset` as the URL gives them (0 and -1, the end, by default); neither negative. */
+function offsets(context: CommandContext): { from: number; to: number } {
+  const from = offset(context, 'fromOffset', 0);
+  const to = offset(context, 'toOffset', -1);
+  if (from < 0 || to < -1)
+    throw new ArchiveLinkError(STATUS.badRequest, 'fromOffset and toOffset must not be negative');
+  return { from, to };
+}
+
+/** What search and attrSearch both take: how many hits at most, and whether case counts. */
+function searchOptions(context: CommandContext): { numResults: number; caseSensitive: boolean } {
+  const numResults = offset(context, 'numResults', 1);
+  if (numResults < 1) throw new ArchiveLinkError(STATUS.badRequest, 'numResults must be at least 1');
+  return { numResults, caseSensitive: context.url.get('caseSensitive')?.toLowerCase() === 'y' };
+}
+
 /**
  * The bytes `fromOffset` to `toOffset` of a component, both included; -1 is its end. Clamped to
  * the component: Nuxeo answers a range past the end with a Content-Length it cannot fill.
  */
 function rangeOf(context: CommandContext, length: number): ByteRange | undefined {
-  const from = offset(context, 'fromOffset', 0);
-  const asked = offset(context, 'toOffset', -1);
-  if (from < 0 || asked < -1)
-    throw new ArchiveLinkError(STATUS.badRequest, 'fromOffset and toOffset must not be negative');
+  const { from, to: asked } = offsets(context);
   const to = asked === -1 ? length - 1 : Math.min(asked, length - 1);
   if (asked !== -1 && asked < from) throw new ArchiveLinkError(STATUS.badRequest, 'toOffset is before fromOffset');
   if (from === 0 && to === length - 1) return undefined;
@@ -114,7 +114,7 @@ export async function get(context: CommandContext): Promise<void> {
   const whole = !url.get('fromOffset') && !url.get('toOffset');
   const early = whole ? documents.prefetch(url.get('docId')) : undefined;
   try {
-    const document = await readable(context);
+    const document = await addressedDocument(context);
     const component = await documents.component(document, url.get('compId'));
     const range = rangeOf(context, component.length);
     const headers = { ...componentHeaders(component, pVersionOf(context)) };
@@ -144,20 +144,15 @@ function fold(bytes: Buffer): Buffer {
  * only the pattern's length of it is kept between chunks.
  */
 export async function search(context: CommandContext): Promise<void> {
-  const document = await readable(context);
+  const document = await addressedDocument(context);
   const { url } = context;
   const compId = url.get('compId');
   if (!compId) throw new ArchiveLinkError(STATUS.badRequest, 'compId is missing');
   const raw = url.bytes('pattern');
   if (!raw?.length) throw new ArchiveLinkError(STATUS.badRequest, 'pattern is missing');
-  const numResults = offset(context, 'numResults', 1);
-  if (numResults < 1) throw new ArchiveLinkError(STATUS.badRequest, 'numResults must be at least 1');
-  const caseSensitive = url.get('caseSensitive')?.toLowerCase() === 'y';
+  const { numResults, caseSensitive } = searchOptions(context);
   const component = await context.documents.component(document, compId);
-  const from = offset(context, 'fromOffset', 0);
-  const to = offset(context, 'toOffset', -1);
-  if (from < 0 || to < -1)
-    throw new ArchiveLinkError(STATUS.badRequest, 'fromOffset and toOffset must not be negative');
+  const { from, to } = offsets(context);
   const end = to === -1 ? component.length - 1 : Math.min(to, component.length - 1);
   const backwards = to !== -1 && from > to;
   const [low, high] = backwards ? [end, Math.min(from, component.length - 1)] : [from, end];
@@ -224,13 +219,11 @@ function attributeConditions(pattern: string, keys: KeyField[]): Array<KeyField 
  * and the spec tables, ../shared/reference and the notes of issue 20).
  */
 export async function attrSearch(context: CommandContext): Promise<void> {
-  const document = await readable(context);
+  const document = await addressedDocument(context);
   const { url } = context;
   const pattern = url.bytes('pattern')?.toString('latin1');
   if (!pattern) throw new ArchiveLinkError(STATUS.badRequest, 'pattern is missing');
-  const caseSensitive = url.get('caseSensitive')?.toLowerCase() === 'y';
-  const numResults = offset(context, 'numResults', 1);
-  if (numResults < 1) throw new ArchiveLinkError(STATUS.badRequest, 'numResults must be at least 1');
+  const { numResults, caseSensitive } = searchOptions(context);
   const from = offset(context, 'fromOffset', 0);
   const to = offset(context, 'toOffset', -1);
   const descr = await context.documents.component(document, 'descr');

@@ -2,22 +2,16 @@ import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { isMultipartRequest, parseMultipartRequest, type MultipartPart } from '@remix-run/multipart-parser/node';
 import { asciiLine, sendText } from './answers.js';
-import type { ArchiveDocument } from './archive.js';
 import { NAME } from './archive.js';
 import { checkCompId, type IncomingComponent } from './archive-writer.js';
 import { readCertificateFile } from './certificate-file.js';
+import { addressedDocument, contRepOf } from './addressed.js';
 import type { CommandContext } from './context.js';
 import { ArchiveLinkError, STATUS } from './protocol.js';
 
 /** The media type of a Content-Type (`application/pdf; charset=; version=6`, SAP's empty charset included). */
 const mediaType = (contentType: string | undefined): string =>
   contentType?.split(';')[0].trim().toLowerCase() || 'application/octet-stream';
-
-function contRepOf(context: CommandContext): string {
-  const contRep = context.url.get('contRep');
-  context.documents.repository(contRep);
-  return contRep as string;
-}
 
 function docIdOf(context: CommandContext): string {
   const docId = context.url.get('docId');
@@ -147,21 +141,9 @@ export async function mCreate(context: CommandContext): Promise<void> {
   sendText(res, status, body);
 }
 
-/** The existing document a change is for, once the URL may change it. */
-async function changeable(context: CommandContext): Promise<ArchiveDocument> {
-  const { url, req, documents, access, connection } = context;
-  const contRep = contRepOf(context);
-  const docId = url.get('docId');
-  if (!docId) throw new ArchiveLinkError(STATUS.badRequest, 'docId is missing');
-  const document = await documents.find(contRep, docId);
-  await access.require(url, req.method as string, document?.docProt ?? connection.defaultProtection);
-  if (document === undefined) throw new ArchiveLinkError(STATUS.notFound, `document ${docId} not found`);
-  return document;
-}
-
 /** append: bytes added at the end of an existing component (404 when it does not exist). */
 export async function append(context: CommandContext): Promise<void> {
-  const document = await changeable(context);
+  const document = await addressedDocument(context);
   const compId = context.url.get('compId');
   const component = await context.documents.component(document, checkCompId(compId));
   await context.writer.append(document, component, context.req);
@@ -170,7 +152,7 @@ export async function append(context: CommandContext): Promise<void> {
 
 /** update: PUT replaces (or adds) one component; POST makes the document exactly the components sent. */
 export async function update(context: CommandContext): Promise<void> {
-  const document = await changeable(context);
+  const document = await addressedDocument(context);
   const { req, url, writer } = context;
   if (req.method === 'PUT') await writer.put(document, bodyComponent(req, url.get('compId')));
   else await writer.replace(document, componentsOf(context));
@@ -179,7 +161,7 @@ export async function update(context: CommandContext): Promise<void> {
 
 /** delete: one component, or the whole document without compId. */
 export async function remove(context: CommandContext): Promise<void> {
-  const document = await changeable(context);
+  const document = await addressedDocument(context);
   const compId = context.url.get('compId');
   const component = !compId ? undefined : await context.documents.component(document, compId);
   await context.writer.delete(document, component);

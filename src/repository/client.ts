@@ -1,4 +1,4 @@
-import { DocumentError } from '../../common/errors.js';
+import { DocumentError, NotFoundError } from '../../common/errors.js';
 import type { StorageConfig } from '../config/storage-schema.js';
 import type { Logger } from '../log.js';
 import type { SchemaRegistry } from '../../common/nuxeo/schemas.js';
@@ -10,6 +10,16 @@ import { RepositoryTransport, type OpenAnswer } from './transport.js';
 export interface UploadReference {
   'upload-batch': string;
   'upload-fileId': string;
+}
+
+/** A read's answer, or undefined when the repository has no such document (404). */
+export async function unlessMissing<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
 }
 
 /** Bytes `from` to `to`, both included (HTTP's Range). */

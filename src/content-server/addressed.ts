@@ -1,0 +1,25 @@
+import type { ArchiveDocument } from './archive.js';
+import type { CommandContext } from './context.js';
+import { ArchiveLinkError, STATUS } from './protocol.js';
+
+/** The URL's content repository, one this connection serves (404 otherwise). */
+export function contRepOf(context: CommandContext): string {
+  const contRep = context.url.get('contRep');
+  context.documents.repository(contRep);
+  return contRep as string;
+}
+
+/**
+ * The document the URL names, once the URL may do what it asks with it. The signature is checked
+ * before "not found" is said, so unsigned callers learn nothing.
+ */
+export async function addressedDocument(context: CommandContext): Promise<ArchiveDocument> {
+  const { url, req, documents, access, connection } = context;
+  const contRep = contRepOf(context);
+  const docId = url.get('docId');
+  if (!docId) throw new ArchiveLinkError(STATUS.badRequest, 'docId is missing');
+  const document = await documents.find(contRep, docId);
+  await access.require(url, req.method as string, document?.docProt ?? connection.defaultProtection);
+  if (document === undefined) throw new ArchiveLinkError(STATUS.notFound, `document ${docId} not found`);
+  return document;
+}
