@@ -1,7 +1,7 @@
 import { ConfigError } from '../../common/errors.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
-import { CertificateStore, type CertificateStatus, type StoredCertificate } from '../content-server/certificates.js';
+import type { CertificateStatus, StoredCertificate } from '../content-server/certificates.js';
 import { EXIT } from '../exit-codes.js';
 import { commandLogger } from '../log.js';
 import { RepositoryClient } from '../repository/client.js';
@@ -54,6 +54,8 @@ async function certsCommand(
     throw new ConfigError([{ file: 'command line', path: 'certs', message: 'say list, approve NAME or revoke NAME' }]);
   const config = loadConfig(location);
   const log = commandLogger();
+  // Loaded here, not with the command table: every other command would pay for its CMS library.
+  const { CertificateStore } = await import('../content-server/certificates.js');
   const store = new CertificateStore(new RepositoryClient(config.storage, log), config.storage.adminPath);
   const certificates = await store.list();
   const status = ACTIONS[action];

@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import { ConfigError } from '../../common/errors.js';
 import { CONTENT_SERVER_FILE, loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
-import { ContentServer } from '../content-server/server.js';
 import { EXIT } from '../exit-codes.js';
 import { commandLogger } from '../log.js';
 import type { StopSignals } from '../signals.js';
@@ -23,6 +22,8 @@ async function serveCommand(location: Required<ConfigLocation>, signals: StopSig
     ]);
   const server = config.contentServer;
   const log = commandLogger();
+  // Loaded here, not with the command table: every other command (a run each minute) would pay for it.
+  const { ContentServer } = await import('../content-server/server.js');
   const contentServer = new ContentServer({ storage: config.storage, server, version: programVersion() }, log);
   await contentServer.start();
   const signal = await new Promise<NodeJS.Signals>((resolve) => signals.listen(resolve));
