@@ -32,9 +32,9 @@ function componentHeaders(component: Component, pVersion: string): Record<string
   const created = sapDateTime(component.created);
   const modified = sapDateTime(component.modified);
   return {
-    // A type the repository took from an upload may hold what a header cannot.
+    // A type the repository took from an upload, or a compId a user typed in, may hold what a header cannot.
     'Content-Type': ascii(component.mimeType),
-    'X-compId': component.compId,
+    'X-compId': ascii(component.compId),
     'X-Content-Length': component.length,
     'X-compDateC': created.date,
     'X-compTimeC': created.time,

@@ -92,6 +92,11 @@ t.test(
     t.equal((await env.caller.get(uid)).status, 404, 'another docId');
     env.fill(uid, { 'erpHttpContent:docId': uid, 'erpHttpContent:compId': null });
     t.same((await env.caller.get(uid)).body, bytes, 'no compId on the document: it is data');
+    env.fill(uid, { 'erpHttpContent:compId': '\u03a9' });
+    const omega = await env.caller.get(uid, [['compId', '\u03a9']]);
+    t.equal(omega.status, 200, 'a compId a header cannot carry…');
+    t.equal(omega.headers['x-compid'], '?', '…is sent as ASCII');
+    env.fill(uid, { 'erpHttpContent:compId': null });
     env.fill(uid, { 'file:content': null });
     const empty = await env.caller.get(uid);
     t.equal(empty.status, 200);
