@@ -13,9 +13,9 @@ import {
 } from './archive.js';
 import { ArchiveLinkError, STATUS } from './protocol.js';
 
-/** A component as SAP sends it: its id, its type and its bytes, streamed. */
+/** A component as SAP sends it: its id (checked when it is stored), its type and its bytes, streamed. */
 export interface IncomingComponent {
-  compId: string;
+  compId: string | undefined;
   mimeType: string;
   body: Readable;
 }

@@ -54,7 +54,8 @@ async function* partsOf(context: CommandContext): AsyncGenerator<MultipartPart> 
 /** The component of a part: its id from X-compId (or, failing that, the Content-Disposition name, as Lamiv reads it). */
 function componentOf(part: MultipartPart): IncomingComponent {
   return {
-    compId: checkCompId(part.headers['x-compid'] ?? part.name),
+    // Checked where its document is stored: in mCreate, a bad one is that document's failure only.
+    compId: part.headers['x-compid'] ?? part.name,
     mimeType: mediaType(part.headers['content-type']),
     body: Readable.from([Buffer.from(part.bytes)]),
   };

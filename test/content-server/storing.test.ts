@@ -72,6 +72,24 @@ t.test('mCreate creates each document on its own and lists them; a repeat answer
   const again = await env.call('POST', urls.mCreateC, body, MULTIPART);
   t.equal(again.status, 250);
   t.match(again.body.toString(), /retCode="403";errorDescription="document \w+ already exists";/);
+  const mixed = multipart([
+    { headers: { 'X-docId': docIds.C, 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'C again' },
+    { headers: { 'X-docId': 'NEIGHBOUR', 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'new' },
+    { headers: { 'X-docId': 'BAD.', 'X-compId': '..', 'Content-Type': 'text/plain' }, body: 'refused' },
+  ]);
+  const third = await env.call('POST', urls.mCreateC, mixed, MULTIPART);
+  t.equal(third.status, 500, 'one document failed…');
+  t.match(
+    third.body.toString(),
+    new RegExp(
+      `docId="${docIds.C}";retCode="403";.*\r\ndocId="NEIGHBOUR";retCode="201";\r\ndocId="BAD.";retCode="500";`,
+    ),
+  );
+  t.ok(stored(env).includes('NEIGHBOUR/data'), '…its neighbours are created all the same');
+  t.notOk(
+    stored(env).some((name) => name.startsWith('BAD.')),
+    'and nothing of it is left',
+  );
 });
 
 t.test(
