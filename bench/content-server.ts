@@ -18,7 +18,15 @@ const ADMIN = `Basic ${Buffer.from('Administrator:Administrator').toString('base
 export interface ContentServerFigures {
   componentKb: number;
   /** Per latency and concurrency: docs/s downloaded straight from the repository, and through serve. */
-  throughput: Array<{ latencyMs: number; concurrency: number; direct: number; served: number; requestsPerGet: number }>;
+  throughput: Array<{
+    latencyMs: number;
+    concurrency: number;
+    direct: number;
+    served: number;
+    requestsPerGet: number;
+    /** CPU ms per get: serve's, and this process's (clients and repository sandbox) straight and through serve. */
+    cpu: { serve: number; benchDirect: number; benchServed: number };
+  }>;
   big: { bytes: number; seconds: number; rssBeforeMb: number; rssAfterMb: number; rssSmallOnlyMb: number };
 }
 
@@ -28,6 +36,20 @@ function memoryOf(pid: number): { peakMb: number; rssMb: number } {
   const kb = (key: string): number => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1]) / 1024;
   return { peakMb: kb('VmHWM'), rssMb: kb('VmRSS') };
 }
+
+/** A process's CPU time so far, user and system, in ms (Linux: /proc/<pid>/stat, in 1/100 s ticks). */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
+  // After the command's closing parenthesis, utime and stime are the 12th and 13th fields.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+const ownCpuMs = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 /** Downloads `urls` with `concurrency` at once, reading every byte; answers docs per second. */
 async function download(urls: string[], concurrency: number, headers: Record<string, string> = {}): Promise<number> {
@@ -158,18 +180,27 @@ export async function contentServerBench(latencies: number[], quick: boolean): P
         const urls = concurrency === 1 ? served.slice(0, gets / 4) : served;
         const straight = concurrency === 1 ? direct.slice(0, gets / 4) : direct;
         const rates = { direct: 0, served: 0 };
+        const cpu = { serve: 0, benchDirect: 0, benchServed: 0 };
+        const pid = child.pid as number;
         repositoryRequests = 0;
         // Alternated, twice each: the machine's drift falls on both alike.
         for (let round = 0; round < 2; round++) {
+          let own = ownCpuMs();
           rates.direct += (await download(straight, concurrency, { authorization: ADMIN })) / 2;
+          cpu.benchDirect += (ownCpuMs() - own) / straight.length / 2;
           const before = repositoryRequests;
+          const serveBefore = cpuMsOf(pid);
+          own = ownCpuMs();
           rates.served += (await download(urls, concurrency)) / 2;
+          cpu.benchServed += (ownCpuMs() - own) / urls.length / 2;
+          cpu.serve += (cpuMsOf(pid) - serveBefore) / urls.length / 2;
           if (round === 1)
             throughput.push({
               latencyMs,
               concurrency,
               ...rates,
               requestsPerGet: (repositoryRequests - before) / urls.length,
+              cpu,
             });
         }
       }

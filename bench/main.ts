@@ -279,11 +279,13 @@ function contentServerSection(figures: ContentServerFigures): string[] {
     '',
     `\`connect2erp serve\` in its own process, the repository sandbox in the benchmark's with the latency shown. SAP's \`get\` of a job's document (${figures.componentKb} KB, signed URL, DSA/SHA-1) through the server, against the same download straight from the repository (\`@blob\`), with as many clients at once; documents per second, each the mean of two alternated rounds.`,
     '',
-    '| repository latency ms | clients at once | direct docs/s | through serve docs/s | ratio | repository requests per get |',
-    '|---:|---:|---:|---:|---:|---:|',
+    "CPU per get, in ms: the server's own, and the benchmark process's (its clients and the repository sandbox, one thread) for the direct download and for the get through serve. On a machine of 2 cores the benchmark process is the first to run out of CPU.",
+    '',
+    '| repository latency ms | clients at once | direct docs/s | through serve docs/s | ratio | repository requests per get | serve CPU ms per get | benchmark CPU ms per get: direct / through serve |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...figures.throughput.map(
       (r) =>
-        `| ${r.latencyMs} | ${r.concurrency} | ${f(r.direct, 0)} | ${f(r.served, 0)} | ${f(r.served / r.direct)} | ${f(r.requestsPerGet)} |`,
+        `| ${r.latencyMs} | ${r.concurrency} | ${f(r.direct, 0)} | ${f(r.served, 0)} | ${f(r.served / r.direct)} | ${f(r.requestsPerGet)} | ${f(r.cpu.serve)} | ${f(r.cpu.benchDirect)} / ${f(r.cpu.benchServed)} |`,
     ),
     '',
     `Memory while one component of ${f(figures.big.bytes / (1 << 20), 0)} MB streams through (latency 0): the server's peak RSS ${f(figures.big.rssSmallOnlyMb, 0)} MB after the gets above, ${f(figures.big.rssAfterMb, 0)} MB after the large one (× ${f(figures.big.rssAfterMb / figures.big.rssSmallOnlyMb)}; resident before it: ${f(figures.big.rssBeforeMb, 0)} MB), in ${f(figures.big.seconds)} s (${f(figures.big.bytes / (1 << 20) / figures.big.seconds, 0)} MB/s).`,

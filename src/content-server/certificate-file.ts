@@ -1,6 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import * as pkijs from 'pkijs';
+import { childrenOf, expect, octetsOf, oidOf, readAsn, TAG, type Element } from './asn1.js';
 import { ArchiveLinkError, STATUS } from './protocol.js';
+import { signedDataFields, type CertificateIdentity } from './signature.js';
 
 /** A certificate as putCert brought it, read. */
 export interface CertificateFile {
@@ -25,14 +26,15 @@ function unwrap(body: Buffer): Buffer {
   return BASE64_TEXT.test(text) ? Buffer.from(text, 'base64') : body;
 }
 
-/** The first certificate of a PKCS#7 structure (what SAP's SSF may send instead of the bare certificate, §3). */
+/**
+ * The first certificate of a PKCS#7 structure (what SAP's SSF may send instead of the bare
+ * certificate, §3): SignedData's `[0] IMPLICIT certificates`, after its encapsulated content.
+ */
 function fromPkcs7(der: Buffer): Buffer | undefined {
   try {
-    const info = pkijs.ContentInfo.fromBER(der);
-    const certificate = new pkijs.SignedData({ schema: info.content }).certificates?.find(
-      (c): c is pkijs.Certificate => c instanceof pkijs.Certificate,
-    );
-    return certificate === undefined ? undefined : Buffer.from(certificate.toSchema().toBER());
+    const certificates = signedDataFields(der)[3];
+    if (certificates.tag !== TAG.context(0)) return undefined;
+    return childrenOf(certificates, TAG.context(0), 'the certificates').find((c) => c.tag === TAG.sequence)?.bytes;
   } catch {
     return undefined;
   }
@@ -69,4 +71,32 @@ export function readCertificateFile(body: Buffer): CertificateFile {
     fingerprint: createHash('sha256').update(der).digest('hex').toUpperCase(),
     notAfter: new Date(certificate.validTo).toISOString(),
   };
+}
+
+const SUBJECT_KEY_IDENTIFIER = '2.5.29.14';
+
+/** The names a signer may give a certificate, read from its DER (RFC 5280 §4.1). */
+export function identityOf(der: Buffer): CertificateIdentity {
+  const [tbs] = childrenOf(readAsn(der), TAG.sequence, 'the certificate');
+  const fields = childrenOf(tbs, TAG.sequence, 'the certificate body');
+  // version is [0] EXPLICIT, absent from a v1 certificate; then serialNumber, signature, issuer.
+  const [serial, , issuer] = fields[0].tag === TAG.context(0) ? fields.slice(1) : fields;
+  const extensions = fields.find((f) => f.tag === TAG.context(3));
+  return {
+    issuer: expect(issuer, TAG.sequence, 'the issuer').bytes,
+    serialNumber: expect(serial, TAG.integer, 'the serial number').value,
+    keyId: extensions === undefined ? undefined : keyIdOf(extensions),
+  };
+}
+
+/** The subjectKeyIdentifier among the extensions: an OCTET STRING inside the extension's value. */
+function keyIdOf(extensions: Element): Buffer | undefined {
+  const [list] = childrenOf(extensions, TAG.context(3), 'the extensions');
+  for (const extension of childrenOf(list, TAG.sequence, 'the extensions')) {
+    const fields = childrenOf(extension, TAG.sequence, 'an extension');
+    if (oidOf(fields[0], 'an extension id') !== SUBJECT_KEY_IDENTIFIER) continue;
+    const value = octetsOf(fields[fields.length - 1], 'an extension value');
+    return octetsOf(readAsn(value), 'the subject key identifier');
+  }
+  return undefined;
 }

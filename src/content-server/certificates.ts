@@ -1,8 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import * as pkijs from 'pkijs';
 import { unlessMissing, type RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
-import type { CertificateFile } from './certificate-file.js';
+import { identityOf, type CertificateFile } from './certificate-file.js';
 import { ArchiveLinkError, STATUS } from './protocol.js';
 import type { TrustedCertificate } from './signature.js';
 
@@ -54,7 +53,7 @@ export function trusted(certificate: StoredCertificate): TrustedCertificate | un
   try {
     const x509 = new X509Certificate(certificate.pem);
     return {
-      parsed: pkijs.Certificate.fromBER(x509.raw),
+      ...identityOf(x509.raw),
       publicKey: x509.publicKey,
       fingerprint: certificate.fingerprint,
     };

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { childrenOf, readAsn, type Element } from '../../src/content-server/asn1.js';
 import { readCertificateFile } from '../../src/content-server/certificate-file.js';
 import { trusted, type StoredCertificate } from '../../src/content-server/certificates.js';
 import { verifySecKey, type TrustedCertificate } from '../../src/content-server/signature.js';
@@ -43,6 +44,24 @@ t.test('signatures OpenSSL made verify against the registered certificate, for e
     const verdict = verifySecKey(secKey, message, [certificate(cert)]);
     t.ok(verdict.valid, `${name} verifies with ${cert}`);
   }
+});
+
+/**
+ * The same element with the constructed lengths of its outer `levels` made indefinite, as BER
+ * allows (X.690 §8.1.3.6) and OpenSSL's streaming signer writes (ContentInfo, SignedData and the
+ * sets and sequences around the signer; the signer's names stay as the certificate has them).
+ */
+function indefinite(element: Element, levels: number): Buffer {
+  if ((element.tag & 0x20) === 0 || levels === 0) return element.bytes;
+  const inner = childrenOf(element, element.tag, 'x').map((child) => indefinite(child, levels - 1));
+  return Buffer.concat([Buffer.from([element.tag, 0x80]), ...inner, Buffer.from([0, 0])]);
+}
+
+t.test('a secKey in BER (indefinite lengths, which RFC 5652 allows) verifies as its DER twin does', async (t) => {
+  const { message, secKey } = split(urls.infoADsaNoAttributes);
+  const ber = indefinite(readAsn(Buffer.from(secKey, 'base64')), 5).toString('base64');
+  t.not(ber, secKey);
+  t.ok(verifySecKey(ber, message, [certificate('dsa.crt')]).valid);
 });
 
 t.test('an altered message, another key or a key nobody registered is refused with its reason', async (t) => {
