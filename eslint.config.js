@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist', '.bench-build', '.tap', 'coverage', 'node_modules', 'test/fixtures'] },
+  { ignores: ['dist', '.bench-build', '.nuxeo-package-build', '.tap', 'coverage', 'node_modules', 'test/fixtures'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {

@@ -10,6 +10,7 @@ import { renderAcls, renderDocument, renderException, renderPage, type SchemaSel
 import { FEATURE_CONTRIBUTION, SchemaRegistry } from '../../common/nuxeo/schemas.js';
 import { RepositoryError, Store, type Actor, type StoredBlob, type StoredDoc, type User } from './store.js';
 import { Batches } from './uploads.js';
+import { sendWebUiFile } from './web-ui-files.js';
 
 export interface RepositorySandboxOptions {
   host?: string;
@@ -22,6 +23,8 @@ export interface RepositorySandboxOptions {
   searchLagMs?: number;
   /** `nuxeo.pageprovider.default-max-page-size`: 1000 on a stock server (core-query-properties.xml). */
   maxPageSize?: number;
+  /** A folder served at `/nuxeo/ui/` to signed-in users, as Nuxeo serves Web UI's files. */
+  webUiDir?: string;
 }
 
 const DEFAULT_USERS: Record<string, User> = {
@@ -152,6 +155,8 @@ export class RepositorySandbox {
     const actor = this.authenticate(req, url);
     if (actor === undefined) return this.unauthorized(req, res);
     const path = url.pathname.slice('/nuxeo'.length);
+    if (path.startsWith('/ui/') && this.options.webUiDir !== undefined)
+      return sendWebUiFile(res, this.options.webUiDir, path.slice('/ui/'.length));
     if (path === '/json/cmis')
       return sendJson(res, 200, {
         default: { repositoryId: 'default', productName: 'connect2erp sandbox', productVersion: '2023.0' },

@@ -3,14 +3,8 @@ import type { ContentServerConnection } from '../config/content-server-schema.js
 import type { Logger } from '../log.js';
 import type { RepositoryClient, UploadReference } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
-import {
-  HTTP_CONTENT_FACET,
-  NAME,
-  SAP_DOCUMENT_FACET,
-  type ArchiveDocument,
-  type ArchiveDocuments,
-  type Component,
-} from './archive.js';
+import { HTTP_CONTENT_FACET } from '../status/readiness.js';
+import { NAME, SAP_DOCUMENT_FACET, type ArchiveDocument, type ArchiveDocuments, type Component } from './archive.js';
 import { ArchiveLinkError, STATUS } from './protocol.js';
 
 /** A component as SAP sends it: its id (checked when it is stored), its type and its bytes, streamed. */

@@ -3,10 +3,10 @@ import type { ContentRepositoryConfig, ContentServerConnection } from '../config
 import type { Logger } from '../log.js';
 import { unlessMissing, type ByteRange, type RepositoryClient } from '../repository/client.js';
 import { propertyValue, type RepositoryDocument } from '../repository/document.js';
+import { HTTP_CONTENT_FACET } from '../status/readiness.js';
 import { cutRange } from './byte-slice.js';
 import { ArchiveLinkError, DEFAULT_COMPONENTS, STATUS } from './protocol.js';
 
-export const HTTP_CONTENT_FACET = 'fct_erp_http_content';
 export const SAP_DOCUMENT_FACET = 'fct_erp_sap_document';
 
 /** One component: a blob of a repository document. */

@@ -50,12 +50,13 @@ export async function sandboxEnv(
   t: Test,
   options: { mapping?: string; storage?: Record<string, string>; sandbox?: Record<string, unknown> } & Pick<
     RepositorySandboxOptions,
-    'users'
+    'users' | 'webUiDir'
   > = {},
 ): Promise<Env> {
   const settings = sandboxSettingsSchema.parse(options.sandbox ?? {});
   const sandbox = new RepositorySandbox({
     users: options.users,
+    webUiDir: options.webUiDir,
     searchLagMs: settings.repository.searchLagMs,
     maxPageSize: settings.repository.maxPageSize,
   });

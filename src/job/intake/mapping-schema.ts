@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import type { SchemaRegistry } from '../../../common/nuxeo/schemas.js';
-import { ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../status/readiness.js';
+import {
+  HTTP_CONTENT_FACET,
+  HTTP_CONTENT_PROPERTIES,
+  ORG_OBJECT_TYPES,
+  USE_CASE_FACETS,
+} from '../../status/readiness.js';
 import type { UseCase } from '../../config/task-schema.js';
 
-export const HTTP_CONTENT_FACET = 'fct_erp_http_content';
+export { HTTP_CONTENT_FACET };
 export const WORKSPACES = '/default-domain/workspaces/';
-const HTTP_CONTENT_PROPERTIES = ['docId', 'source', 'archiveId', 'compId', 'created', 'modified', 'scanPerformed'].map(
-  (f) => `erpHttpContent:${f}`,
-);
 /** Values the specification fixes (§2.3); anything else would break the ERP side. */
 const FIXED: Record<string, unknown> = {
   'erpHttpContent:docId': '$id',

@@ -1,0 +1,255 @@
+import { STATUS, STATUS_FACET } from '../../src/status/facet.js';
+import {
+  changedValues,
+  HTTP_CONTENT_PROPERTIES,
+  isEditable,
+  labelKey,
+  missingKeys,
+  USE_CASE_FIELDS,
+  useCasesOf,
+  type Field,
+  type Properties,
+} from './erp-tab-model.js';
+
+/** A document as Web UI hands it to a tab: its REST entity, properties of every schema. */
+interface DocumentEntity {
+  uid: string;
+  facets: string[];
+  properties: Properties;
+}
+
+/** A field as the template shows it: what it is, its value, and whether the job waits for it. */
+interface FieldView extends Field {
+  label: string;
+  value: unknown;
+  missing: boolean;
+  text: boolean;
+  toggle: boolean;
+  choice: boolean;
+  choices?: Array<{ id: string; label: string }>;
+}
+
+const template = Polymer.html`
+  <style>
+    :host { display: block; padding: 16px; }
+    h3 { margin: 24px 0 8px; font-weight: 500; }
+    .row { display: grid; grid-template-columns: 300px minmax(0, 420px); align-items: baseline; gap: 12px; margin: 6px 0; }
+    .label { color: var(--nuxeo-secondary-color, #555); }
+    .missing .label { color: var(--nuxeo-warn-text, #b00020); font-weight: 500; }
+    .missing .label::after { content: ' *'; }
+    .actions { display: flex; align-items: center; gap: 16px; margin: 16px 0; }
+    .status { font-weight: 500; }
+    .error { color: var(--nuxeo-warn-text, #b00020); }
+  </style>
+  <nuxeo-document id="doc" doc-id="[[document.uid]]"></nuxeo-document>
+
+  <h3>[[i18n('erp.tab.status')]]</h3>
+  <div class="row"><span class="label">[[i18n('erp.status.label')]]</span>
+    <span class="status" id="status">[[_statusText(document, i18n)]]</span></div>
+  <template is="dom-if" if="[[_has(document.properties, 'erpTaskStatus:message')]]">
+    <div class="row"><span class="label">[[i18n('erp.status.message')]]</span>
+      <span id="message">[[_property(document.properties, 'erpTaskStatus:message')]]</span></div>
+  </template>
+  <template is="dom-repeat" items="[[_statusRows(document, i18n)]]" as="row">
+    <div class="row"><span class="label">[[row.label]]</span><span>[[row.value]]</span></div>
+  </template>
+
+  <h3>[[i18n('erp.tab.values')]]</h3>
+  <template is="dom-if" if="[[!editable]]">
+    <p id="locked">[[_lockedText(document, i18n)]]</p>
+  </template>
+  <template is="dom-repeat" items="[[_fields(document, values, i18n)]]" as="field">
+    <div class$="row [[_missingClass(field.missing)]]" data-key$="[[field.key]]">
+      <span class="label">[[field.label]]</span>
+      <template is="dom-if" if="[[!editable]]"><span class="value">[[_display(field)]]</span></template>
+      <template is="dom-if" if="[[_editable(editable, field.text)]]">
+        <nuxeo-input value="[[field.value]]" data-key$="[[field.key]]" aria-label$="[[field.label]]"
+          on-value-changed="_typed"></nuxeo-input>
+      </template>
+      <template is="dom-if" if="[[_editable(editable, field.toggle)]]">
+        <paper-toggle-button checked="[[field.value]]" data-key$="[[field.key]]" aria-label$="[[field.label]]"
+          on-checked-changed="_toggled"></paper-toggle-button>
+      </template>
+      <template is="dom-if" if="[[_editable(editable, field.choice)]]">
+        <nuxeo-select options="[[field.choices]]" selected="[[field.value]]" data-key$="[[field.key]]"
+          aria-label$="[[field.label]]" on-selected-changed="_chosen"></nuxeo-select>
+      </template>
+    </div>
+  </template>
+  <template is="dom-if" if="[[editable]]">
+    <div class="actions">
+      <paper-button id="save" raised on-tap="_save" disabled$="[[!_dirty(document, values)]]">[[i18n('erp.save')]]</paper-button>
+      <span class="error" id="error" role="alert">[[error]]</span>
+    </div>
+  </template>
+
+  <h3>[[i18n('erp.tab.connection')]]</h3>
+  <template is="dom-repeat" items="[[_connection(document, i18n)]]" as="row">
+    <div class="row"><span class="label">[[row.label]]</span><span>[[row.value]]</span></div>
+  </template>
+`;
+
+/**
+ * The ERP tab (spec §2.3, §3): the facet's values read-only, the use-case values editable while
+ * the document waits (the values the job still needs marked), and the status in words.
+ */
+export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.FormatBehavior], Nuxeo.Element) {
+  // `declare`: a class field would hide the property Polymer defines (esbuild emits fields as own properties).
+  declare document: DocumentEntity | undefined;
+  declare values: Record<string, unknown>;
+  declare editable: boolean;
+  declare error: string;
+
+  static get is(): string {
+    return 'nuxeo-erp-tab';
+  }
+
+  static get template(): HTMLTemplateElement {
+    return template;
+  }
+
+  static get properties(): Record<string, unknown> {
+    return {
+      document: { type: Object, observer: '_documentChanged' },
+      /** The use-case values as the user has them in the form. */
+      values: { type: Object, value: () => ({}) },
+      editable: { type: Boolean, value: false },
+      error: { type: String, value: '' },
+      /** Set by Web UI's pages when the tab is the one shown. */
+      visible: { type: Boolean },
+    };
+  }
+
+  _documentChanged(document: DocumentEntity | undefined): void {
+    const properties = document?.properties ?? {};
+    const keys = useCasesOf(document?.facets ?? []).flatMap((useCase) => USE_CASE_FIELDS[useCase].map((f) => f.key));
+    this.values = Object.fromEntries(keys.map((key) => [key, properties[key] ?? null]));
+    this.editable = isEditable(properties);
+    this.error = '';
+  }
+
+  _fields(document: DocumentEntity | undefined, values: Record<string, unknown>): FieldView[] {
+    if (document === undefined) return [];
+    const missing = missingKeys(document.facets, { ...document.properties, ...values });
+    return useCasesOf(document.facets).flatMap((useCase) =>
+      USE_CASE_FIELDS[useCase].map((field) => ({
+        ...field,
+        label: this.i18n(labelKey(field.key)),
+        value: values[field.key],
+        missing: missing.includes(field.key),
+        text: field.kind === 'text',
+        toggle: field.kind === 'switch',
+        choice: field.kind === 'choice',
+        choices: field.options?.map((id) => ({ id, label: `${id} – ${this.i18n(`erp.orgType.${id}`)}` })),
+      })),
+    );
+  }
+
+  _statusText(document: DocumentEntity | undefined): string {
+    if (document === undefined) return '';
+    if (!document.facets.includes(STATUS_FACET) || !document.properties[STATUS.status])
+      return this.i18n('erp.status.none');
+    const status = String(document.properties[STATUS.status]);
+    if (status !== 'PENDING_INPUT') return this.i18n(`erp.status.${status}`);
+    const missing = missingKeys(document.facets, document.properties);
+    // Filled in since the job looked: it moves on at its next run, unless it waits for more than values.
+    if (missing.length === 0) return this.i18n('erp.status.complete');
+    return this.i18n('erp.status.PENDING_INPUT', missing.map((key) => this.i18n(labelKey(key))).join(', '));
+  }
+
+  _statusRows(document: DocumentEntity | undefined): Array<{ label: string; value: string }> {
+    const properties = document?.properties ?? {};
+    const rows: Array<[string, unknown]> = [
+      ['erp.status.erpReference', properties[STATUS.erpReference]],
+      ['erp.status.attempts', properties[STATUS.attempts]],
+      ['erp.status.lastAttempt', properties[STATUS.lastAttempt] && this.formatDateTime(properties[STATUS.lastAttempt])],
+      ['erp.status.nextAttempt', properties[STATUS.nextAttempt] && this.formatDateTime(properties[STATUS.nextAttempt])],
+    ];
+    return rows
+      .filter(([, value]) => !empty(value))
+      .map(([key, value]) => ({ label: this.i18n(key), value: String(value) }));
+  }
+
+  _lockedText(document: DocumentEntity | undefined): string {
+    return this.i18n(document?.properties[STATUS.status] === 'DONE' ? 'erp.locked.done' : 'erp.locked.inProgress');
+  }
+
+  _connection(document: DocumentEntity | undefined): Array<{ label: string; value: string }> {
+    const properties = document?.properties ?? {};
+    return HTTP_CONTENT_PROPERTIES.map((key) => ({
+      label: this.i18n(labelKey(key)),
+      value: this._text(properties[key]),
+    }));
+  }
+
+  _has(properties: Properties | undefined, key: string): boolean {
+    return !empty(properties?.[key]);
+  }
+
+  _property(properties: Properties | undefined, key: string): string {
+    return String(properties?.[key] ?? '');
+  }
+
+  _display(field: FieldView): string {
+    return this._text(field.toggle ? field.value === true : field.value);
+  }
+
+  /** A value as text: yes or no for a boolean, a dash for nothing. */
+  _text(value: unknown): string {
+    if (typeof value === 'boolean') return this.i18n(value ? 'erp.yes' : 'erp.no');
+    return empty(value) ? '–' : String(value);
+  }
+
+  _editable(editable: boolean, kind: boolean): boolean {
+    return editable && kind;
+  }
+
+  _missingClass(missing: boolean): string {
+    return missing ? 'missing' : '';
+  }
+
+  _dirty(document: DocumentEntity | undefined, values: Record<string, unknown>): boolean {
+    return document !== undefined && Object.keys(changedValues(document.properties, values)).length > 0;
+  }
+
+  _typed(event: CustomEvent<{ value: unknown }>): void {
+    this._edit(event, event.detail.value);
+  }
+
+  _toggled(event: CustomEvent<{ value: unknown }>): void {
+    this._edit(event, event.detail.value === true);
+  }
+
+  _chosen(event: CustomEvent<{ value: unknown }>): void {
+    this._edit(event, event.detail.value ?? null);
+  }
+
+  /** A value the user changed; the form is rebuilt only when it differs, so typing keeps its caret. */
+  _edit(event: Event, value: unknown): void {
+    const key = (event.currentTarget as HTMLElement).dataset.key as string;
+    if (this.values[key] === value || (empty(this.values[key]) && empty(value))) return;
+    this.values = { ...this.values, [key]: value };
+  }
+
+  /** Saves what changed, as Web UI's edit form does, then tells the page to read the document again. */
+  async _save(): Promise<void> {
+    if (this.document === undefined) return;
+    const request = this.$.doc as NuxeoDocumentElement;
+    request.data = {
+      'entity-type': 'document',
+      uid: this.document.uid,
+      properties: changedValues(this.document.properties, this.values),
+    };
+    this.error = '';
+    try {
+      this.document = (await request.put()) as DocumentEntity;
+      this.dispatchEvent(new CustomEvent('document-updated', { bubbles: true, composed: true }));
+    } catch (error) {
+      this.error = this.i18n('erp.saveFailed', (error as { message?: string }).message ?? String(error));
+    }
+  }
+}
+
+function empty(value: unknown): boolean {
+  return value === undefined || value === null || value === '';
+}

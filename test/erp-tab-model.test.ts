@@ -1,0 +1,73 @@
+import t from 'tap';
+import {
+  changedValues,
+  isEditable,
+  labelKey,
+  missingKeys,
+  USE_CASE_FIELDS,
+  useCasesOf,
+} from '../nuxeo-package/web-ui/erp-tab-model.js';
+import { STATUSES } from '../src/status/facet.js';
+import { READINESS_KEYS } from '../src/status/readiness.js';
+
+/** What the ERP tab works out from a document, by the job's own rules (the page itself: test/browser/). */
+
+const LINK = ['fct_erp_http_content', 'fct_erp_create_al_document'];
+const WORKFLOW = ['fct_erp_http_content', 'fct_erp_start_workflow'];
+
+t.test('the use cases are those whose facet the document carries', async (t) => {
+  t.same(useCasesOf(LINK), ['link']);
+  t.same(useCasesOf([...LINK, 'fct_erp_barcode']), ['link', 'barcode']);
+  t.same(useCasesOf(['fct_erp_http_content']), []);
+});
+
+t.test('values can be changed while the document waits, not while it is sent nor once it is linked', async (t) => {
+  const editable = Object.fromEntries(
+    STATUSES.map((status) => [status, isEditable({ 'erpTaskStatus:status': status })]),
+  );
+  t.same(editable, {
+    PENDING_INPUT: true,
+    READY: true,
+    IN_PROGRESS: false,
+    RETRY: true,
+    DONE: false,
+    FAILED: true,
+  });
+  t.ok(isEditable({}), 'not labelled yet');
+});
+
+t.test("the values marked missing are the job's, for every use case the document carries", async (t) => {
+  const base = { 'erpHttpContent:archiveId': 'Z1', 'erpHttpContent:docId': 'd' };
+  t.same(missingKeys(LINK, { ...base, 'erpCreateALDocument:erpObject': 'BKPF' }), [
+    'erpCreateALDocument:erpObjectId',
+    'erpCreateALDocument:erpArchiveObject',
+  ]);
+  t.same(missingKeys(WORKFLOW, { ...base, 'erpStartWorkflow:erpBarcode': 'B1' }), [
+    'erpStartWorkflow:erpStartWorkflow',
+  ]);
+  t.same(
+    missingKeys(WORKFLOW, { ...base, 'erpStartWorkflow:erpStartWorkflow': true, 'erpStartWorkflow:erpOTyp': 'X' }),
+    ['erpStartWorkflow:erpOTyp', 'erpStartWorkflow:erpDocumentTyp', 'erpStartWorkflow:erpArchiveObject'],
+  );
+  t.same(missingKeys([...LINK, 'fct_erp_barcode'], base).length, 5, 'link and bar code, each key once');
+});
+
+t.test('every value the job reads for a use case is a field of its form', async (t) => {
+  for (const [useCase, keys] of Object.entries(READINESS_KEYS)) {
+    const fields = USE_CASE_FIELDS[useCase as keyof typeof USE_CASE_FIELDS].map((f) => f.key);
+    const base = keys.filter((key) => key.startsWith('erpHttpContent:'));
+    t.same(
+      keys.filter((key) => !fields.includes(key)),
+      base,
+      `${useCase}: only the connection's values are not in the form (they are read-only)`,
+    );
+  }
+  t.equal(labelKey('erpCreateALDocument:erpObjectId'), 'erp.property.erpCreateALDocument.erpObjectId');
+});
+
+t.test('a save sends what changed, an emptied value as null', async (t) => {
+  const original = { a: 'x', b: 'y', c: null, d: true };
+  t.same(changedValues(original, { a: 'x', b: 'z', c: '', d: false }), { b: 'z', d: false });
+  t.same(changedValues(original, { a: '' }), { a: null });
+  t.same(changedValues(original, { c: undefined }), {});
+});
