@@ -185,12 +185,30 @@ export class RepositorySandbox {
           rest.filter((p) => p !== ''),
         );
       case 'user':
+        if (req.method === 'POST' && rest.join('') === '') return this.createUser(res, actor, await this.jsonBody(req));
         return sendJson(res, 200, this.userEntity(decodeURIComponent(rest.join('/'))));
       case 'me':
         return sendJson(res, 200, this.userEntity(actor.name));
       default:
         throw new RepositoryError(404, path);
     }
+  }
+
+  /**
+   * POST /api/v1/user (UserRootObject and AbstractUMRootObject, nuxeo-rest-api-server): an
+   * administrator creates a user from a user entity (NuxeoPrincipalJsonReader: `id`, then
+   * `properties`); 201 with the user, 409 when it exists, 400 without a name. Power users are not
+   * modelled: anyone else gets 403.
+   */
+  private createUser(res: ServerResponse, actor: Actor, entity: Record<string, unknown>): void {
+    if (!actor.isAdministrator) throw new RepositoryError(403, 'Cannot create artifact');
+    const properties = (entity.properties ?? {}) as Record<string, unknown>;
+    const name = typeof entity.id === 'string' ? entity.id : properties.username;
+    if (typeof name !== 'string' || name === '') throw new RepositoryError(400, 'User MUST have a name');
+    if (this.users[name] !== undefined) throw new RepositoryError(409, 'User already exists');
+    const groups = Array.isArray(properties.groups) ? properties.groups.map(String) : [];
+    this.users[name] = { password: String(properties.password ?? ''), groups };
+    sendJson(res, 201, this.userEntity(name));
   }
 
   private token(res: ServerResponse, url: URL, actor: Actor): void {

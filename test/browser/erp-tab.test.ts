@@ -17,6 +17,7 @@ const screenshots = process.env.SCREENSHOTS;
 async function shoot(page: Page, name: string): Promise<void> {
   if (!screenshots) return;
   mkdirSync(screenshots, { recursive: true });
+  await page.mouse.move(0, 0);
   await page.screenshot({ path: join(screenshots, name), fullPage: true });
 }
 

@@ -554,3 +554,26 @@ t.test('tokens, users, schema listings and error answers', async (t) => {
   t.equal((await api.get('user/')).statusCode, 404, 'no user name');
   t.equal((await api.delete(`id/${file.uid}`)).statusCode, 204);
 });
+
+t.test('an administrator creates a user; anyone else, a user without a name or a second one is refused', async (t) => {
+  const { base, api } = await setUp(t);
+  const create = (entity: Json, as = api) => as.post('user', { json: entity });
+  const made = await create({
+    'entity-type': 'user',
+    id: 'svc',
+    properties: { username: 'svc', password: 'pw', groups: ['members'] },
+  });
+  t.equal(made.statusCode, 201);
+  t.match(made.body, { 'entity-type': 'user', id: 'svc', properties: { groups: ['members'] } });
+  const asSvc = await got(`${base}/api/v1/me`, { username: 'svc', password: 'pw', responseType: 'json' });
+  t.match(asSvc.body, { id: 'svc' }, 'it signs in with its password');
+  t.equal((await create({ 'entity-type': 'user', id: 'svc' })).statusCode, 409);
+  t.equal((await create({ 'entity-type': 'user', properties: {} })).statusCode, 400);
+  t.equal(
+    (await create({ 'entity-type': 'user', properties: { username: 'bare' } })).statusCode,
+    201,
+    'name from properties',
+  );
+  const jdoe = api.extend({ username: 'jdoe', password: 'jdoe' });
+  t.equal((await create({ 'entity-type': 'user', id: 'other' }, jdoe)).statusCode, 403);
+});

@@ -91,7 +91,7 @@ async function start(): Promise<void> {
   // Web UI's own first tab (elements/nuxeo-web-ui-bundle.html, documentViewItem), on every document.
   const own = document.createElement('template');
   own.innerHTML = `<nuxeo-slot-content name="documentViewItem" slot="DOCUMENT_VIEWS_ITEMS" order="10">
-    <template><nuxeo-page-item name="view" label="browser.view"></nuxeo-page-item></template>
+    <template><nuxeo-page-item name="view" label="View"></nuxeo-page-item></template>
   </nuxeo-slot-content>`;
   document.head.appendChild(own.content);
   const addon = '/nuxeo/ui/connect2erp.bundle.js';

@@ -1,0 +1,89 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { uploadFile, writeDemoConfig } from '../sandbox/demo.js';
+import { ErpSandbox } from '../sandbox/erp/server.js';
+import { RepositorySandbox } from '../sandbox/repository/server.js';
+import { configLocation } from '../src/config/location.js';
+import { runJob } from '../src/job/run.js';
+import { quietLog } from './helpers/env.js';
+import { PROJECT } from './helpers/run-cli.js';
+
+/**
+ * docs/nuxeo-setup.md's set-up script, run as an administrator would (bash and curl) against a
+ * repository sandbox that has only its workspaces; then the job, signed in as the account the
+ * script made, links a document.
+ */
+const run = promisify(execFile);
+const GUIDE = readFileSync(join(PROJECT, 'docs', 'nuxeo-setup.md'), 'utf8');
+const SCRIPT = /<!-- set-up script[^>]*-->\s*```bash\n([\s\S]*?)```/.exec(GUIDE)?.[1] as string;
+const basic = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+t.test("the guide's set-up script makes a server the job works with, and may run again", async (t) => {
+  t.ok(SCRIPT, 'the guide has the script');
+  const sandbox = new RepositorySandbox({ users: { alice: { password: 'alice', groups: ['members'] } } });
+  const baseUrl = await sandbox.start();
+  t.teardown(() => sandbox.stop());
+  const erp = new ErpSandbox();
+  const erpUrl = await erp.start();
+  t.teardown(() => erp.stop());
+  // The customer's workspaces, there before connect2erp.
+  for (const [parent, name] of [
+    ['/default-domain/workspaces', 'ERP'],
+    ['/default-domain/workspaces/ERP', 'Workflow'],
+  ])
+    await fetch(`${baseUrl}/api/v1/path${parent}`, {
+      method: 'POST',
+      headers: { authorization: basic('Administrator', 'Administrator'), 'content-type': 'application/json' },
+      body: JSON.stringify({ 'entity-type': 'document', type: 'Workspace', name, properties: { 'dc:title': name } }),
+    });
+
+  const dir = mkdtempSync(join(tmpdir(), 'c2e-setup-'));
+  writeFileSync(join(dir, 'set-up.sh'), SCRIPT);
+  const env = {
+    PATH: process.env.PATH as string,
+    NUXEO_URL: baseUrl,
+    NUXEO_ADMIN: 'Administrator',
+    NUXEO_ADMIN_PASSWORD: 'Administrator',
+    SERVICE_PASSWORD: 'job-secret',
+    WORKSPACES: '/default-domain/workspaces/ERP',
+  };
+  for (const round of ['first', 'again']) {
+    const { stdout } = await run('bash', [join(dir, 'set-up.sh')], { cwd: PROJECT, env });
+    t.match(
+      stdout,
+      /^set up: connect2erp, \/default-domain\/workspaces\/admin\/Connect to ERP Feature Configuration/,
+      round,
+    );
+  }
+  const mapping = sandbox.store.getByPath('/default-domain/workspaces/admin/Connect to ERP Feature Configuration');
+  t.ok(mapping?.facets.includes('fct_erp_config_file_connect2erp'), 'the mapping file, labelled');
+  const asAlice = await fetch(`${baseUrl}/api/v1/id/${mapping?.uid}`, {
+    headers: { authorization: basic('alice', 'alice') },
+  });
+  t.equal(asAlice.status, 403, 'another user cannot read it');
+
+  const configDir = writeDemoConfig(dir, baseUrl, erpUrl);
+  const storage = join(configDir, 'storage.yaml');
+  writeFileSync(
+    storage,
+    readFileSync(storage, 'utf8')
+      .replace('username: Administrator', 'username: connect2erp')
+      .replace('${env:NUXEO_PASSWORD}', 'job-secret')
+      .replace(
+        'administrators: [Administrator, administrators]',
+        'administrators: [Administrator, administrators, connect2erp]',
+      ),
+  );
+  const uid = await uploadFile(baseUrl, '/default-domain/workspaces/ERP/Workflow', 'approval.pdf');
+  sandbox.index.catchUp();
+  const report = await runJob({ dryRun: false, location: configLocation({ config: configDir }) }, quietLog);
+  t.same(report.mappingFile?.readableBy, [], 'read by the job, no one else');
+  t.equal(report.tasks.workflow.counts.DONE, 1, 'the job, as its own account, starts the workflow');
+  t.equal(sandbox.store.get(uid)?.properties['erpTaskStatus:status'], 'DONE');
+  t.equal(erp.tables.inbox.length, 1, 'a work item in the inbox');
+});
