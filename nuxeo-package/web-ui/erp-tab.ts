@@ -14,6 +14,7 @@ import {
 /** A document as Web UI hands it to a tab: its REST entity, properties of every schema. */
 interface DocumentEntity {
   uid: string;
+  changeToken?: string;
   facets: string[];
   properties: Properties;
 }
@@ -235,9 +236,12 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
   async _save(): Promise<void> {
     if (this.document === undefined) return;
     const request = this.$.doc as NuxeoDocumentElement;
+    // With the change token the tab was shown with: a save over a change made meanwhile (the job
+    // claiming the document to send it) is a 409, not a silent overwrite.
     request.data = {
       'entity-type': 'document',
       uid: this.document.uid,
+      changeToken: this.document.changeToken,
       properties: changedValues(this.document.properties, this.values),
     };
     this.error = '';
@@ -245,7 +249,9 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
       this.document = (await request.put()) as DocumentEntity;
       this.dispatchEvent(new CustomEvent('document-updated', { bubbles: true, composed: true }));
     } catch (error) {
-      this.error = this.i18n('erp.saveFailed', (error as { message?: string }).message ?? String(error));
+      const { status, message } = error as { status?: number; message?: string };
+      this.error =
+        status === 409 ? this.i18n('erp.saveConflict') : this.i18n('erp.saveFailed', message ?? String(error));
     }
   }
 }

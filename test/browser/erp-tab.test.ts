@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
+import { NO_BLOBS, type StoredDoc } from '../../sandbox/repository/store.js';
 import { MAPPING, sandboxEnv } from '../helpers/env.js';
 import { browserFor, webUiFolder } from '../helpers/web-ui.js';
 
@@ -137,3 +138,27 @@ t.test('the tab is only on documents with the facet, and read-only while the job
   t.match(await tab.locator('#locked').textContent(), /cannot be changed meanwhile/);
   t.equal(await tab.locator('nuxeo-input').count(), 0);
 });
+
+t.test(
+  'a save over a change made meanwhile (the job claiming the document) is refused, not written over',
+  async (t) => {
+    const env = await sandboxEnv(t, { webUiDir: await webUiFolder() });
+    const uid = await env.upload('ERP/Invoices', 'invoice-2.pdf');
+    await env.run();
+    const page = await (await browserFor(t, ADMIN)).newPage();
+    await open(page, env.baseUrl, uid);
+    const tab = page.locator('nuxeo-erp-tab');
+    // What a run's claim does: a write with the document's change token, which moves it on.
+    const doc = env.sandbox.store.get(uid) as StoredDoc;
+    env.sandbox.store.update(env.sandbox.actor(), doc, { 'erpTaskStatus:status': 'IN_PROGRESS' }, NO_BLOBS, {
+      changeToken: env.sandbox.store.changeToken(doc),
+    });
+    await tab.locator(`.row[data-key="${OBJECT_ID}"] nuxeo-input input`).fill('100019000000222023');
+    await tab.locator('#save').click();
+    await tab.locator('#error').filter({ hasText: /\S/ }).waitFor();
+    t.match(await tab.locator('#error').textContent(), /^Not saved: the document changed meanwhile/);
+    t.not(env.props(uid)[OBJECT_ID], '100019000000222023', 'nothing written over the claim');
+    await open(page, env.baseUrl, uid);
+    t.equal(await tab.locator('#status').textContent(), 'Being sent to SAP', 'opened again, it says where it stands');
+  },
+);
