@@ -6,11 +6,8 @@
 
 interface PolymerElementLike extends HTMLElement {
   $: Record<string, HTMLElement>;
-  set(path: string | Array<string | number>, value: unknown): void;
-  notifyPath(path: string): void;
   i18n(key: string, ...args: unknown[]): string;
   formatDateTime(date: unknown): string;
-  ready(): void;
 }
 
 type PolymerElementClass = new () => PolymerElementLike;

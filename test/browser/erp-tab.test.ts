@@ -96,6 +96,8 @@ t.test(
       ['US', 'C', 'O', 'P', 'S', 'A'],
     );
     await start.locator('paper-toggle-button').click();
+    await choice.click();
+    await choice.locator('paper-item', { hasText: 'O – Organisationseinheit' }).click();
     t.notMatch(await start.getAttribute('class'), /missing/);
 
     const entity = JSON.stringify({ 'entity-type': 'exception', status: 503, message: 'the repository is restarting' });
@@ -115,6 +117,7 @@ t.test(
     await tab.locator('#save').click();
     await tab.locator('#status').filter({ hasText: 'Vollständig' }).waitFor();
     t.equal(env.props(uid)['erpStartWorkflow:erpStartWorkflow'], true, 'saved on the second try');
+    t.equal(env.props(uid)['erpStartWorkflow:erpOTyp'], 'O', 'the agent type chosen');
     t.equal(await tab.locator('#error').textContent(), '');
   },
 );
