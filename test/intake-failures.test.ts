@@ -80,7 +80,10 @@ t.test('several mapping files, or one that is not JSON, stop the run with a clea
 
   await setUpRepository(env.baseUrl, '{"mapping": [');
   const broken = await env.run();
-  t.match(broken.problems[0], /Connect to ERP Feature Configuration: not valid JSON: /);
+  t.match(
+    broken.problems[0],
+    /Connect to ERP Feature Configuration: not valid JSON at line 1, column 14: close bracket expected/,
+  );
   await setUpRepository(env.baseUrl, MAPPING.replace('"ZBARCODE"', '"ZSCAN"'));
   const uid = await env.upload('ERP/Barcode', 'd.pdf');
   t.equal((await env.run()).exitCode, 0, 'a fixed mapping file is read at the next run');

@@ -1,9 +1,12 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { ConfigError } from '../../common/errors.js';
 import { crontabLocation, loadCrontab } from '../config/crontab.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
-import { featureRegistry } from '../../common/nuxeo/schemas.js';
+import { featureRegistry, type SchemaRegistry } from '../../common/nuxeo/schemas.js';
 import { EXIT } from '../exit-codes.js';
+import { parseMapping } from '../job/intake/mapping-file.js';
+import type { MappingFile } from '../job/intake/mapping-schema.js';
 import { callFor } from '../job/tasks/templates.js';
 import { CRONTAB, LOCATION, location, type Command } from './command.js';
 
@@ -12,9 +15,21 @@ import { CRONTAB, LOCATION, location, type Command } from './command.js';
  * configuration, the jobs, the facet declarations that ship with the program and the crontab — so
  * that a file a run would miss is found here, as a configuration error. Contacts no server.
  */
-function validateCommand(location: Required<ConfigLocation>, crontabOption: string | undefined): number {
+function validateCommand(
+  location: Required<ConfigLocation>,
+  crontabOption: string | undefined,
+  mappingFile: string | undefined,
+): number {
   const config = loadConfig(location, { contentServer: true });
-  featureRegistry();
+  const registry = featureRegistry();
+  const mapping =
+    mappingFile === undefined
+      ? undefined
+      : readMapping(
+          mappingFile,
+          registry,
+          config.erp.systems.map((s) => s.name),
+        );
   const crontab = crontabLocation(location.configDir, crontabOption);
   // A deployment without the scheduled container may have no crontab; one that is named must exist.
   const schedules =
@@ -28,6 +43,8 @@ function validateCommand(location: Required<ConfigLocation>, crontabOption: stri
   process.stdout.write(
     `configuration is valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s)${schedules}${server}\n`,
   );
+  if (mapping !== undefined)
+    process.stdout.write(`mapping file ${mappingFile} is valid: ${mapping.mapping.length} folder(s) mapped\n`);
   for (const task of config.tasks) {
     const { call } = callFor(task);
     if ('function' in call && call.function === 'ARCHIV_PROCESS_RFCINPUT') {
@@ -39,8 +56,23 @@ function validateCommand(location: Required<ConfigLocation>, crontabOption: stri
   return EXIT.ok;
 }
 
+/** A local mapping file, checked as a run checks the one in the repository (the same messages). */
+function readMapping(file: string, registry: SchemaRegistry, systems: string[]): MappingFile {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError([{ file, path: '', message: `cannot read the file (${(error as Error).message})` }]);
+  }
+  return parseMapping(text, file, registry, systems);
+}
+
 export const command: Command = {
   summary: 'check the configuration, the jobs and the crontab without contacting any server',
-  options: { ...LOCATION, crontab: CRONTAB },
-  run: async ({ strings }) => validateCommand(location(strings), strings.crontab),
+  options: {
+    ...LOCATION,
+    crontab: CRONTAB,
+    mapping: { type: 'string', value: 'FILE', text: 'also check this local mapping file, as a run would' },
+  },
+  run: async ({ strings }) => validateCommand(location(strings), strings.crontab, strings.mapping),
 };

@@ -1,3 +1,4 @@
+import { parseTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { ConfigError, type ConfigProblem } from '../../../common/errors.js';
 import type { RepositoryReader } from '../../repository/client.js';
 import type { AclEntity, RepositoryDocument } from '../../repository/document.js';
@@ -69,9 +70,10 @@ export async function loadMapping(
 export function parseMapping(text: string, file: string, registry: SchemaRegistry, systems: string[]): MappingFile {
   let json: unknown;
   try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError([{ file, path: '', message: `not valid JSON: ${(error as Error).message}` }]);
+    // A byte order mark, as some editors on Windows save JSON, is not part of the text.
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch {
+    throw new ConfigError([{ file, path: '', message: jsonSyntaxMessage(text) }]);
   }
   const result = mappingSchema(registry, systems).safeParse(json);
   if (!result.success) {
@@ -83,6 +85,21 @@ export function parseMapping(text: string, file: string, registry: SchemaRegistr
     throw new ConfigError(problems);
   }
   return result.data;
+}
+
+/**
+ * A JSON syntax error with its line and column. Node's own parser names an offset for some errors
+ * and none for others, so jsonc-parser, in strict JSON mode, finds the first one.
+ */
+function jsonSyntaxMessage(text: string): string {
+  const errors: ParseError[] = [];
+  parseTree(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  const [first] = errors;
+  const before = text.slice(0, first.offset).split('\n');
+  const reason = printParseErrorCode(first.error)
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase();
+  return `not valid JSON at line ${before.length}, column ${before[before.length - 1].length + 1}: ${reason}`;
 }
 
 /**

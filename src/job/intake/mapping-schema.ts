@@ -7,6 +7,7 @@ import {
   USE_CASE_FACETS,
 } from '../../status/readiness.js';
 import type { UseCase } from '../../config/task-schema.js';
+import { referenceOf } from './substitute.js';
 
 export { HTTP_CONTENT_FACET };
 export const WORKSPACES = '/default-domain/workspaces/';
@@ -124,13 +125,37 @@ function checkProperty(
     const facet = [...registry.facets].find(([, schemas]) => schemas.includes(prop.schema.name))?.[0];
     return ctx.addIssue({ code: 'custom', path, message: `belongs to facet ${facet}, which this entry does not list` });
   }
-  if (typeof v === 'string' && v.startsWith('$') && !v.startsWith('$$')) return;
+  if (typeof v === 'string' && v.startsWith('$') && !v.startsWith('$$')) return checkReference(v, ctx, path, registry);
   const expected = JSON_TYPES[prop.field.type] ?? 'string';
   if (v !== null && typeof v !== expected)
     return ctx.addIssue({ code: 'custom', path, message: `must be a ${expected} or a $ reference` });
   if (key === 'erpStartWorkflow:erpOTyp' && typeof v === 'string' && !ORG_OBJECT_TYPES.includes(v)) {
     ctx.addIssue({ code: 'custom', path, message: `must be one of ${ORG_OBJECT_TYPES.join(', ')}` });
   }
+}
+
+/**
+ * A `$` value names a property of the uploaded document (spec §2.2). One of a schema the program
+ * knows (Nuxeo's stock schemas and the feature's) must be a field of it: a misspelt `$dc:creatd`
+ * would otherwise make every matching document an intake error. A schema of the customer's own
+ * is not known here and passes.
+ */
+function checkReference(v: string, ctx: Ctx, path: string[], registry: SchemaRegistry): void {
+  const reference = referenceOf(v);
+  if (reference === undefined) return;
+  const [property] = reference.split(/[./]/);
+  const colon = property.indexOf(':');
+  if (colon < 0) {
+    ctx.addIssue({ code: 'custom', path, message: `${v}: a $ value is $id or $<prefix:field>` });
+    return;
+  }
+  const schema = registry.byPrefix.get(property.slice(0, colon));
+  if (schema !== undefined && registry.property(property) === undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path,
+      message: `${v}: schema ${schema.name} has no field ${property.slice(colon + 1)}`,
+    });
 }
 
 export type MappingFile = z.infer<ReturnType<typeof mappingSchema>>;

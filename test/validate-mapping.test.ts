@@ -1,0 +1,80 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { featureRegistry } from '../common/nuxeo/schemas.js';
+import { parseMapping } from '../src/job/intake/mapping-file.js';
+import { cli, PROJECT } from './helpers/run-cli.js';
+import { MAPPING, sandboxEnv } from './helpers/env.js';
+
+/** `validate --mapping FILE`: a mapping file checked before it is uploaded, with what a run would say of it. */
+t.setTimeout(360_000);
+
+const CONFIG = join(PROJECT, 'config');
+const SHIPPED = join(CONFIG, 'connector_configuration_connect_to_erp.json');
+const dir = mkdtempSync(join(tmpdir(), 'c2e-mapping-'));
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+/** The problems a command printed, each without the file it names (a local path here, the repository's in a run). */
+const withoutFile = (lines: string[]): string[] => lines.map((line) => line.slice(line.indexOf(': ') + 2));
+
+t.test('the shipped mapping file is valid', async (t) => {
+  const result = await cli(['validate', '--config', CONFIG, '--mapping', SHIPPED]);
+  t.equal(result.code, 0, result.stderr);
+  t.match(result.stdout, /mapping file .*connector_configuration_connect_to_erp\.json is valid: 3 folder\(s\) mapped/);
+});
+
+t.test('a mapping with the mistakes a run reports is refused with the messages a run gives', async (t) => {
+  const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
+  const [barcode, invoices, workflow] = mapping.mapping;
+  barcode.path = '/elsewhere';
+  barcode.properties['erpHttpContent:created'] = '$dc:creatd';
+  invoices.facets = ['fct_erp_http_content'];
+  workflow.properties['erpStartWorkflow:erpObjId'] = '$name';
+  invoices.properties['erpHttpContent:source'] = 'S5H';
+  const text = JSON.stringify(mapping, null, 2);
+
+  const local = await cli(['validate', '--config', CONFIG, '--mapping', file('bad.json', text)]);
+  t.equal(local.code, 2);
+  const printed = local.stderr.split('\n').filter((line) => line.startsWith(dir));
+  t.ok(printed.length >= 5, local.stderr);
+  const env = await sandboxEnv(t, { mapping: text });
+  const run = await env.run();
+  t.equal(run.exitCode, 2);
+  t.same(withoutFile(printed).sort(), withoutFile(run.problems).sort(), 'the same problems, word for word');
+  for (const expected of [
+    'mapping.0.path: must be a folder path under',
+    'mapping.0.properties.erpHttpContent:created: $dc:creatd: schema dublincore has no field creatd',
+    'mapping.2.properties.erpStartWorkflow:erpObjId: $name: a $ value is $id or $<prefix:field>',
+    'mapping.1.properties.erpHttpContent:source: "S5H" is not an ERP system of erpHttp.yaml',
+  ])
+    t.ok(
+      printed.some((line) => line.includes(expected)),
+      expected,
+    );
+});
+
+t.test('a JSON syntax error is located by line and column; a file that cannot be read is named', async (t) => {
+  const broken = file('broken.json', '{\n  "mapping": [\n    { "path" "/default-domain/workspaces/x" }\n  ]\n}\n');
+  const syntax = await cli(['validate', '--config', CONFIG, '--mapping', broken]);
+  t.equal(syntax.code, 2);
+  t.match(syntax.stderr, `${broken}: not valid JSON at line 3, column 14: colon expected`);
+  const bom = await cli(['validate', '--config', CONFIG, '--mapping', file('bom.json', `\uFEFF${MAPPING}`)]);
+  t.equal(bom.code, 0, 'a byte order mark is not an error');
+  const missing = await cli(['validate', '--config', CONFIG, '--mapping', join(dir, 'nowhere.json')]);
+  t.equal(missing.code, 2);
+  t.match(missing.stderr, /nowhere\.json: cannot read the file \(ENOENT/);
+});
+
+t.test("a $ value naming a schema of the customer's own passes: only the server knows its fields", async (t) => {
+  const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
+  mapping.mapping[0].properties['erpBarcode:barcode'] = '$invoice:barcode';
+  mapping.mapping[1].properties['erpCreateALDocument:erpFilename'] = '$file:content.name';
+  const parsed = parseMapping(JSON.stringify(mapping), 'm.json', featureRegistry(), ['S4H']);
+  t.equal(parsed.mapping[0].properties['erpBarcode:barcode'], '$invoice:barcode');
+});
