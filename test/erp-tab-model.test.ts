@@ -3,6 +3,7 @@ import {
   changedValues,
   isEditable,
   labelKey,
+  mayChange,
   missingKeys,
   USE_CASE_FIELDS,
   useCasesOf,
@@ -34,6 +35,15 @@ t.test('values can be changed while the document waits, not while it is sent nor
     FAILED: true,
   });
   t.ok(isEditable({}), 'not labelled yet');
+});
+
+t.test('only a user with WriteProperties may change a document, and never a version or one in the trash', async (t) => {
+  const may = (permissions: string[], more = {}): boolean => mayChange({ contextParameters: { permissions }, ...more });
+  t.ok(may(['Read', 'ReadWrite', 'WriteProperties']));
+  t.notOk(may(['Read', 'Browse']));
+  t.notOk(may(['WriteProperties'], { isVersion: true }));
+  t.notOk(may(['WriteProperties'], { isTrashed: true }));
+  t.notOk(mayChange({}), 'without the permissions enricher, no form');
 });
 
 t.test("the values marked missing are the job's, for every use case the document carries", async (t) => {

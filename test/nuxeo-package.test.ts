@@ -125,6 +125,11 @@ t.test('the bundle: its manifest, components and deployment fragment name files 
     appended.map((a) => a['@to']),
     ['nuxeo.war/ui/i18n/messages.json', 'nuxeo.war/ui/i18n/messages-de.json'],
   );
+  t.same(
+    fragment.install.copy,
+    { '@from': 'nuxeo.war/ui/i18n/messages-de.json', '@to': 'nuxeo.war/ui/i18n/messages-de-DE.json' },
+    'German for browsers that say de-DE, as Web UI does for fr-FR',
+  );
   for (const { '@from': from } of appended) {
     const inJar = from.replace('${bundle.fileName}.tmp/', '');
     t.ok(names.includes(inJar), `${inJar} is in the JAR`);

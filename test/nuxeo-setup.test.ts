@@ -49,7 +49,8 @@ t.test("the guide's set-up script makes a server the job works with, and may run
     NUXEO_URL: baseUrl,
     NUXEO_ADMIN: 'Administrator',
     NUXEO_ADMIN_PASSWORD: 'Administrator',
-    SERVICE_PASSWORD: 'job-secret',
+    // A password JSON must escape (the title, with its spaces, is one a URL must encode).
+    SERVICE_PASSWORD: 'job "secret" \\ 1',
     WORKSPACES: '/default-domain/workspaces/ERP',
   };
   for (const round of ['first', 'again']) {
@@ -73,7 +74,7 @@ t.test("the guide's set-up script makes a server the job works with, and may run
     storage,
     readFileSync(storage, 'utf8')
       .replace('username: Administrator', 'username: connect2erp')
-      .replace('${env:NUXEO_PASSWORD}', 'job-secret')
+      .replace('${env:NUXEO_PASSWORD}', `'job "secret" \\ 1'`)
       .replace(
         'administrators: [Administrator, administrators]',
         'administrators: [Administrator, administrators, connect2erp]',
@@ -82,6 +83,7 @@ t.test("the guide's set-up script makes a server the job works with, and may run
   const uid = await uploadFile(baseUrl, '/default-domain/workspaces/ERP/Workflow', 'approval.pdf');
   sandbox.index.catchUp();
   const report = await runJob({ dryRun: false, location: configLocation({ config: configDir }) }, quietLog);
+  t.same(report.problems, [], 'no problem');
   t.same(report.mappingFile?.readableBy, [], 'read by the job, no one else');
   t.equal(report.tasks.workflow.counts.DONE, 1, 'the job, as its own account, starts the workflow');
   t.equal(sandbox.store.get(uid)?.properties['erpTaskStatus:status'], 'DONE');

@@ -1,14 +1,6 @@
 import type { UseCase } from '../../src/config/task-schema.js';
 import { STATUS } from '../../src/status/facet.js';
-import {
-  HTTP_CONTENT_FACET,
-  HTTP_CONTENT_PROPERTIES,
-  missingValues,
-  ORG_OBJECT_TYPES,
-  USE_CASE_FACETS,
-} from '../../src/status/readiness.js';
-
-export { HTTP_CONTENT_FACET, HTTP_CONTENT_PROPERTIES };
+import { missingValues, ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../src/status/readiness.js';
 
 /**
  * What the ERP tab shows and lets a user change, worked out from a document alone: no element, no
@@ -66,12 +58,27 @@ export function isEditable(properties: Properties): boolean {
   return status !== 'IN_PROGRESS' && status !== 'DONE';
 }
 
+/** What the tab needs of a document's REST entity to decide whether the user may change it. */
+export interface Changeable {
+  isVersion?: boolean;
+  isTrashed?: boolean;
+  /** The `permissions` enricher, which Web UI asks for on every document (web-ui-properties.xml). */
+  contextParameters?: { permissions?: string[] };
+}
+
+/** Whether this user may change the document at all, as Web UI's own edit button decides (WriteProperties, not a version). */
+export function mayChange(document: Changeable): boolean {
+  const permissions = document.contextParameters?.permissions ?? [];
+  return document.isVersion !== true && document.isTrashed !== true && permissions.includes('WriteProperties');
+}
+
 /** The values the job still waits for, by its own readiness rules, over every use case the document carries. */
 export function missingKeys(facets: readonly string[], properties: Properties): string[] {
   return [...new Set(useCasesOf(facets).flatMap((useCase) => missingValues(useCase, properties)))];
 }
 
-const empty = (value: unknown): boolean => value === undefined || value === null || value === '';
+/** No value: what the job's readiness rules read as missing. */
+export const isEmpty = (value: unknown): boolean => value === undefined || value === null || value === '';
 
 /**
  * The properties a save sends: those the user changed, as Web UI's own edit form does; a value
@@ -80,8 +87,8 @@ const empty = (value: unknown): boolean => value === undefined || value === null
 export function changedValues(original: Properties, edited: Properties): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(edited)
-      .filter(([key, value]) => value !== original[key] && !(empty(value) && empty(original[key])))
-      .map(([key, value]) => [key, empty(value) ? null : value]),
+      .filter(([key, value]) => value !== original[key] && !(isEmpty(value) && isEmpty(original[key])))
+      .map(([key, value]) => [key, isEmpty(value) ? null : value]),
   );
 }
 

@@ -1,18 +1,21 @@
 import { STATUS, STATUS_FACET } from '../../src/status/facet.js';
+import { HTTP_CONTENT_PROPERTIES } from '../../src/status/http-content.js';
 import {
   changedValues,
-  HTTP_CONTENT_PROPERTIES,
   isEditable,
+  isEmpty,
   labelKey,
+  mayChange,
   missingKeys,
   USE_CASE_FIELDS,
   useCasesOf,
+  type Changeable,
   type Field,
   type Properties,
 } from './erp-tab-model.js';
 
-/** A document as Web UI hands it to a tab: its REST entity, properties of every schema. */
-interface DocumentEntity {
+/** A document as Web UI hands it to a tab: its REST entity, properties of every schema, its enrichers. */
+interface DocumentEntity extends Changeable {
   uid: string;
   changeToken?: string;
   facets: string[];
@@ -79,7 +82,7 @@ const template = Polymer.html`
   </template>
   <template is="dom-if" if="[[editable]]">
     <div class="actions">
-      <paper-button id="save" raised on-tap="_save" disabled$="[[!_dirty(document, values)]]">[[i18n('erp.save')]]</paper-button>
+      <paper-button id="save" raised on-tap="_save" disabled$="[[!_canSave(document, values, saving)]]">[[i18n('erp.save')]]</paper-button>
       <span class="error" id="error" role="alert">[[error]]</span>
     </div>
   </template>
@@ -99,6 +102,7 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
   declare document: DocumentEntity | undefined;
   declare values: Record<string, unknown>;
   declare editable: boolean;
+  declare saving: boolean;
   declare error: string;
 
   static get is(): string {
@@ -115,9 +119,9 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
       /** The use-case values as the user has them in the form. */
       values: { type: Object, value: () => ({}) },
       editable: { type: Boolean, value: false },
+      /** A save under way: a second click would abort it (nuxeo-resource cancels the request in flight). */
+      saving: { type: Boolean, value: false },
       error: { type: String, value: '' },
-      /** Set by Web UI's pages when the tab is the one shown. */
-      visible: { type: Boolean },
     };
   }
 
@@ -125,7 +129,7 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
     const properties = document?.properties ?? {};
     const keys = useCasesOf(document?.facets ?? []).flatMap((useCase) => USE_CASE_FIELDS[useCase].map((f) => f.key));
     this.values = Object.fromEntries(keys.map((key) => [key, properties[key] ?? null]));
-    this.editable = isEditable(properties);
+    this.editable = document !== undefined && isEditable(properties) && mayChange(document);
     this.error = '';
   }
 
@@ -167,12 +171,14 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
       ['erp.status.nextAttempt', properties[STATUS.nextAttempt] && this.formatDateTime(properties[STATUS.nextAttempt])],
     ];
     return rows
-      .filter(([, value]) => !empty(value))
+      .filter(([, value]) => !isEmpty(value))
       .map(([key, value]) => ({ label: this.i18n(key), value: String(value) }));
   }
 
   _lockedText(document: DocumentEntity | undefined): string {
-    return this.i18n(document?.properties[STATUS.status] === 'DONE' ? 'erp.locked.done' : 'erp.locked.inProgress');
+    const status = document?.properties[STATUS.status];
+    if (status === 'DONE') return this.i18n('erp.locked.done');
+    return this.i18n(status === 'IN_PROGRESS' ? 'erp.locked.inProgress' : 'erp.locked.noPermission');
   }
 
   _connection(document: DocumentEntity | undefined): Array<{ label: string; value: string }> {
@@ -184,7 +190,7 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
   }
 
   _has(properties: Properties | undefined, key: string): boolean {
-    return !empty(properties?.[key]);
+    return !isEmpty(properties?.[key]);
   }
 
   _property(properties: Properties | undefined, key: string): string {
@@ -198,7 +204,7 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
   /** A value as text: yes or no for a boolean, a dash for nothing. */
   _text(value: unknown): string {
     if (typeof value === 'boolean') return this.i18n(value ? 'erp.yes' : 'erp.no');
-    return empty(value) ? '–' : String(value);
+    return isEmpty(value) ? '–' : String(value);
   }
 
   _editable(editable: boolean, kind: boolean): boolean {
@@ -209,8 +215,8 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
     return missing ? 'missing' : '';
   }
 
-  _dirty(document: DocumentEntity | undefined, values: Record<string, unknown>): boolean {
-    return document !== undefined && Object.keys(changedValues(document.properties, values)).length > 0;
+  _canSave(document: DocumentEntity | undefined, values: Record<string, unknown>, saving: boolean): boolean {
+    return !saving && document !== undefined && Object.keys(changedValues(document.properties, values)).length > 0;
   }
 
   _typed(event: CustomEvent<{ value: unknown }>): void {
@@ -228,13 +234,13 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
   /** A value the user changed; the form is rebuilt only when it differs, so typing keeps its caret. */
   _edit(event: Event, value: unknown): void {
     const key = (event.currentTarget as HTMLElement).dataset.key as string;
-    if (this.values[key] === value || (empty(this.values[key]) && empty(value))) return;
+    if (this.values[key] === value || (isEmpty(this.values[key]) && isEmpty(value))) return;
     this.values = { ...this.values, [key]: value };
   }
 
   /** Saves what changed, as Web UI's edit form does, then tells the page to read the document again. */
   async _save(): Promise<void> {
-    if (this.document === undefined) return;
+    if (this.document === undefined || this.saving) return;
     const request = this.$.doc as NuxeoDocumentElement;
     // With the change token the tab was shown with: a save over a change made meanwhile (the job
     // claiming the document to send it) is a 409, not a silent overwrite.
@@ -245,17 +251,18 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
       properties: changedValues(this.document.properties, this.values),
     };
     this.error = '';
+    this.saving = true;
     try {
-      this.document = (await request.put()) as DocumentEntity;
+      const saved = (await request.put()) as DocumentEntity;
+      // The answer has no enrichers: the page's document keeps them, with the saved values.
+      this.document = { ...this.document, properties: saved.properties, changeToken: saved.changeToken };
       this.dispatchEvent(new CustomEvent('document-updated', { bubbles: true, composed: true }));
     } catch (error) {
       const { status, message } = error as { status?: number; message?: string };
       this.error =
         status === 409 ? this.i18n('erp.saveConflict') : this.i18n('erp.saveFailed', message ?? String(error));
+    } finally {
+      this.saving = false;
     }
   }
-}
-
-function empty(value: unknown): boolean {
-  return value === undefined || value === null || value === '';
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Faults } from '../faults.js';
 import { basicCredentials, close, listen, readBody, sendEmpty, sendJson } from '../http.js';
-import { EVERYONE } from './acl.js';
+import { EVERYONE, KNOWN_PERMISSIONS } from './acl.js';
 import { OPERATIONS, type OperationResult } from './automation.js';
 import { type SortKey } from './query.js';
 import { SearchIndex } from './search-index.js';
@@ -259,7 +259,19 @@ export class RepositorySandbox {
   }
 
   private render(req: IncomingMessage, url: URL, doc: StoredDoc): Record<string, unknown> {
-    return renderDocument(this.store, doc, this.selection(req, url), this.base);
+    const entity = renderDocument(this.store, doc, this.selection(req, url), this.base);
+    if (!this.enrichers(req).includes('permissions')) return entity;
+    // BasePermissionsJsonEnricher (nuxeo-core-io): every registered permission the user is granted here.
+    const actor = this.authenticate(req, url) as Actor;
+    const permissions = [...KNOWN_PERMISSIONS].filter((permission) => this.store.can(actor, doc, permission));
+    return { ...entity, contextParameters: { permissions } };
+  }
+
+  /** The document enrichers asked for: `enrichers-document`, `enrichers.document` or `X-NXenrichers.document` (RenderingContext). */
+  private enrichers(req: IncomingMessage): string[] {
+    return ['enrichers-document', 'enrichers.document', 'x-nxenrichers.document']
+      .flatMap((name) => String(req.headers[name] ?? '').split(','))
+      .map((name) => name.trim());
   }
 
   private async jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {

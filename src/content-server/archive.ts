@@ -3,7 +3,7 @@ import type { ContentRepositoryConfig, ContentServerConnection } from '../config
 import type { Logger } from '../log.js';
 import { unlessMissing, type ByteRange, type RepositoryClient } from '../repository/client.js';
 import { propertyValue, type RepositoryDocument } from '../repository/document.js';
-import { HTTP_CONTENT_FACET } from '../status/readiness.js';
+import { HTTP_CONTENT_FACET } from '../status/http-content.js';
 import { cutRange } from './byte-slice.js';
 import { ArchiveLinkError, DEFAULT_COMPONENTS, STATUS } from './protocol.js';
 

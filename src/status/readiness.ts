@@ -1,17 +1,5 @@
 import type { UseCase } from '../config/task-schema.js';
 
-/** The facet every connected document carries (spec §2.3), and its seven properties. */
-export const HTTP_CONTENT_FACET = 'fct_erp_http_content';
-export const HTTP_CONTENT_PROPERTIES = [
-  'docId',
-  'source',
-  'archiveId',
-  'compId',
-  'created',
-  'modified',
-  'scanPerformed',
-].map((name) => `erpHttpContent:${name}`);
-
 export const USE_CASE_FACETS: Record<UseCase, string> = {
   link: 'fct_erp_create_al_document',
   barcode: 'fct_erp_barcode',

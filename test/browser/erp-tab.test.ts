@@ -123,7 +123,10 @@ t.test(
 );
 
 t.test('the tab is only on documents with the facet, and read-only while the job sends the document', async (t) => {
-  const env = await sandboxEnv(t, { webUiDir: await webUiFolder() });
+  const env = await sandboxEnv(t, {
+    webUiDir: await webUiFolder(),
+    users: { reader: { password: 'reader', groups: ['members'] } },
+  });
   const uid = await env.upload('ERP/Invoices', 'invoice-1.pdf');
   await env.run();
   const page = await (await browserFor(t, ADMIN)).newPage();
@@ -133,6 +136,15 @@ t.test('the tab is only on documents with the facet, and read-only while the job
   await page.locator('nuxeo-page-item[name="view"]').waitFor();
   t.equal(await page.locator('nuxeo-page-item[name="erp"]').count(), 0, 'no ERP tab on a folder without the facet');
   t.equal(await page.locator('nuxeo-erp-tab').count(), 0);
+  const parent = env.sandbox.store.get(env.sandbox.store.get(uid)?.parentId as string) as StoredDoc;
+  t.ok(parent.facets.includes('fct_erp_http_content'), 'the archive-link folder carries the facet');
+  await open(page, env.baseUrl, parent.uid);
+  t.equal(await page.locator('nuxeo-page-item[name="erp"]').count(), 1, 'and shows the tab');
+
+  const reader = await (await browserFor(t, { username: 'reader', password: 'reader' })).newPage();
+  await open(reader, env.baseUrl, uid);
+  t.match(await reader.locator('nuxeo-erp-tab #locked').textContent(), /may read this document but not change/);
+  t.equal(await reader.locator('nuxeo-erp-tab nuxeo-input').count(), 0, 'a user who may only read gets no form');
 
   env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS' });
   await open(page, env.baseUrl, uid);

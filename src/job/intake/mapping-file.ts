@@ -7,6 +7,8 @@ import type { SchemaRegistry } from '../../../common/nuxeo/schemas.js';
 import { mappingSchema, type MappingFile } from './mapping-schema.js';
 
 export const CONFIG_FACET = 'fct_erp_config_file_connect2erp';
+/** The mapping file's title, the last segment of its path (spec §4.1). */
+export const CONFIG_TITLE = 'Connect to ERP Feature Configuration';
 /**
  * What a check for Read accepts: Read, every permission that contains it, and Everything
  * (SecurityService.getPermissionsToCheck; the groups of permissions-contrib.xml in nuxeo-core,
@@ -30,6 +32,26 @@ export interface LoadedMapping {
   readableBy: string[];
 }
 
+/** The documents under adminPath labelled as the mapping file, by a search (the job's way to find it). */
+export async function findMappingDocuments(client: RepositoryReader, adminPath: string): Promise<RepositoryDocument[]> {
+  const query = `SELECT * FROM Document WHERE ecm:mixinType = ${nxqlString(CONFIG_FACET)} AND ecm:path STARTSWITH ${nxqlString(adminPath)} AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0`;
+  return (await client.search(query, { pageSize: 10 })).entries;
+}
+
+/** The one mapping file under adminPath; none or several is a configuration problem. */
+export async function findMappingDocument(client: RepositoryReader, adminPath: string): Promise<RepositoryDocument> {
+  const found = await findMappingDocuments(client, adminPath);
+  const problem = (message: string): ConfigError =>
+    new ConfigError([{ file: `repository:${adminPath}`, path: '', message }]);
+  if (found.length === 0)
+    throw problem(
+      `no document under adminPath carries the facet ${CONFIG_FACET}; upload the mapping file and label it (spec §4.1)`,
+    );
+  if (found.length > 1)
+    throw problem(`several documents carry ${CONFIG_FACET}: ${found.map((d) => d.path).join(', ')}; keep one`);
+  return found[0];
+}
+
 /**
  * Find, read and validate the mapping file, fresh on every run, so edits take effect at
  * the next run. Problems name the file by its repository path and the key path inside it.
@@ -38,28 +60,7 @@ export async function loadMapping(
   client: RepositoryReader,
   options: { adminPath: string; administrators: string[]; registry: SchemaRegistry; systems: string[] },
 ): Promise<LoadedMapping> {
-  const query = `SELECT * FROM Document WHERE ecm:mixinType = ${nxqlString(CONFIG_FACET)} AND ecm:path STARTSWITH ${nxqlString(options.adminPath)} AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0`;
-  const found = await client.search(query, { pageSize: 10 });
-  const where = `repository:${options.adminPath}`;
-  if (found.entries.length === 0) {
-    throw new ConfigError([
-      {
-        file: where,
-        path: '',
-        message: `no document under adminPath carries the facet ${CONFIG_FACET}; upload the mapping file and label it (spec §4.1)`,
-      },
-    ]);
-  }
-  if (found.entries.length > 1) {
-    throw new ConfigError([
-      {
-        file: where,
-        path: '',
-        message: `several documents carry ${CONFIG_FACET}: ${found.entries.map((d) => d.path).join(', ')}; keep one`,
-      },
-    ]);
-  }
-  const document = found.entries[0];
+  const document = await findMappingDocument(client, options.adminPath);
   const file = `repository:${document.path}`;
   const text = (await client.downloadBlob(document.uid)).toString('utf8');
   const mapping = parseMapping(text, file, options.registry, options.systems);

@@ -1,11 +1,7 @@
 import { z } from 'zod';
 import type { SchemaRegistry } from '../../../common/nuxeo/schemas.js';
-import {
-  HTTP_CONTENT_FACET,
-  HTTP_CONTENT_PROPERTIES,
-  ORG_OBJECT_TYPES,
-  USE_CASE_FACETS,
-} from '../../status/readiness.js';
+import { HTTP_CONTENT_FACET, HTTP_CONTENT_PROPERTIES } from '../../status/http-content.js';
+import { ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../status/readiness.js';
 import type { UseCase } from '../../config/task-schema.js';
 import { referenceOf } from './substitute.js';
 

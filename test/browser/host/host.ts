@@ -5,6 +5,8 @@
  * - exposes the globals Web UI's legacy.js exposes (Polymer, PolymerElement, Nuxeo.*Behavior);
  * - loads the labels from ui/i18n/messages[-<language>].json (Web UI's i18n/i18n.js);
  * - then imports the addon's ui/connect2erp.bundle.js (Web UI's index.js, loadAddons);
+ * - reads the document with the `permissions` enricher, as Web UI does for every document
+ *   (web-ui-properties.xml);
  * - shows a document's DOCUMENT_VIEWS_ITEMS and DOCUMENT_VIEWS_PAGES slots with the document as
  *   their model, and reads the document again on `document-updated` (elements/nuxeo-browser).
  * What real Web UI adds around it (routing, the drawer, the header, paper-tabs' styling, the
@@ -60,7 +62,7 @@ class DocumentViews extends PolymerElement {
         #tabs { display: flex; gap: 24px; padding: 12px 16px; border-bottom: 1px solid #ddd; }
         #tabs ::slotted(*), #tabs > * { font-weight: 500; text-transform: uppercase; }
       </style>
-      <nuxeo-document id="doc" doc-id="[[docId]]" response="{{document}}"></nuxeo-document>
+      <nuxeo-document id="doc" doc-id="[[docId]]" enrichers="permissions" response="{{document}}"></nuxeo-document>
       <div id="tabs"><nuxeo-slot name="DOCUMENT_VIEWS_ITEMS" model="[[context]]"></nuxeo-slot></div>
       <div id="pages"><nuxeo-slot name="DOCUMENT_VIEWS_PAGES" model="[[context]]"></nuxeo-slot></div>
     `;
