@@ -5,6 +5,7 @@ import type { StopSignals } from './signals.js';
 import type { Command, CommandContext, OptionSpec } from './commands/command.js';
 import { command as retry } from './commands/retry.js';
 import { command as certs } from './commands/certs.js';
+import { command as mapping } from './commands/mapping.js';
 import { command as run } from './commands/run.js';
 import { command as schedule } from './commands/schedule.js';
 import { command as serve } from './commands/serve.js';
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, Command> = {
   schedule,
   status,
   retry,
+  mapping,
   serve,
   certs,
   template,

@@ -1,5 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { ConfigError } from '../../common/errors.js';
+import { existsSync } from 'node:fs';
 import { crontabLocation, loadCrontab } from '../config/crontab.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
@@ -8,6 +7,7 @@ import { EXIT } from '../exit-codes.js';
 import { parseMapping } from '../job/intake/mapping-file.js';
 import type { MappingFile } from '../job/intake/mapping-schema.js';
 import { callFor } from '../job/tasks/templates.js';
+import { readLocalMapping } from '../operator/mapping.js';
 import { CRONTAB, LOCATION, location, type Command } from './command.js';
 
 /**
@@ -58,13 +58,7 @@ function validateCommand(
 
 /** A local mapping file, checked as a run checks the one in the repository (the same messages). */
 function readMapping(file: string, registry: SchemaRegistry, systems: string[]): MappingFile {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new ConfigError([{ file, path: '', message: `cannot read the file (${(error as Error).message})` }]);
-  }
-  return parseMapping(text, file, registry, systems);
+  return parseMapping(readLocalMapping(file), file, registry, systems);
 }
 
 export const command: Command = {

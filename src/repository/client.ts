@@ -158,6 +158,20 @@ export class RepositoryClient {
     });
   }
 
+  /**
+   * Spec §4.1, exactly: Document.AddFacet on the document's URL-encoded path, with the
+   * `properties: *` header the specification shows.
+   */
+  async addFacetAt(path: string, facet: string): Promise<void> {
+    await this.http.discard({
+      what: `add facet ${facet} to ${path}`,
+      method: 'POST',
+      path: `path${encodePath(path)}/@op/Document.AddFacet`,
+      json: { params: { facet } },
+      headers: ALL_PROPERTIES,
+    });
+  }
+
   /** One Automation call for many documents (`docs:` input); the server answers nothing (void). */
   async addFacet(uids: string[], facet: string): Promise<void> {
     await this.http.discard({

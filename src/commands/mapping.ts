@@ -1,0 +1,62 @@
+import { writeFileSync } from 'node:fs';
+import { ConfigError } from '../../common/errors.js';
+import { loadConfig } from '../config/load.js';
+import type { ConfigLocation } from '../config/location.js';
+import { EXIT } from '../exit-codes.js';
+import { CONFIG_FACET } from '../job/intake/mapping-file.js';
+import { commandLogger } from '../log.js';
+import { downloadMapping, readLocalMapping, uploadMapping } from '../operator/mapping.js';
+import { RepositoryClient } from '../repository/client.js';
+import { LOCATION, location, type Command } from './command.js';
+
+const usage = (message: string): ConfigError => new ConfigError([{ file: 'command line', path: 'mapping', message }]);
+
+/**
+ * `connect2erp mapping upload FILE | download [FILE]`: the mapping file in the repository, with
+ * the account of storage.yaml (an administrator's: the file is under adminPath). An upload is
+ * checked first, as `validate --mapping` checks it; what it leaves a run to refuse is exit 2.
+ */
+async function mappingCommand(
+  location: Required<ConfigLocation>,
+  action: string | undefined,
+  file: string | undefined,
+): Promise<number> {
+  if (action !== 'upload' && action !== 'download') throw usage('say upload FILE or download [FILE]');
+  const config = loadConfig(location);
+  const client = new RepositoryClient(config.storage, commandLogger());
+  if (action === 'download') {
+    const { path, content } = await downloadMapping(client, config.storage.adminPath);
+    if (file === undefined) process.stdout.write(content);
+    else {
+      writeFileSync(file, content);
+      process.stdout.write(`downloaded ${path} to ${file}\n`);
+    }
+    return EXIT.ok;
+  }
+  if (file === undefined) throw usage('upload needs the file: connect2erp mapping upload FILE');
+  const uploaded = await uploadMapping(client, config, file, readLocalMapping(file));
+  process.stdout.write(
+    `uploaded ${file} to ${uploaded.path} (${uploaded.created ? 'created' : 'replaced'}), ${uploaded.folders} folder(s) mapped, labelled ${CONFIG_FACET}\n`,
+  );
+  const warnings = [
+    ...(uploaded.readableBy.length > 0
+      ? [
+          `${uploaded.path} can be read by ${uploaded.readableBy.join(', ')}; only administrators should (spec §5.2): block inheritance on adminPath, and list the job's own account in administrators (storage.yaml)`,
+        ]
+      : []),
+    ...(uploaded.others.length > 0
+      ? [
+          `other documents under adminPath carry ${CONFIG_FACET}: ${uploaded.others.join(', ')}; a run stops until one is left`,
+        ]
+      : []),
+  ];
+  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+  return warnings.length > 0 ? EXIT.configuration : EXIT.ok;
+}
+
+export const command: Command = {
+  args: 'upload FILE | download [FILE]',
+  summary: 'check and upload the mapping file to adminPath and label it, or download the one a run reads',
+  options: LOCATION,
+  run: async ({ strings, positionals }) => mappingCommand(location(strings), positionals[1], positionals[2]),
+};

@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { Readable } from 'node:stream';
+import { ConfigError } from '../../common/errors.js';
+import { featureRegistry } from '../../common/nuxeo/schemas.js';
+import type { Config } from '../config/load.js';
+import {
+  CONFIG_FACET,
+  CONFIG_TITLE,
+  findMappingDocument,
+  findMappingDocuments,
+  parseMapping,
+  readers,
+} from '../job/intake/mapping-file.js';
+import { unlessMissing, type RepositoryClient } from '../repository/client.js';
+
+/** A local mapping file's text; one that cannot be read is a configuration problem naming it. */
+export function readLocalMapping(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError([{ file, path: '', message: `cannot read the file (${(error as Error).message})` }]);
+  }
+}
+
+export interface Uploaded {
+  path: string;
+  created: boolean;
+  folders: number;
+  /** Principals other than the administrators who can read it (spec §5.2 wants none). */
+  readableBy: string[];
+  /** Other documents labelled as the mapping file under adminPath: a run refuses to choose. */
+  others: string[];
+}
+
+/**
+ * `mapping upload`: the file is checked as a run checks it, then put where a run finds it — the
+ * document `<adminPath>/Connect to ERP Feature Configuration` (spec §4.1), created when missing,
+ * its content replaced — and labelled. Found by its path, not by a search: the search index may
+ * not show a document created a moment ago, and a second upload must not make a second file.
+ */
+export async function uploadMapping(
+  client: RepositoryClient,
+  config: Config,
+  file: string,
+  text: string,
+): Promise<Uploaded> {
+  const mapping = parseMapping(
+    text,
+    file,
+    featureRegistry(),
+    config.erp.systems.map((s) => s.name),
+  );
+  const { adminPath, administrators } = config.storage;
+  const folder = await unlessMissing(client.getByPath(adminPath));
+  if (folder === undefined)
+    throw new ConfigError([
+      {
+        file: 'storage.yaml',
+        path: 'adminPath',
+        message: `${adminPath} is not in the repository: create it, inheritance blocked (docs/nuxeo-setup.md)`,
+      },
+    ]);
+  const path = `${adminPath}/${CONFIG_TITLE}`;
+  const existing = await unlessMissing(client.getByPath(path));
+  const document = existing ?? (await client.createNamed(folder.uid, { type: 'File', name: CONFIG_TITLE }));
+  const content = await client.upload(Readable.from([Buffer.from(text)]), {
+    name: basename(file),
+    mimeType: 'application/json',
+  });
+  await client.setProperties(document.uid, { 'dc:title': CONFIG_TITLE, 'file:content': content });
+  if (!document.facets.includes(CONFIG_FACET)) await client.addFacetAt(path, CONFIG_FACET);
+  const others = (await findMappingDocuments(client, adminPath)).filter((d) => d.uid !== document.uid);
+  return {
+    path,
+    created: existing === undefined,
+    folders: mapping.mapping.length,
+    readableBy: readers(await client.getAcl(document.uid), administrators),
+    others: others.map((d) => d.path),
+  };
+}
+
+/** `mapping download`: the mapping file a run would read, as it is stored. */
+export async function downloadMapping(
+  client: RepositoryClient,
+  adminPath: string,
+): Promise<{ path: string; content: Buffer }> {
+  const document = await findMappingDocument(client, adminPath);
+  return { path: document.path, content: await client.downloadBlob(document.uid) };
+}
