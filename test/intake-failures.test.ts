@@ -60,7 +60,7 @@ t.test(
   },
 );
 
-t.test('several mapping files, or one that is not JSON, stop the run with a clear problem', async (t) => {
+t.test('several mapping files, or one that is not JSON, stop the intake with a clear problem', async (t) => {
   const env = await sandboxEnv(t);
   const admin = env.sandbox.store.getByPath('/default-domain/workspaces/admin') as StoredDoc;
   const copy = env.sandbox.store.create(

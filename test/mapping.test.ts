@@ -1,9 +1,11 @@
 import t from 'tap';
 import got from 'got';
-import { sandboxEnv } from './helpers/env.js';
+import { MAPPING, sandboxEnv } from './helpers/env.js';
+import { setUpRepository } from '../sandbox/demo.js';
+import { renderReport } from '../src/job/report/table.js';
 import { NO_BLOBS } from '../sandbox/repository/store.js';
 
-t.test('the mapping file: readable by members is a warning; missing or invalid stops the run', async (t) => {
+t.test('the mapping file: readable by members is a warning; missing or invalid stops the intake', async (t) => {
   const env = await sandboxEnv(t);
   const admin = env.sandbox.store.getByPath('/default-domain/workspaces/admin')!;
   env.sandbox.store.setAcls(env.sandbox.actor(), admin, []);
@@ -107,4 +109,39 @@ t.test('an invalid mapping names the repository file and every key', async (t) =
     t.ok(text.includes(expected), expected);
   }
   t.match(text, /^repository:\/default-domain\/workspaces\/admin\/Connect to ERP Feature Configuration: /);
+});
+
+t.test("an entry with a problem stops its own folder's intake; the other entries and the tasks go on", async (t) => {
+  const env = await sandboxEnv(t);
+  const invoice = await env.upload('ERP/Invoices', 'invoice-1.pdf');
+  await env.run();
+  env.fill(invoice, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
+
+  const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
+  mapping.mapping[0].properties['erpBarcode:docTyp'] = 42;
+  await setUpRepository(env.baseUrl, JSON.stringify(mapping));
+  const scan = await env.upload('ERP/Barcode', 'scan.pdf');
+  const order = await env.upload('ERP/Workflow', 'order.pdf');
+  const partly = await env.run();
+  t.equal(partly.exitCode, 2, 'the mapping file has a problem');
+  t.same(
+    partly.problems.map((p) => p.replace(/^.*Configuration: /, '')),
+    ['mapping.0.properties.erpBarcode:docTyp: must be a string or a $ reference'],
+  );
+  t.equal(env.props(scan)['erpTaskStatus:status'], undefined, "the broken entry's folder is not labelled");
+  t.equal(env.props(order)['erpTaskStatus:status'], 'DONE', 'the other entries are');
+  t.equal(env.props(invoice)['erpTaskStatus:status'], 'DONE', 'and the tasks ran');
+
+  await setUpRepository(env.baseUrl, '{"mapping": [');
+  const late = await env.upload('ERP/Workflow', 'late.pdf');
+  const unusable = await env.run();
+  t.equal(unusable.exitCode, 2);
+  t.equal(unusable.intake.state, 'skipped');
+  t.match(
+    renderReport(unusable),
+    /\nintake: skipped: the mapping file cannot be used \(see the problems\); the tasks run on\n/,
+  );
+  t.equal(env.props(late)['erpTaskStatus:status'], undefined, 'no intake without a mapping file');
+  t.same(Object.keys(unusable.tasks).sort(), ['barcode', 'link', 'workflow'], 'every task ran');
+  t.ok(Object.values(unusable.tasks).every((task) => task.state === 'finished'));
 });

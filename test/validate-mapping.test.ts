@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import type { ConfigError } from '../common/errors.js';
 import { featureRegistry } from '../common/nuxeo/schemas.js';
 import { parseMapping } from '../src/job/intake/mapping-file.js';
 import { cli, PROJECT } from './helpers/run-cli.js';
@@ -77,4 +78,18 @@ t.test("a $ value naming a schema of the customer's own passes: only the server 
   mapping.mapping[1].properties['erpCreateALDocument:erpFilename'] = '$file:content.name';
   const parsed = parseMapping(JSON.stringify(mapping), 'm.json', featureRegistry(), ['S4H']);
   t.equal(parsed.mapping[0].properties['erpBarcode:barcode'], '$invoice:barcode');
+});
+
+t.test('a file that is not a mapping file at all is refused as a whole, naming what is wrong', async (t) => {
+  const problems = (text: string): string[] => {
+    try {
+      parseMapping(text, 'm.json', featureRegistry(), ['S4H']);
+      return [];
+    } catch (error) {
+      return (error as ConfigError).problems.map((p) => `${p.path}: ${p.message}`);
+    }
+  };
+  t.match(problems('{"mapping": []}'), [/^mapping: /]);
+  t.match(problems('{"mapping": "x"}'), [/^mapping: /]);
+  t.match(problems('{"maping": []}'), [/maping|mapping/]);
 });

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { loadConfig, selectTasks } from '../config/load.js';
+import { loadConfig, selectTasks, type Config } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { ConfigError, AuthenticationError, errorMessage, formatProblem } from '../../common/errors.js';
-import { loadMapping } from './intake/mapping-file.js';
+import { loadMapping, type LoadedMapping } from './intake/mapping-file.js';
 import { runIntake } from './intake/run-intake.js';
 import type { UseCase } from '../config/task-schema.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import type { Logger } from '../log.js';
-import { featureRegistry } from '../../common/nuxeo/schemas.js';
+import { featureRegistry, type SchemaRegistry } from '../../common/nuxeo/schemas.js';
 import { RepositoryClient } from '../repository/client.js';
 import { portsFor, type Ports } from '../ports/ports.js';
 import { EXIT } from '../exit-codes.js';
@@ -122,21 +122,7 @@ async function work(
   const client = new RepositoryClient(config.storage, log, registry);
   const { writer, ...ports } = portsFor(options.dryRun, client);
   report.plannedCalls = ports.plannedCalls;
-  const loaded = await loadMapping(client, {
-    adminPath: config.storage.adminPath,
-    administrators: config.storage.administrators,
-    registry,
-    systems: config.erp.systems.map((s) => s.name),
-  });
-  report.mappingFile = { uid: loaded.document.uid, path: loaded.document.path, readableBy: loaded.readableBy };
-  if (loaded.readableBy.length > 0) {
-    const warning = `the mapping file ${loaded.document.path} can be read by ${loaded.readableBy.join(', ')}; only administrators should (spec §5.2)`;
-    report.warnings.push(warning);
-    log.warn('mapping file readable by non-administrators', {
-      path: loaded.document.path,
-      readableBy: loaded.readableBy,
-    });
-  }
+  const loaded = await usableMapping(client, config, registry, report, log);
   const sink = options.onDocument ?? (() => undefined);
   if (stop.aborted) return;
   const alsoReads = (useCase: UseCase): string[] =>
@@ -152,12 +138,17 @@ async function work(
     alsoReads,
   };
   const labelled = new Labelled();
-  await runPhase(report.intake, stop, () =>
-    runIntake(loaded.mapping, intakeDeps, (record, doc) => {
-      sink(INTAKE, recordIntake(report, record));
-      labelled.add(record, doc);
-    }),
-  );
+  if (loaded === undefined) {
+    report.intake.state = 'skipped';
+    report.intake.reason = 'the mapping file cannot be used (see the problems); the tasks run on';
+  } else {
+    await runPhase(report.intake, stop, () =>
+      runIntake(loaded.mapping, intakeDeps, (record, doc) => {
+        sink(INTAKE, recordIntake(report, record));
+        labelled.add(record, doc);
+      }),
+    );
+  }
   const erpFor = erpPorts(config.erp.systems, ports.erp, log, stop);
   const systems = new Map(config.erp.systems.map((system) => [system.name, system]));
   // A document naming an unknown system is never admitted (it waits for input), so every lookup finds one.
@@ -179,6 +170,48 @@ async function work(
       runTask(task, deps, (record) => sink(taskPhase(task.name), recordTask(report, record))),
     );
   }
+}
+
+/**
+ * The mapping file's usable entries. Its problems are the run's (exit 2), but documents already
+ * labelled are no less ready: an entry with a problem stops its own folder's intake, a file that
+ * cannot be used at all stops the intake, and the tasks run either way.
+ */
+async function usableMapping(
+  client: RepositoryClient,
+  config: Config,
+  registry: SchemaRegistry,
+  report: RunReport,
+  log: Logger,
+): Promise<LoadedMapping | undefined> {
+  let loaded: LoadedMapping;
+  try {
+    loaded = await loadMapping(client, {
+      adminPath: config.storage.adminPath,
+      administrators: config.storage.administrators,
+      registry,
+      systems: config.erp.systems.map((s) => s.name),
+    });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    report.problems.push(...error.problems.map(formatProblem));
+    log.error('mapping file refused', { problems: error.problems.length });
+    return undefined;
+  }
+  report.mappingFile = { uid: loaded.document.uid, path: loaded.document.path, readableBy: loaded.readableBy };
+  if (loaded.problems.length > 0) {
+    report.problems.push(...loaded.problems.map(formatProblem));
+    log.error('mapping entries refused', { problems: loaded.problems.length, kept: loaded.mapping.mapping.length });
+  }
+  if (loaded.readableBy.length > 0) {
+    const warning = `the mapping file ${loaded.document.path} can be read by ${loaded.readableBy.join(', ')}; only administrators should (spec §5.2)`;
+    report.warnings.push(warning);
+    log.warn('mapping file readable by non-administrators', {
+      path: loaded.document.path,
+      readableBy: loaded.readableBy,
+    });
+  }
+  return loaded;
 }
 
 /**

@@ -25,9 +25,8 @@ const READ_PERMISSIONS = new Set([
 ]);
 const EVERYONE = 'Everyone';
 
-export interface LoadedMapping {
+export interface LoadedMapping extends MappingEntries {
   document: RepositoryDocument;
-  mapping: MappingFile;
   /** Principals other than the administrators who can read the file (spec §5.2). */
   readableBy: string[];
 }
@@ -63,12 +62,28 @@ export async function loadMapping(
   const document = await findMappingDocument(client, options.adminPath);
   const file = `repository:${document.path}`;
   const text = (await client.downloadBlob(document.uid)).toString('utf8');
-  const mapping = parseMapping(text, file, options.registry, options.systems);
+  const entries = readMappingEntries(text, file, options.registry, options.systems);
   const readableBy = readers(await client.getAcl(document.uid), options.administrators);
-  return { document, mapping, readableBy };
+  return { document, ...entries, readableBy };
 }
 
-export function parseMapping(text: string, file: string, registry: SchemaRegistry, systems: string[]): MappingFile {
+/** A mapping file's usable entries, and the problems of the others (each names its entry's index). */
+export interface MappingEntries {
+  mapping: MappingFile;
+  problems: ConfigProblem[];
+}
+
+/**
+ * Reads a mapping file as a run uses it: an entry with a problem is left out, the others are kept,
+ * so that one mistyped entry stops its own folder's intake and nothing else. A file with no usable
+ * entry, or one that is not a mapping file at all, is a ConfigError.
+ */
+export function readMappingEntries(
+  text: string,
+  file: string,
+  registry: SchemaRegistry,
+  systems: string[],
+): MappingEntries {
   let json: unknown;
   try {
     // A byte order mark, as some editors on Windows save JSON, is not part of the text.
@@ -76,16 +91,31 @@ export function parseMapping(text: string, file: string, registry: SchemaRegistr
   } catch {
     throw new ConfigError([{ file, path: '', message: jsonSyntaxMessage(text) }]);
   }
-  const result = mappingSchema(registry, systems).safeParse(json);
-  if (!result.success) {
-    const problems: ConfigProblem[] = result.error.issues.map((issue) => ({
-      file,
-      path: issue.path.join('.'),
-      message: issue.message,
-    }));
+  const schema = mappingSchema(registry, systems);
+  const result = schema.safeParse(json);
+  if (result.success) return { mapping: result.data, problems: [] };
+  const problems: ConfigProblem[] = result.error.issues.map((issue) => ({
+    file,
+    path: issue.path.join('.'),
+    message: issue.message,
+  }));
+  const refused = new Set(result.error.issues.map((issue) => entryOf(issue.path)));
+  const entries = (json as { mapping?: unknown }).mapping;
+  if (refused.has(undefined) || !Array.isArray(entries) || refused.size === entries.length)
     throw new ConfigError(problems);
-  }
-  return result.data;
+  // The entries left pass on their own: each was checked alone, and a path mapped twice refuses the later entry only.
+  return { mapping: schema.parse({ mapping: entries.filter((_, i) => !refused.has(i)) }), problems };
+}
+
+/** The index of the entry an issue is about, or undefined when it is about the file as a whole. */
+const entryOf = (path: PropertyKey[]): number | undefined =>
+  path[0] === 'mapping' && typeof path[1] === 'number' ? path[1] : undefined;
+
+/** A mapping file as `validate --mapping` and `mapping upload` take it: every entry usable. */
+export function parseMapping(text: string, file: string, registry: SchemaRegistry, systems: string[]): MappingFile {
+  const { mapping, problems } = readMappingEntries(text, file, registry, systems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return mapping;
 }
 
 /**

@@ -3,10 +3,11 @@ import type { ClaimedDocument, IntakeRecord, TaskRecord } from '../records.js';
 import { EXIT } from '../../exit-codes.js';
 
 /**
- * How far a phase of the run got: through its whole backlog, cut short, or never begun. For the
- * last two, `reason` says what ended the run (a signal, --max-duration, or the error).
+ * How far a phase of the run got: through its whole backlog, cut short, never begun, or left out
+ * while the run went on (the intake, when the mapping file cannot be used). For all but the
+ * first, `reason` says why (a signal, --max-duration, the error, the mapping file).
  */
-export type PhaseState = 'finished' | 'stopped' | 'not run';
+export type PhaseState = 'finished' | 'stopped' | 'not run' | 'skipped';
 
 export interface Phase {
   state: PhaseState;
@@ -18,6 +19,7 @@ export interface Phase {
 export function phaseNote(phase: Phase): string | undefined {
   if (phase.state === 'finished') return undefined;
   if (phase.state === 'not run') return `not run: the run ended before it (${String(phase.reason)})`;
+  if (phase.state === 'skipped') return `skipped: ${String(phase.reason)}`;
   return `stopped early (${String(phase.reason)}); the rest of its backlog waits for the next run`;
 }
 

@@ -45,7 +45,10 @@ export function renderReport(report: RunReport): string {
   const c = report.intake.counts;
   const skipped = c.skipped > 0 ? `, ${c.skipped} left to another run` : '';
   const counts = `${report.dryRun ? `${c.planned} to label` : `${c.labelled} labelled`} (${c.ready} ready, ${c.pendingInput} waiting for input)${skipped}, ${c.errors} errors`;
-  out.push('', `intake: ${phaseLine(phaseNote(report.intake), report.intake.state === 'not run' ? '' : counts)}`);
+  out.push(
+    '',
+    `intake: ${phaseLine(phaseNote(report.intake), ['not run', 'skipped'].includes(report.intake.state) ? '' : counts)}`,
+  );
   if (docs.length > 0) {
     out.push(
       table(
