@@ -3,10 +3,16 @@ import { TEMPLATE_NAMES, templateYaml, type TemplateName } from '../job/tasks/te
 import type { Command } from './command.js';
 
 const isTemplate = (text: string | undefined): text is TemplateName => TEMPLATE_NAMES.includes(text as TemplateName);
+const TRANSPORTS = { rfc: 'RFC', rest: 'Rest' } as const;
 
-/** `connect2erp template NAME RFC|Rest`: a built-in call as YAML, to adapt in a task file. */
-function templateCommand(name: string | undefined, transport: string | undefined): number {
-  if (!isTemplate(name) || (transport !== 'RFC' && transport !== 'Rest')) {
+/**
+ * `connect2erp template NAME RFC|Rest`: a built-in call as YAML, to adapt in a task file. The
+ * arguments are taken in any case (`Link rest`), as people type them.
+ */
+function templateCommand(nameGiven: string | undefined, transportGiven: string | undefined): number {
+  const name = nameGiven?.toLowerCase();
+  const transport = TRANSPORTS[transportGiven?.toLowerCase() as keyof typeof TRANSPORTS] as 'RFC' | 'Rest' | undefined;
+  if (!isTemplate(name) || transport === undefined) {
     process.stderr.write(`usage: connect2erp template ${TEMPLATE_NAMES.join('|')} RFC|Rest\n`);
     return EXIT.configuration;
   }

@@ -156,7 +156,13 @@ function crossCheckContentServer(
 export function selectTasks(tasks: TaskConfig[], name: string | undefined, jobsDir: string): TaskConfig[] {
   const selected = tasks.filter((t) => name === undefined || t.name === name);
   if (name !== undefined && selected.length === 0)
-    throw new ConfigError([{ file: jobsDir, path: '', message: `no task named "${name}"` }]);
+    throw new ConfigError([
+      {
+        file: jobsDir,
+        path: '',
+        message: `no task named "${name}"; the tasks: ${tasks.map((t) => t.name).join(', ')}`,
+      },
+    ]);
   return selected;
 }
 

@@ -1,7 +1,7 @@
 import type { TaskConfig } from '../config/task-schema.js';
 import { ConflictError, PermanentError } from '../../common/errors.js';
 import type { Logger } from '../log.js';
-import type { RepositoryReader } from '../repository/client.js';
+import { unlessMissing, type RepositoryReader } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import { drain } from '../repository/pager.js';
 import type { RepositoryWriter } from '../ports/repository-writer.js';
@@ -53,7 +53,11 @@ async function allFailed(tasks: TaskConfig[], client: RepositoryReader): Promise
 
 async function oneFailed(options: RetryOptions, client: RepositoryReader): Promise<RepositoryDocument> {
   const uid = options.uid as string;
-  const doc = await client.getById(uid);
+  const doc = await unlessMissing(client.getById(uid));
+  if (doc === undefined)
+    throw new PermanentError(`no document has the uid ${uid} (the uid is what status and the reports list)`, {
+      target: uid,
+    });
   const status = statusOf(doc.properties);
   if (status !== 'FAILED')
     throw new PermanentError(
