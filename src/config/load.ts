@@ -6,6 +6,7 @@ import { ConfigError, type ConfigProblem } from '../../common/errors.js';
 import { contentServerSchema, type ContentServerConfig } from './content-server-schema.js';
 import type { ConfigLocation } from './location.js';
 import { erpSchema, type ErpConfig } from './erp-schema.js';
+import { hintedMessage, yamlMessage } from './hints.js';
 import { resolveReferences } from './secrets.js';
 import { storageSchema, type StorageConfig } from './storage-schema.js';
 import { taskSchema, type TaskConfig } from './task-schema.js';
@@ -21,9 +22,11 @@ export interface Config {
 /** The content server's file, beside storage.yaml. */
 export const CONTENT_SERVER_FILE = 'contentServer.yaml';
 
-/** A bad record key says only "Invalid key in record"; the reason is in its nested issue. */
-function issueMessage(issue: z.core.$ZodIssue): string {
-  return issue.code === 'invalid_key' ? issue.issues.map((i) => i.message).join('; ') : issue.message;
+/** A bad record key says only "Invalid key in record"; the reason is in its nested issue. Others get a hint when one is likely. */
+function issueMessage(issue: z.core.$ZodIssue, schema: z.ZodType, data: unknown): string {
+  return issue.code === 'invalid_key'
+    ? issue.issues.map((i) => i.message).join('; ')
+    : hintedMessage(issue, schema, data);
 }
 
 /** Read one YAML file, resolve its secret references and validate it; problems are collected. */
@@ -37,20 +40,26 @@ function loadFile<T extends z.ZodType>(path: string, schema: T, problems: Config
     return undefined;
   }
   const document = parseDocument(text);
-  if (document.errors.length > 0) {
-    // With prettyErrors (the default) the first line names the line and column.
-    for (const error of document.errors) problems.push({ file, path: '', message: error.message.split('\n')[0] });
+  // With prettyErrors (the default) the first line names the line and column.
+  for (const error of document.errors) problems.push({ file, path: '', message: yamlMessage(error.message) });
+  if (document.errors.length > 0) return undefined;
+  let tree: unknown;
+  try {
+    tree = document.toJS();
+  } catch (error) {
+    // A lone alias (`schedule: *x`) parses, and only fails here.
+    problems.push({ file, path: '', message: yamlMessage((error as Error).message) });
     return undefined;
   }
   const before = problems.length;
-  const resolved = resolveReferences(document.toJS(), file, problems);
+  const resolved = resolveReferences(tree, file, problems);
   // A reference that could not be read stands as '': the schema's complaint about that empty value would report the same key twice.
   const unresolved = new Set(problems.slice(before).map((problem) => problem.path));
   const result = schema.safeParse(resolved ?? {});
   if (!result.success) {
     for (const issue of result.error.issues) {
       const key = issue.path.join('.');
-      if (!unresolved.has(key)) problems.push({ file, path: key, message: issueMessage(issue) });
+      if (!unresolved.has(key)) problems.push({ file, path: key, message: issueMessage(issue, schema, resolved) });
     }
     return undefined;
   }

@@ -25,7 +25,19 @@ export function resolveReferences(
   return tree;
 }
 
+/** `${NAME}` or a whole `$NAME`: the shell's way, which a YAML file does not follow (the variable is never read). */
+const SHELL_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|^\$([A-Z_][A-Z0-9_]*)$/;
+
 function resolveString(text: string, file: string, problems: ConfigProblem[], path: string[]): string {
+  const shell = SHELL_REFERENCE.exec(text);
+  if (shell !== null) {
+    const name = shell[1] ?? shell[2];
+    problems.push({
+      file,
+      path: path.join('.'),
+      message: `${shell[0]} is not read from the environment: write \${env:${name}} (or \${file:/path} for a mounted secret)`,
+    });
+  }
   return text.replace(REFERENCE, (_whole, kind: string, name: string) => {
     const value = kind === 'env' ? process.env[name] : readSecretFile(name);
     if (value === undefined) {
