@@ -5,6 +5,8 @@ import { parseMapping } from '../src/job/intake/mapping-file.js';
 import { featureRegistry } from '../common/nuxeo/schemas.js';
 import { ConfigError } from '../common/errors.js';
 import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
+import { renderReport } from '../src/job/report/table.js';
+import { renderHtml } from '../src/job/report/html.js';
 
 /** What goes wrong during intake, and what the run and the documents show for it. */
 
@@ -56,7 +58,9 @@ t.test(
     await env.sandbox.stop();
     const down = await env.run();
     t.equal(down.exitCode, 1);
-    t.match(down.warnings[0], /^run stopped: search failed \(ECONNREFUSED\)/);
+    t.match(down.failure, /^search failed \(ECONNREFUSED\)/);
+    t.match(renderReport(down), /\nerror: the run stopped: search failed \(ECONNREFUSED\)/);
+    t.match(renderHtml(down), /<li class="bad">error: the run stopped: search failed \(ECONNREFUSED\)/);
   },
 );
 

@@ -72,8 +72,21 @@ t.test('transient failures are retried with back-off, and logged', async (t) => 
   sandbox.faults.add({ method: 'GET', path: '/path/default-domain', status: 503, times: 2 });
   const doc = await client.getByPath('/default-domain');
   t.equal(doc.path, '/default-domain', 'succeeds on the third try');
-  t.equal(lines.filter((l) => l.message === 'repository request retried').length, 2, 'each retry is logged');
-  t.equal(lines[0].status, 503);
+  t.match(
+    lines.filter((l) => l.message === 'repository request retried'),
+    [{ tries: 3, outcome: 'answered', status: 503 }],
+    'one line for the request, with its tries',
+  );
+  t.equal(lines.filter((l) => l.message === 'repository request retried').length, 1);
+
+  sandbox.faults.add({ method: 'GET', path: '/path/default-domain/workspaces', status: 503, times: 10 });
+  await t.rejects(client.getByPath('/default-domain/workspaces'));
+  t.match(
+    lines.filter((l) => l.message === 'repository request retried').at(-1),
+    { tries: 4, outcome: 'gave up', status: 503 },
+    'one line when it gives up too (retries: 3)',
+  );
+  t.equal(lines.filter((l) => l.message === 'repository request retried').length, 2);
 });
 
 t.test('429 waits for Retry-After before trying again', async (t) => {

@@ -92,8 +92,9 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
     if (error instanceof ConfigError) report.problems.push(...error.problems.map(formatProblem));
     else if (error instanceof AuthenticationError) report.problems.push(error.message);
     else {
-      report.warnings.push(`run stopped: ${endedBy}`);
+      report.failure = endedBy;
       report.exitCode = EXIT.documentsFailed;
+      log.error('run stopped', { reason: endedBy });
     }
   }
   stop.removeEventListener('abort', onStop);

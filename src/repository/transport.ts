@@ -133,25 +133,39 @@ export class RepositoryTransport {
     await this.send(request, async ({ body }) => body.dump());
   }
 
-  /** `follow`: redirects are followed (downloads only; the API answers in place). */
+  /**
+   * `follow`: redirects are followed (downloads only; the API answers in place). A request tried
+   * again is logged once, when it ends, with how many tries it took: a repository down for a while
+   * is one line per request, not one per try.
+   */
   private async send<T>(request: RepositoryRequest, read: Read<T>, follow = false): Promise<T> {
+    let last: { code?: string; status?: number } = {};
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.queue.add(() => this.attempt(request, read, follow), { priority: request.pageWide ? 1 : 0 });
-      } catch (error) {
-        const delayMs = this.retryDelay(request, error, attempt);
-        if (delayMs === undefined) throw typedError(error, request.what);
-        const status = error instanceof StatusError ? error.status : undefined;
-        const code = error instanceof StatusError ? undefined : failureCode(error as Error);
-        this.log.warn('repository request retried', {
-          url: `${this.root}/${request.path}`,
-          retryCount: attempt,
-          code,
-          status,
+        const result = await this.queue.add(() => this.attempt(request, read, follow), {
+          priority: request.pageWide ? 1 : 0,
         });
+        if (attempt > 1) this.retried(request, attempt, last, 'answered');
+        return result;
+      } catch (error) {
+        last = error instanceof StatusError ? { status: error.status } : { code: failureCode(error as Error) };
+        const delayMs = this.retryDelay(request, error, attempt);
+        if (delayMs === undefined) {
+          if (attempt > 1) this.retried(request, attempt, last, 'gave up');
+          throw typedError(error, request.what);
+        }
+        this.log.debug('repository request failed, trying again', { url: this.urlOf(request), attempt, ...last });
         await sleep(delayMs);
       }
     }
+  }
+
+  private retried(request: RepositoryRequest, tries: number, last: object, outcome: string): void {
+    this.log.warn('repository request retried', { url: this.urlOf(request), tries, outcome, ...last });
+  }
+
+  private urlOf(request: RepositoryRequest): string {
+    return `${this.root}/${request.path}`;
   }
 
   private async attempt<T>(request: RepositoryRequest, read: Read<T>, follow: boolean): Promise<T> {

@@ -120,6 +120,7 @@ export function renderHtml(report: RunReport): string {
   }
   const unlisted = report.intake.unlisted + Object.values(report.tasks).reduce((sum, t) => sum + t.unlisted, 0);
   const notes = [
+    ...(report.failure === undefined ? [] : [html`<li class="bad">error: the run stopped: ${report.failure}</li>`]),
     ...report.problems.map((p) => html`<li class="bad">configuration problem: ${p}</li>`),
     ...report.warnings.map((w) => html`<li class="warn">warning: ${w}</li>`),
     ...(unlisted > 0

@@ -50,6 +50,8 @@ export interface RunReport {
     leftClaimed: ClaimedDocument[];
   };
   warnings: string[];
+  /** What stopped the run when it was neither a signal nor a configuration problem (the repository down, say). */
+  failure?: string;
   /** Configuration problems that stopped the run. */
   problems: string[];
   intake: Phase & {

@@ -33,6 +33,7 @@ export function renderReport(report: RunReport): string {
   const out: string[] = [];
   out.push(`connect2erp run ${report.runId}${report.dryRun ? ' (dry run: nothing was written)' : ''}`);
   if (report.mappingFile) out.push(`mapping file: ${report.mappingFile.path}`);
+  if (report.failure !== undefined) out.push(`error: the run stopped: ${report.failure}`);
   for (const problem of report.problems) out.push(`configuration problem: ${problem}`);
   for (const warning of report.warnings) out.push(`warning: ${warning}`);
   if (report.interrupted) {
