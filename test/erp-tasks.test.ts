@@ -330,7 +330,7 @@ t.test(
     t.match(text, /\/scan\.pdf\s+barcode\s+planned\s+PENDING_INPUT\s+erpBarcode:barcode\n/);
     t.match(
       renderHtml(dry),
-      /<h2>Documents the tasks would process \(1\)<\/h2>[\s\S]*approval\.pdf<\/a><\/td><td>PLANNED<\/td><td>ARCHIV_PROCESS_RFCINPUT DOCUMENT_ENTRY\.ARCHIV_ID=Z1/,
+      /<h2>Documents the tasks would process \(1\)<\/h2>[\s\S]*approval\.pdf<\/a><\/td><td><code>[0-9a-f-]+<\/code><\/td><td>PLANNED<\/td><td>ARCHIV_PROCESS_RFCINPUT DOCUMENT_ENTRY\.ARCHIV_ID=Z1/,
     );
 
     const real = await env.run();

@@ -34,9 +34,15 @@ t.test('totals per phase, task and status; failed and waiting documents with rea
     '/ERP/Barcode/&lt;script&gt;alert(1)&lt;-script</a>',
     'its name (as the repository cut it) is shown, escaped',
   );
+  t.match(failed, `<td><code>${bad}</code></td>`, 'its uid, which retry --doc takes');
+  t.match(failed, `<td>fix what the reason says, then: connect2erp retry --doc ${bad}</td>`, 'and what to do');
   const waitingRows = rows(html, 'Waiting documents');
   t.match(waitingRows, `/ui/#!/doc/${waiting}`);
   t.match(waitingRows, 'waiting for erpCreateALDocument:erpObjectId');
+  t.match(waitingRows, '<td>fill in the values in the document&#39;s ERP tab; the next run checks them</td>');
+  const took = rows(html, 'Time per phase');
+  for (const phase of ['intake', 'task barcode', 'task link', 'task workflow'])
+    t.match(took, new RegExp(`<tr><td>${phase}</td><td>\\d+\\.\\d s</td></tr>`), `${phase}: how long it took`);
   t.notMatch(html, `/ui/#!/doc/${done}`, 'a document that went through is only counted');
   t.notMatch(
     html,
@@ -142,12 +148,12 @@ t.test(
     );
     t.match(
       rows(html, 'Failed documents (1)'),
-      '<td>intake</td><td>/d/broken.pdf</td><td>error</td><td>no value for erpHttpContent:docId = $id</td>',
+      '<td>intake</td><td>/d/broken.pdf</td><td><code>e1</code></td><td>error</td><td>no value for erpHttpContent:docId = $id</td><td>fix what the reason says; the next run tries again</td>',
       'no link without the repository address',
     );
     t.match(
       rows(html, 'Waiting documents (1)'),
-      '<td>/d/waiting.pdf</td><td>PENDING_INPUT</td><td>waiting for erpCreateALDocument:erpObjectId</td>',
+      '<td>/d/waiting.pdf</td><td><code>p1</code></td><td>PENDING_INPUT</td><td>waiting for erpCreateALDocument:erpObjectId</td>',
     );
     t.notMatch(html, 'ready.pdf', 'a READY document needs nobody');
   },

@@ -11,6 +11,25 @@ interface Row {
   path: string;
   result: string;
   reason: string;
+  /** What someone does about it, if anything. */
+  next: string;
+}
+
+/** What to do about a listed document, by its result. */
+function nextStep(result: string, uid: string): string {
+  switch (result) {
+    case 'FAILED':
+      return `fix what the reason says, then: connect2erp retry --doc ${uid}`;
+    case 'error':
+      return 'fix what the reason says; the next run tries again';
+    case 'PENDING_INPUT':
+      return "fill in the values in the document's ERP tab; the next run checks them";
+    case 'PLANNED':
+      return 'run without --dry-run';
+    default:
+      // RETRY, RELEASED, IN_PROGRESS: a later run goes on by itself.
+      return 'nothing: a later run goes on with it';
+  }
 }
 
 /** Web UI's address of a document; the repository's base URL comes from storage.yaml. */
@@ -27,12 +46,27 @@ function table(headers: string[], rows: Array<Array<Html | string>>): Html {
 
 function documentSection(report: RunReport, title: string, rows: Row[]): Html {
   if (rows.length === 0) return html``;
-  const shown = rows.slice(0, MAX_ROWS).map((r) => [r.phase, documentLink(report, r), r.result, r.reason]);
+  const shown = rows
+    .slice(0, MAX_ROWS)
+    .map((r) => [r.phase, documentLink(report, r), html`<code>${r.uid}</code>`, r.result, r.reason, r.next]);
   const more =
     rows.length > MAX_ROWS
       ? html`<p>… and ${rows.length - MAX_ROWS} more: see the JSON report (--report).</p>`
       : html``;
-  return html`<h2>${title} (${rows.length})</h2>\n${table(['phase', 'document', 'result', 'reason'], shown)}\n${more}`;
+  const headers = ['phase', 'document', 'uid', 'result', 'reason', 'next step'];
+  return html`<h2>${title} (${rows.length})</h2>\n${table(headers, shown)}\n${more}`;
+}
+
+/** How long each phase took (a phase that did not run took none). */
+function durations(report: RunReport): Html {
+  const phases: Array<[string, { durationMs: number }]> = [
+    ['intake', report.intake],
+    ...Object.entries(report.tasks).map(([name, task]): [string, { durationMs: number }] => [`task ${name}`, task]),
+  ];
+  return table(
+    ['phase', 'took'],
+    phases.map(([name, phase]) => [name, `${(phase.durationMs / 1000).toFixed(1)} s`]),
+  );
 }
 
 function totals(report: RunReport): Html {
@@ -65,7 +99,14 @@ function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldPro
   const wouldProcess: Row[] = [];
   for (const d of report.intake.documents) {
     if (d.result === 'error')
-      failed.push({ phase: 'intake', uid: d.uid, path: d.path, result: 'error', reason: String(d.error) });
+      failed.push({
+        phase: 'intake',
+        uid: d.uid,
+        path: d.path,
+        result: 'error',
+        reason: String(d.error),
+        next: nextStep('error', d.uid),
+      });
     else if (d.status === 'PENDING_INPUT')
       waiting.push({
         phase: 'intake',
@@ -73,11 +114,19 @@ function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldPro
         path: d.path,
         result: 'PENDING_INPUT',
         reason: `waiting for ${d.missing.join(', ')}`,
+        next: nextStep('PENDING_INPUT', d.uid),
       });
   }
   for (const [name, task] of Object.entries(report.tasks)) {
     for (const d of task.documents) {
-      const row = { phase: `task ${name}`, uid: d.uid, path: d.path, result: d.result, reason: d.message ?? '' };
+      const row = {
+        phase: `task ${name}`,
+        uid: d.uid,
+        path: d.path,
+        result: d.result,
+        reason: d.message ?? '',
+        next: nextStep(d.result, d.uid),
+      };
       if (d.result === 'FAILED') failed.push(row);
       else if (d.result === 'PENDING_INPUT' || d.result === 'RETRY' || d.result === 'RELEASED') waiting.push(row);
       else if (d.result === 'PLANNED') wouldProcess.push({ ...row, reason: taskDetail(d) });
@@ -90,6 +139,7 @@ function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldPro
       path: d.path,
       result: 'IN_PROGRESS',
       reason: 'still in flight when the run ended; a later run takes it over once its claim expires',
+      next: nextStep('IN_PROGRESS', d.uid),
     });
   }
   return { failed, waiting, wouldProcess };
@@ -148,6 +198,8 @@ export function renderHtml(report: RunReport): string {
 ${notes.length > 0 ? html`<ul>${notes}</ul>` : html``}
 <h2>Totals</h2>
 ${totals(report)}
+<h2>Time per phase</h2>
+${durations(report)}
 ${documentSection(report, 'Failed documents', failed)}
 ${documentSection(report, 'Waiting documents', waiting)}
 ${documentSection(report, 'Documents the tasks would process', wouldProcess)}
