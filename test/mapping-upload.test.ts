@@ -93,22 +93,31 @@ t.test('an invalid file is not uploaded; an admin folder others can read, or a s
   t.match(refused.stderr, `${bad}: mapping.0.properties.erpBarcode:docTyp: must be a string or a $ reference`);
   t.equal(sandbox.store.getByPath(MAPPING_PATH), undefined, 'nothing uploaded');
 
-  // Another document labelled meanwhile, and the admin folder left open to members.
+  // Mapping files uploaded through Web UI, under names of their own, and the admin folder left open to members.
   const admin = sandbox.store.getByPath('/default-domain/workspaces/admin') as StoredDoc;
-  const copy = sandbox.store.create(
-    sandbox.actor(),
-    admin,
-    { type: 'File', name: 'copy', properties: {} },
-    () => undefined,
-  );
-  sandbox.index.sync(() => sandbox.store.addFacet(sandbox.actor(), copy, 'fct_erp_config_file_connect2erp'));
-  const warned = await cli(['mapping', 'upload', SHIPPED, '--config', config]);
-  t.equal(warned.code, 2);
-  t.match(warned.stdout, '(created)', 'uploaded all the same');
-  t.match(warned.stderr, `warning: ${MAPPING_PATH} can be read by members; only administrators should`);
+  const labelled = (name: string): StoredDoc => {
+    const doc = sandbox.store.create(sandbox.actor(), admin, { type: 'File', name, properties: {} }, () => undefined);
+    return sandbox.index.sync(() => sandbox.store.addFacet(sandbox.actor(), doc, 'fct_erp_config_file_connect2erp'));
+  };
+  labelled('mine.json');
+  const replaced = await cli(['mapping', 'upload', SHIPPED, '--config', config]);
+  t.equal(replaced.code, 2);
   t.match(
-    warned.stderr,
-    'warning: other documents under adminPath carry fct_erp_config_file_connect2erp: /default-domain/workspaces/admin/copy',
+    replaced.stdout,
+    `to /default-domain/workspaces/admin/mine.json (replaced)`,
+    'the file a run reads, whatever its name',
+  );
+  t.match(
+    replaced.stderr,
+    'warning: /default-domain/workspaces/admin/mine.json can be read by members; only administrators should',
+  );
+  t.equal(sandbox.store.getByPath(MAPPING_PATH), undefined, 'no second file');
+  labelled('other.json');
+  const two = await cli(['mapping', 'upload', SHIPPED, '--config', config]);
+  t.equal(two.code, 2);
+  t.match(
+    two.stderr,
+    /warning: other documents under adminPath carry fct_erp_config_file_connect2erp: \/default-domain\/workspaces\/admin\/(mine|other)\.json; a run stops/,
   );
 });
 

@@ -80,7 +80,7 @@ t.test('retry puts FAILED documents back, one or all, and the next run sends the
   t.equal(refused.code, 1);
   t.match(refused.stderr, /flow\.pdf \([0-9a-f-]+\) is DONE, not FAILED/);
   const unknown = await cli(env, ['retry', '--doc', 'no-such-uid']);
-  t.equal(unknown.code, 1);
+  t.equal(unknown.code, 2, 'a usage error');
   t.match(unknown.stderr, 'no document has the uid no-such-uid');
   t.match(
     (await cli(env, ['retry', '--task', 'workflow', '--doc', wrong])).stderr,
@@ -138,6 +138,7 @@ t.test('template prints a built-in call as YAML', async (t) => {
   const printed = await run(['template', 'Link', 'REST']);
   t.equal(printed.code, 0, 'in any case');
   t.match(printed.stdout, /^rest:\n {2}service: \/sap\/opu\/odata\/sap\/API_CV_ATTACHMENT_SRV\n/);
+  t.equal((await run(['template', 'link', 'constructor'])).code, 2, 'nothing but RFC or Rest');
   const wrong = await run(['template', 'link', 'SOAP']);
   t.equal(wrong.code, 2);
   t.match(wrong.stderr, 'usage: connect2erp template link|barcode|workflow|workflow-to-agent RFC|Rest');

@@ -64,9 +64,10 @@ t.test(
       message: 'HTTP 503',
     }));
     report.intake.state = 'finished';
+    recordTask(report, { uid: 'e1', path: '/d/e1.pdf', task: 'barcode', result: 'ERROR', message: 'HTTP 500' });
     for (const record of records) recordTask(report, record);
     report.tasks.link.state = 'stopped';
-    taskSummary(report, 'barcode').state = 'finished';
+    report.tasks.barcode.state = 'finished';
     taskSummary(report, 'workflow');
     report.interrupted = {
       reason: 'SIGTERM',
@@ -84,7 +85,16 @@ t.test(
     t.match(html, '… and 1 more: see the JSON report (--report).');
     t.match(html, 'the lists below come from the first 1000 documents of each phase; 5 more are counted in the totals');
     t.match(html, '<tr><td>task link</td><td>RETRY</td><td>1005</td></tr>');
-    t.match(html, '<tr><td>task barcode</td><td>nothing to do</td><td>0</td></tr>');
+    t.match(
+      rows(html, 'Failed documents'),
+      '<td><code>e1</code></td><td>ERROR</td><td>HTTP 500</td><td>fix what the reason says; the next run tries again</td>',
+      'a task error is listed with the failures',
+    );
+    t.match(
+      rows(html, 'Time per phase'),
+      '<tr><td>task workflow</td><td>not run</td></tr>',
+      'a phase that did not run',
+    );
     t.match(
       html,
       '<tr><td>task link</td><td>stopped early (SIGTERM; the grace period ran out); the rest of its backlog waits for the next run</td><td></td></tr>',

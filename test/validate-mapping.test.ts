@@ -67,6 +67,9 @@ t.test('a JSON syntax error is located by line and column; a file that cannot be
   t.match(syntax.stderr, `${broken}: not valid JSON at line 3, column 14: colon expected`);
   const bom = await cli(['validate', '--config', CONFIG, '--mapping', file('bom.json', `\uFEFF${MAPPING}`)]);
   t.equal(bom.code, 0, 'a byte order mark is not an error');
+  const bomBroken = file('bom-broken.json', `\uFEFF{\n  "mapping": [\n    { "path" "/x" }\n  ]\n}\n`);
+  const located = await cli(['validate', '--config', CONFIG, '--mapping', bomBroken]);
+  t.match(located.stderr, 'not valid JSON at line 3, column 14: colon expected', 'located after a byte order mark too');
   const missing = await cli(['validate', '--config', CONFIG, '--mapping', join(dir, 'nowhere.json')]);
   t.equal(missing.code, 2);
   t.match(missing.stderr, /nowhere\.json: cannot read the file \(ENOENT/);

@@ -38,18 +38,15 @@ async function mappingCommand(
   process.stdout.write(
     `uploaded ${file} to ${uploaded.path} (${uploaded.created ? 'created' : 'replaced'}), ${uploaded.folders} folder(s) mapped, labelled ${CONFIG_FACET}\n`,
   );
-  const warnings = [
-    ...(uploaded.readableBy.length > 0
-      ? [
-          `${uploaded.path} can be read by ${uploaded.readableBy.join(', ')}; only administrators should (spec §5.2): block inheritance on adminPath, and list the job's own account in administrators (storage.yaml)`,
-        ]
-      : []),
-    ...(uploaded.others.length > 0
-      ? [
-          `other documents under adminPath carry ${CONFIG_FACET}: ${uploaded.others.join(', ')}; a run stops until one is left`,
-        ]
-      : []),
-  ];
+  const warnings: string[] = [];
+  if (uploaded.readableBy.length > 0)
+    warnings.push(
+      `${uploaded.path} can be read by ${uploaded.readableBy.join(', ')}; only administrators should (spec §5.2): block inheritance on adminPath, and list the job's own account in administrators (storage.yaml)`,
+    );
+  if (uploaded.others.length > 0)
+    warnings.push(
+      `other documents under adminPath carry ${CONFIG_FACET}: ${uploaded.others.join(', ')}; a run stops until one is left`,
+    );
   for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
   return warnings.length > 0 ? EXIT.configuration : EXIT.ok;
 }

@@ -11,7 +11,8 @@ const TRANSPORTS = { rfc: 'RFC', rest: 'Rest' } as const;
  */
 function templateCommand(nameGiven: string | undefined, transportGiven: string | undefined): number {
   const name = nameGiven?.toLowerCase();
-  const transport = TRANSPORTS[transportGiven?.toLowerCase() as keyof typeof TRANSPORTS] as 'RFC' | 'Rest' | undefined;
+  const key = String(transportGiven).toLowerCase();
+  const transport = Object.hasOwn(TRANSPORTS, key) ? TRANSPORTS[key as keyof typeof TRANSPORTS] : undefined;
   if (!isTemplate(name) || transport === undefined) {
     process.stderr.write(`usage: connect2erp template ${TEMPLATE_NAMES.join('|')} RFC|Rest\n`);
     return EXIT.configuration;

@@ -2,10 +2,9 @@ import { existsSync } from 'node:fs';
 import { crontabLocation, loadCrontab } from '../config/crontab.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
-import { featureRegistry, type SchemaRegistry } from '../../common/nuxeo/schemas.js';
+import { featureRegistry } from '../../common/nuxeo/schemas.js';
 import { EXIT } from '../exit-codes.js';
 import { parseMapping } from '../job/intake/mapping-file.js';
-import type { MappingFile } from '../job/intake/mapping-schema.js';
 import { callFor } from '../job/tasks/templates.js';
 import { readLocalMapping } from '../operator/mapping.js';
 import { CRONTAB, LOCATION, location, type Command } from './command.js';
@@ -22,14 +21,9 @@ function validateCommand(
 ): number {
   const config = loadConfig(location, { contentServer: true });
   const registry = featureRegistry();
+  const systems = config.erp.systems.map((s) => s.name);
   const mapping =
-    mappingFile === undefined
-      ? undefined
-      : readMapping(
-          mappingFile,
-          registry,
-          config.erp.systems.map((s) => s.name),
-        );
+    mappingFile === undefined ? undefined : parseMapping(readLocalMapping(mappingFile), mappingFile, registry, systems);
   const crontab = crontabLocation(location.configDir, crontabOption);
   // A deployment without the scheduled container may have no crontab; one that is named must exist.
   const schedules =
@@ -54,11 +48,6 @@ function validateCommand(
     }
   }
   return EXIT.ok;
-}
-
-/** A local mapping file, checked as a run checks the one in the repository (the same messages). */
-function readMapping(file: string, registry: SchemaRegistry, systems: string[]): MappingFile {
-  return parseMapping(readLocalMapping(file), file, registry, systems);
 }
 
 export const command: Command = {

@@ -52,11 +52,11 @@ function distance(a: string, b: string): number {
   return row[y.length];
 }
 
-/** The known key a misspelt one is closest to, when it is close: a third of its letters at most. */
+/** The known key a misspelt one is closest to, when it is close: a third of its letters at most, one at least. */
 function closest(key: string, known: string[]): string | undefined {
   const ranked = known.map((k) => ({ k, d: distance(key, k) })).sort((a, b) => a.d - b.d);
   const best = ranked[0];
-  return best !== undefined && best.d <= Math.max(2, Math.floor(key.length / 3)) ? best.k : undefined;
+  return best !== undefined && best.d <= Math.max(1, Math.floor(key.length / 3)) ? best.k : undefined;
 }
 
 function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
@@ -77,7 +77,8 @@ export function hintedMessage(issue: z.core.$ZodIssue, schema: z.ZodType, data: 
   if (issue.code !== 'invalid_type') return issue.message;
   const value = valueAt(data, issue.path);
   if (issue.expected === 'string' && (typeof value === 'number' || typeof value === 'boolean'))
-    return `${issue.message} (YAML read ${String(value)} as a ${typeof value}: quote it, '${String(value)}')`;
+    // The value is not repeated: it may be a password, and YAML has already changed it (001 reads as 1).
+    return `${issue.message} (YAML read the value as a ${typeof value}: quote it)`;
   const key = String(issue.path[issue.path.length - 1]);
   if (issue.expected !== 'number' || !key.endsWith('Ms') || typeof value !== 'string') return issue.message;
   const millis = ms(value as ms.StringValue) as number | undefined;

@@ -25,19 +25,22 @@ export function resolveReferences(
   return tree;
 }
 
-/** `${NAME}` or a whole `$NAME`: the shell's way, which a YAML file does not follow (the variable is never read). */
-const SHELL_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|^\$([A-Z_][A-Z0-9_]*)$/;
+/**
+ * `${NAME}` or a whole `$NAME` naming a variable the environment has: the shell's way, which a YAML
+ * file does not follow, so the variable would never be read. Only such a name is said back, never
+ * the value, which may be a literal password that merely looks like one.
+ */
+const SHELL_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|^\$([A-Za-z_][A-Za-z0-9_]*)$/;
 
 function resolveString(text: string, file: string, problems: ConfigProblem[], path: string[]): string {
   const shell = SHELL_REFERENCE.exec(text);
-  if (shell !== null) {
-    const name = shell[1] ?? shell[2];
+  const name = shell?.[1] ?? shell?.[2];
+  if (name !== undefined && process.env[name] !== undefined)
     problems.push({
       file,
       path: path.join('.'),
-      message: `${shell[0]} is not read from the environment: write \${env:${name}} (or \${file:/path} for a mounted secret)`,
+      message: `refers to the environment variable ${name} the shell's way, which is not read: write \${env:${name}}`,
     });
-  }
   return text.replace(REFERENCE, (_whole, kind: string, name: string) => {
     const value = kind === 'env' ? process.env[name] : readSecretFile(name);
     if (value === undefined) {

@@ -34,10 +34,11 @@ export interface Uploaded {
 }
 
 /**
- * `mapping upload`: the file is checked as a run checks it, then put where a run finds it — the
- * document `<adminPath>/Connect to ERP Feature Configuration` (spec §4.1), created when missing,
- * its content replaced — and labelled. Found by its path, not by a search: the search index may
- * not show a document created a moment ago, and a second upload must not make a second file.
+ * `mapping upload`: the file is checked as a run checks it, then put where a run finds it: into
+ * the document already labelled as the mapping file, whatever its name (one uploaded through Web
+ * UI), else `<adminPath>/Connect to ERP Feature Configuration` (spec §4.1), found by its path too,
+ * for the search index may not show one created a moment ago; created when there is none. Its
+ * content is replaced, and it is labelled.
  */
 export async function uploadMapping(
   client: RepositoryClient,
@@ -61,18 +62,21 @@ export async function uploadMapping(
         message: `${adminPath} is not in the repository: create it, inheritance blocked (docs/nuxeo-setup.md)`,
       },
     ]);
-  const path = `${adminPath}/${CONFIG_TITLE}`;
-  const existing = await unlessMissing(client.getByPath(path));
+  const labelled = await findMappingDocuments(client, adminPath);
+  const existing = labelled[0] ?? (await unlessMissing(client.getByPath(`${adminPath}/${CONFIG_TITLE}`)));
   const document = existing ?? (await client.createNamed(folder.uid, { type: 'File', name: CONFIG_TITLE }));
   const content = await client.upload(Readable.from([Buffer.from(text)]), {
     name: basename(file),
     mimeType: 'application/json',
   });
-  await client.setProperties(document.uid, { 'dc:title': CONFIG_TITLE, 'file:content': content });
-  if (!document.facets.includes(CONFIG_FACET)) await client.addFacetAt(path, CONFIG_FACET);
-  const others = (await findMappingDocuments(client, adminPath)).filter((d) => d.uid !== document.uid);
+  await client.setProperties(document.uid, {
+    'file:content': content,
+    ...(existing ? {} : { 'dc:title': CONFIG_TITLE }),
+  });
+  if (!document.facets.includes(CONFIG_FACET)) await client.addFacetAt(document.path, CONFIG_FACET);
+  const others = labelled.filter((d) => d.uid !== document.uid);
   return {
-    path,
+    path: document.path,
     created: existing === undefined,
     folders: mapping.mapping.length,
     readableBy: readers(await client.getAcl(document.uid), administrators),

@@ -1,5 +1,5 @@
 import type { TaskConfig } from '../config/task-schema.js';
-import { ConflictError, PermanentError } from '../../common/errors.js';
+import { ConfigError, ConflictError, PermanentError } from '../../common/errors.js';
 import type { Logger } from '../log.js';
 import { unlessMissing, type RepositoryReader } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
@@ -55,9 +55,9 @@ async function oneFailed(options: RetryOptions, client: RepositoryReader): Promi
   const uid = options.uid as string;
   const doc = await unlessMissing(client.getById(uid));
   if (doc === undefined)
-    throw new PermanentError(`no document has the uid ${uid} (the uid is what status and the reports list)`, {
-      target: uid,
-    });
+    throw new ConfigError([
+      { file: 'command line', path: 'doc', message: `no document has the uid ${uid} (the reports list each one's)` },
+    ]);
   const status = statusOf(doc.properties);
   if (status !== 'FAILED')
     throw new PermanentError(

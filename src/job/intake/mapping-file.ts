@@ -84,13 +84,8 @@ export function readMappingEntries(
   registry: SchemaRegistry,
   systems: string[],
 ): MappingEntries {
-  let json: unknown;
-  try {
-    // A byte order mark, as some editors on Windows save JSON, is not part of the text.
-    json = JSON.parse(text.replace(/^\uFEFF/, ''));
-  } catch {
-    throw new ConfigError([{ file, path: '', message: jsonSyntaxMessage(text) }]);
-  }
+  // A byte order mark, as some editors on Windows save JSON, is not part of the text.
+  const json = parseJson(text.replace(/^\uFEFF/, ''), file);
   const schema = mappingSchema(registry, systems);
   const result = schema.safeParse(json);
   if (result.success) return { mapping: result.data, problems: [] };
@@ -103,8 +98,16 @@ export function readMappingEntries(
   const entries = (json as { mapping?: unknown }).mapping;
   if (refused.has(undefined) || !Array.isArray(entries) || refused.size === entries.length)
     throw new ConfigError(problems);
-  // The entries left pass on their own: each was checked alone, and a path mapped twice refuses the later entry only.
+  // The entries left pass again: their problems were their own, and a path mapped twice refuses the later entry only.
   return { mapping: schema.parse({ mapping: entries.filter((_, i) => !refused.has(i)) }), problems };
+}
+
+function parseJson(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ConfigError([{ file, path: '', message: jsonSyntaxMessage(text) }]);
+  }
 }
 
 /** The index of the entry an issue is about, or undefined when it is about the file as a whole. */

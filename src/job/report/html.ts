@@ -1,6 +1,6 @@
 import { EXIT, EXIT_MEANING } from '../../exit-codes.js';
 import { html, type Html } from './markup.js';
-import { LISTED_MAX, phaseNote, taskDetail, type RunReport } from './report.js';
+import { LISTED_MAX, phaseNote, taskDetail, type Phase, type RunReport } from './report.js';
 
 /** Rows listed per section; the JSON report has them all. */
 export const MAX_ROWS = 1000;
@@ -21,6 +21,7 @@ function nextStep(result: string, uid: string): string {
     case 'FAILED':
       return `fix what the reason says, then: connect2erp retry --doc ${uid}`;
     case 'error':
+    case 'ERROR':
       return 'fix what the reason says; the next run tries again';
     case 'PENDING_INPUT':
       return "fill in the values in the document's ERP tab; the next run checks them";
@@ -57,15 +58,20 @@ function documentSection(report: RunReport, title: string, rows: Row[]): Html {
   return html`<h2>${title} (${rows.length})</h2>\n${table(headers, shown)}\n${more}`;
 }
 
-/** How long each phase took (a phase that did not run took none). */
+/** How long each phase that ran took; one that did not run says so. */
 function durations(report: RunReport): Html {
-  const phases: Array<[string, { durationMs: number }]> = [
+  const phases: Array<[string, Phase]> = [
     ['intake', report.intake],
-    ...Object.entries(report.tasks).map(([name, task]): [string, { durationMs: number }] => [`task ${name}`, task]),
+    ...Object.entries(report.tasks).map(([name, task]): [string, Phase] => [`task ${name}`, task]),
   ];
   return table(
     ['phase', 'took'],
-    phases.map(([name, phase]) => [name, `${(phase.durationMs / 1000).toFixed(1)} s`]),
+    phases.map(([name, phase]) => [
+      name,
+      phase.state === 'finished' || phase.state === 'stopped'
+        ? `${(phase.durationMs / 1000).toFixed(1)} s`
+        : phase.state,
+    ]),
   );
 }
 
@@ -127,7 +133,7 @@ function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldPro
         reason: d.message ?? '',
         next: nextStep(d.result, d.uid),
       };
-      if (d.result === 'FAILED') failed.push(row);
+      if (d.result === 'FAILED' || d.result === 'ERROR') failed.push(row);
       else if (d.result === 'PENDING_INPUT' || d.result === 'RETRY' || d.result === 'RELEASED') waiting.push(row);
       else if (d.result === 'PLANNED') wouldProcess.push({ ...row, reason: taskDetail(d) });
     }
