@@ -1,6 +1,6 @@
 import type { UseCase } from '../../src/config/task-schema.js';
 import { STATUS } from '../../src/status/facet.js';
-import { missingValues, ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../src/status/readiness.js';
+import { isSet, missingValues, ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../src/status/readiness.js';
 
 /**
  * What the ERP tab shows and lets a user change, worked out from a document alone: no element, no
@@ -78,7 +78,7 @@ export function missingKeys(facets: readonly string[], properties: Properties): 
 }
 
 /** No value: what the job's readiness rules read as missing. */
-export const isEmpty = (value: unknown): boolean => value === undefined || value === null || value === '';
+export const isEmpty = (value: unknown): boolean => !isSet(value);
 
 /**
  * The properties a save sends: those the user changed, as Web UI's own edit form does; a value

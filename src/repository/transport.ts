@@ -154,17 +154,17 @@ export class RepositoryTransport {
           if (attempt > 1) this.retried(request, attempt, last, 'gave up');
           throw typedError(error, request.what);
         }
-        this.log.debug('repository request failed, trying again', { url: this.urlOf(request), attempt, ...last });
+        this.log.debug('repository request failed, trying again', { url: this.pathOf(request), attempt, ...last });
         await sleep(delayMs);
       }
     }
   }
 
   private retried(request: RepositoryRequest, tries: number, last: object, outcome: string): void {
-    this.log.warn('repository request retried', { url: this.urlOf(request), tries, outcome, ...last });
+    this.log.warn('repository request retried', { url: this.pathOf(request), tries, outcome, ...last });
   }
 
-  private urlOf(request: RepositoryRequest): string {
+  private pathOf(request: RepositoryRequest): string {
     return `${this.root}/${request.path}`;
   }
 
@@ -180,7 +180,7 @@ export class RepositoryTransport {
       headers['content-type'] = 'application/json';
     }
     return this.exchange(
-      { origin: this.origin, path: `${this.root}/${request.path}${query}` },
+      { origin: this.origin, path: `${this.pathOf(request)}${query}` },
       request,
       { headers, body },
       read,

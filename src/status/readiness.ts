@@ -8,7 +8,8 @@ export const USE_CASE_FACETS: Record<UseCase, string> = {
 
 export const ORG_OBJECT_TYPES = ['US', 'C', 'O', 'P', 'S', 'A'];
 
-const isSet = (value: unknown): boolean => value !== undefined && value !== null && value !== '';
+/** A value the readiness rules count as given. */
+export const isSet = (value: unknown): boolean => value !== undefined && value !== null && value !== '';
 
 const BASE = ['erpHttpContent:archiveId', 'erpHttpContent:docId'];
 const LINK = [

@@ -23,12 +23,20 @@ export async function packageJar(): Promise<JSZip> {
   return JSZip.loadAsync(await jar.async('nodebuffer'));
 }
 
+let built: Promise<string> | undefined;
+
 /**
  * A folder as nxserver/nuxeo.war/ui stands once the package is installed: the Web UI stand-in
  * (test/browser/host), the labels of Nuxeo's elements merged with the package's as its deployment
- * fragment merges them, and the addon module taken out of the package's own JAR.
+ * fragment merges them, and the addon module taken out of the package's own JAR. Built once per
+ * test file: the servers only read it.
  */
-export async function webUiFolder(): Promise<string> {
+export function webUiFolder(): Promise<string> {
+  built ??= buildWebUiFolder();
+  return built;
+}
+
+async function buildWebUiFolder(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'c2e-web-ui-'));
   await build({
     entryPoints: [join(HOST, 'host.ts')],
