@@ -5,6 +5,7 @@ import type { StopSignals } from './signals.js';
 import type { Command, CommandContext, OptionSpec } from './commands/command.js';
 import { command as retry } from './commands/retry.js';
 import { command as certs } from './commands/certs.js';
+import { command as doctor } from './commands/doctor.js';
 import { command as mapping } from './commands/mapping.js';
 import { command as run } from './commands/run.js';
 import { command as schedule } from './commands/schedule.js';
@@ -20,6 +21,7 @@ const HELP: Record<string, OptionSpec> = { help: { type: 'boolean', short: 'h', 
 /** The commands, in the order the usage lists them; each is a file of its own in commands/. */
 const COMMANDS: Record<string, Command> = {
   validate,
+  doctor,
   run,
   schedule,
   status,

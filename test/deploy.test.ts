@@ -2,7 +2,7 @@ import t from 'tap';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { Cron } from 'croner';
 import { sandboxEnv } from './helpers/env.js';
@@ -12,6 +12,10 @@ import { parseDuration } from '../src/config/duration.js';
 import { configLocation } from '../src/config/location.js';
 import { loadConfig } from '../src/config/load.js';
 import { DEFAULT_GRACE_MS } from '../src/job/run.js';
+
+const KUBERNETES = join(PROJECT, 'deploy', 'kubernetes');
+const yamlDocuments = (...path: string[]): Array<Record<string, any>> =>
+  parseAllDocuments(readFileSync(join(KUBERNETES, ...path), 'utf8')).map((d) => d.toJS() as Record<string, any>);
 
 /** The Dockerfile and the Kubernetes manifests, read and checked against the project; the image's build steps run for real. */
 t.setTimeout(480_000);
@@ -228,16 +232,14 @@ t.test(
       "nothing in the image's own folder was created or changed: a read-only root file system is fine",
     );
 
-    // The configuration folder as the README's `kubectl create configmap` line builds it, mounted over /app/config.
-    const line =
-      readFileSync(join(PROJECT, 'README.md'), 'utf8')
-        .split('\n')
-        .find((l) => l.startsWith('kubectl create configmap connect2erp-config ')) ?? '';
-    const files = [...line.matchAll(/--from-file=([^=\s]+)=\S+/g)].map((m) => m[1]);
+    // The configuration folder as the overlay's ConfigMap generator builds it, mounted over /app/config.
+    const [overlay] = yamlDocuments('overlays', 'production', 'kustomization.yaml');
+    const generated = overlay.configMapGenerator.find((g: any) => g.name === 'connect2erp-config').files as string[];
+    const files = generated.map((file) => basename(file));
     t.same(
-      files.sort(),
+      [...files].sort(),
       ['contentServer.yaml', 'erpHttp.yaml', 'storage.yaml'],
-      'the README puts the three files into the configuration ConfigMap',
+      'the overlay puts the three files into the configuration ConfigMap',
     );
     rmSync(join(app, 'config'), { recursive: true });
     mkdirSync(join(app, 'config'));
@@ -262,16 +264,14 @@ t.test(
   },
 );
 
-const manifests = parseAllDocuments(readFileSync(join(PROJECT, 'deploy', 'kubernetes', 'cronjobs.yaml'), 'utf8')).map(
-  (d) => d.toJS() as Record<string, any>,
-);
+const manifests = yamlDocuments('base', 'cronjobs.yaml');
+const VERSION = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version as string;
 const project = loadConfig(configLocation({ config: join(PROJECT, 'config') }));
 const crontab = loadCrontab(join(PROJECT, 'crontab'), project.tasks, 'jobs');
 
 t.test(
   'Kubernetes: one CronJob per task, on its crontab line with its arguments, bounded in time and resources',
   async (t) => {
-    const version = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version as string;
     t.same(
       manifests.map((m) => m.metadata.name).sort(),
       project.tasks
@@ -290,7 +290,18 @@ t.test(
       t.equal(cronJob.apiVersion, 'batch/v1', name);
       t.equal(cronJob.kind, 'CronJob');
       t.equal(spec.schedule, line?.schedule, `${name}: the schedule of its crontab line`);
-      t.same(container.args, line?.args, `${name}: the arguments of its crontab line`);
+      t.same(
+        container.args,
+        [
+          ...(line?.args ?? []),
+          '--report',
+          `/reports/${line?.task}.json`,
+          '--report-html',
+          `/reports/${line?.task}.html`,
+        ],
+        `${name}: the arguments of its crontab line, and its last report on the reports volume`,
+      );
+      t.equal(spec.timeZone, 'Etc/UTC', `${name}: a time zone the overlay replaces`);
       t.equal(spec.concurrencyPolicy, 'Forbid', `${name}: never overlaps itself`);
       t.equal(job.backoffLimit, 0, `${name}: failed documents wait for the next run's back-off, the pod is not re-run`);
       t.equal(pod.restartPolicy, 'Never');
@@ -306,7 +317,7 @@ t.test(
         pod.terminationGracePeriodSeconds * 1000 > DEFAULT_GRACE_MS,
         `${name}: Kubernetes waits longer than the grace period before SIGKILL`,
       );
-      t.equal(container.image, `connect2erp:${version}`, `${name}: the image of this version`);
+      t.equal(container.image, 'connect2erp', `${name}: the image the kustomization names`);
       t.ok(
         container.resources.requests.cpu && container.resources.requests.memory && container.resources.limits.memory,
         `${name}: resource requests and a memory limit`,
@@ -321,7 +332,9 @@ t.test(
       const mounts = Object.fromEntries(container.volumeMounts.map((m: any) => [m.mountPath, volumes[m.name]]));
       t.equal(mounts['/app/config']?.configMap?.name, 'connect2erp-config', `${name}: configuration from a ConfigMap`);
       t.equal(mounts['/app/jobs']?.configMap?.name, 'connect2erp-jobs', `${name}: jobs from a ConfigMap`);
-      t.ok(mounts['/tmp']?.emptyDir, `${name}: a writable /tmp for reports`);
+      t.ok(mounts['/tmp']?.emptyDir, `${name}: a writable /tmp`);
+      t.equal(mounts['/reports']?.persistentVolumeClaim?.claimName, 'connect2erp-reports', `${name}: reports kept`);
+      t.equal(pod.securityContext.fsGroup, pod.securityContext.runAsUser, `${name}: the volume writable by the user`);
       t.same(
         container.envFrom,
         [{ secretRef: { name: 'connect2erp-secrets' } }],
@@ -332,17 +345,14 @@ t.test(
 );
 
 t.test('Kubernetes: the content server, probed, drained and on the port its configuration listens on', async (t) => {
-  const documents = parseAllDocuments(
-    readFileSync(join(PROJECT, 'deploy', 'kubernetes', 'content-server.yaml'), 'utf8'),
-  ).map((d) => d.toJS() as Record<string, any>);
-  const [deployment, service, ingress] = documents;
+  const [deployment, service, ingress] = yamlDocuments('base', 'content-server.yaml');
   const server = loadConfig(configLocation({ config: join(PROJECT, 'config') }), {
     contentServer: true,
   }).contentServer!;
   const pod = deployment.spec.template.spec;
   const [container] = pod.containers;
   t.same(container.args, ['serve']);
-  t.equal(container.image, `connect2erp:${JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version}`);
+  t.equal(container.image, 'connect2erp');
   t.equal(container.ports[0].containerPort, server.listen.port, 'the port of contentServer.yaml');
   t.equal(container.readinessProbe.httpGet.path, '/readyz');
   t.equal(container.livenessProbe.httpGet.path, '/healthz');
@@ -354,7 +364,6 @@ t.test('Kubernetes: the content server, probed, drained and on the port its conf
   t.equal(pod.volumes.find((v: any) => v.name === 'config').configMap.name, 'connect2erp-config');
   t.same(service.spec.selector, deployment.spec.selector.matchLabels, 'the Service reaches the pods');
   t.equal(ingress.spec.rules[0].http.paths[0].path, server.pathPrefix, "the Ingress routes the server's path");
-  t.match(readFileSync(join(PROJECT, 'README.md'), 'utf8'), '--from-file=contentServer.yaml=');
 });
 
 t.test('Kubernetes: the Secret the manifests name carries every variable the configuration refers to', async (t) => {
@@ -363,11 +372,71 @@ t.test('Kubernetes: the Secret the manifests name carries every variable the con
     for (const match of readFileSync(join(PROJECT, 'config', file), 'utf8').matchAll(/\$\{env:([A-Z_]+)\}/g))
       references.add(match[1]);
   }
-  const header = readFileSync(join(PROJECT, 'deploy', 'kubernetes', 'cronjobs.yaml'), 'utf8');
+  const header = readFileSync(join(KUBERNETES, 'base', 'cronjobs.yaml'), 'utf8');
   const secretLine =
-    header.split('\n').find((l) => l.includes('kubectl create secret generic connect2erp-secrets')) ?? '';
+    header.split('\n').find((l) => l.includes('kubectl -n connect2erp create secret generic connect2erp-secrets')) ??
+    '';
   t.same([...references].sort(), ['NUXEO_PASSWORD', 'SAP_PASSWORD']);
   for (const name of references) t.match(secretLine, `--from-literal=${name}=`, `${name} is in the Secret`);
   const readme = readFileSync(join(PROJECT, 'README.md'), 'utf8');
   for (const name of references) t.match(readme, `--from-literal=${name}=`, `and in the README's instructions`);
 });
+
+t.test(
+  'Kubernetes: kubectl apply -k with an overlay: namespace, image, configuration, time zone and reports',
+  async (t) => {
+    const [base] = yamlDocuments('base', 'kustomization.yaml');
+    const [overlay] = yamlDocuments('overlays', 'production', 'kustomization.yaml');
+    const inBase = readdirSync(join(KUBERNETES, 'base')).filter(
+      (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml',
+    );
+    t.same([...base.resources].sort(), inBase.sort(), 'the base lists every manifest beside it');
+    const [doctor] = yamlDocuments('base', 'doctor.yaml');
+    const doctorPod = doctor.spec.jobTemplate.spec.template.spec;
+    t.match(doctor.spec, { suspend: true }, 'doctor runs on demand only');
+    t.same(doctorPod.containers[0].args, ['doctor']);
+    t.same(
+      doctorPod.volumes.map((v: any) => v.configMap.name),
+      ['connect2erp-config', 'connect2erp-jobs'],
+      "doctor reads the CronJobs' configuration",
+    );
+    const [namespace] = yamlDocuments('base', 'namespace.yaml');
+    t.match(namespace, { kind: 'Namespace', metadata: { name: base.namespace } });
+    t.equal(
+      overlay.namespace,
+      base.namespace,
+      'the generated ConfigMaps in the same namespace, so references follow their names',
+    );
+    t.same(base.images, [{ name: 'connect2erp', newTag: VERSION }], 'the image of this version');
+    t.match(
+      overlay.images,
+      [{ name: 'connect2erp', newName: /^registry\.example\.com\// }],
+      'a placeholder for your registry',
+    );
+    t.same(overlay.resources, ['../../base']);
+    const generated = Object.fromEntries(overlay.configMapGenerator.map((g: any) => [g.name, g.files]));
+    t.same(
+      generated['connect2erp-config'],
+      ['config/storage.yaml', 'config/erpHttp.yaml', 'config/contentServer.yaml'],
+      'the files a run and serve read',
+    );
+    t.same(
+      [...generated['connect2erp-jobs']].sort(),
+      readdirSync(join(PROJECT, 'jobs'))
+        .map((f) => `jobs/${f}`)
+        .sort(),
+      'one file per task of jobs/',
+    );
+    const zone = overlay.patches.find((p: any) => p.target.kind === 'CronJob');
+    t.match(zone.patch, /path: \/spec\/timeZone\n\s+value: Europe\/Berlin/, 'the overlay sets the time zone');
+    const [claim] = yamlDocuments('base', 'reports.yaml');
+    t.match(claim, {
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'connect2erp-reports' },
+      spec: { accessModes: ['ReadWriteMany'] },
+    });
+    const readme = readFileSync(join(PROJECT, 'README.md'), 'utf8');
+    t.match(readme, 'kubectl apply -k deploy/kubernetes/overlays/production', 'the README documents the overlay');
+    t.match(readme, '/reports/link.html', 'and how to read a report');
+  },
+);

@@ -418,7 +418,13 @@ t.test("the job's codec reads what SAP may send", async (t) => {
     parseAnswer('F', bare),
     {
       kind: 'fault',
-      fault: { exception: 'SYSTEM_FAILURE', text: 'SYSTEM_FAILURE', messageId: undefined, messageNumber: undefined },
+      fault: {
+        exception: 'SYSTEM_FAILURE',
+        text: 'SYSTEM_FAILURE',
+        messageId: undefined,
+        messageNumber: undefined,
+        runtime: true,
+      },
     },
     'a fault without detail',
   );
@@ -448,5 +454,64 @@ t.test('the sandbox command releases the repository port when the ERP port is ta
       new Promise(() => undefined),
     ),
     /EADDRINUSE/,
+  );
+});
+
+t.test('RFC_READ_TABLE reads the customizing tables, and refuses what it cannot read as SAP does', async (t) => {
+  const { erp, call, fault } = await setUp(t);
+  const answer = await call('RFC_READ_TABLE', {
+    QUERY_TABLE: 'TOAOM',
+    DELIMITER: '|',
+    OPTIONS: [{ TEXT: "SAP_OBJECT EQ 'BKPF'" }],
+    DATA: [],
+  });
+  t.same(
+    (answer.DATA as Array<{ WA: string }>).map((row) => row.WA),
+    ['BKPF      |ZFIINVOICE|X|Z1|TOA01'],
+    'every column when FIELDS is empty, each padded to its length',
+  );
+  t.match(answer.FIELDS, [
+    { FIELDNAME: 'SAP_OBJECT', OFFSET: '000000', LENGTH: '000010' },
+    { FIELDNAME: 'AR_OBJECT', OFFSET: '000011' },
+  ]);
+  const refused = async (params: Record<string, unknown>) => (await fault('RFC_READ_TABLE', params))?.fault.exception;
+  t.equal(await refused({ QUERY_TABLE: 'BKPF' }), 'NOT_AUTHORIZED', 'S_TABU_NAM: a table the user may not read');
+  erp.customizing.users.CONNECTOR.tables = '*';
+  t.equal(await refused({ QUERY_TABLE: 'BKPF' }), 'TABLE_NOT_AVAILABLE');
+  t.equal(await refused({ QUERY_TABLE: 'TOAAR', FIELDS: [{ FIELDNAME: 'NOPE' }] }), 'FIELD_NOT_VALID');
+  t.equal(await refused({ QUERY_TABLE: 'TOAAR', OPTIONS: [{ TEXT: "ARCHIV_ID LIKE 'Z%'" }] }), 'OPTION_NOT_VALID');
+  t.equal(await refused({ QUERY_TABLE: 'TOAAR', OPTIONS: [{ TEXT: "NOPE = 'Z1'" }] }), 'OPTION_NOT_VALID');
+  const quoted = await call('RFC_READ_TABLE', {
+    QUERY_TABLE: 'TOAAR',
+    OPTIONS: [{ TEXT: "ARCHIV_ID = 'Z''1'" }],
+    DATA: [],
+  });
+  t.same(quoted.DATA, '', "a quote doubled inside a literal is one quote: nothing is called Z'1");
+});
+
+t.test('ARCHIV_GET_CONNECTIONS finds links stored within FROM_AR_DATE and UNTIL_AR_DATE', async (t) => {
+  const { erp, call, fault } = await setUp(t);
+  erp.tables.links.push({
+    client: '100',
+    SAP_OBJECT: 'BKPF',
+    OBJECT_ID: '1',
+    ARCHIV_ID: 'Z1',
+    ARC_DOC_ID: 'D1',
+    AR_OBJECT: 'ZFIINVOICE',
+    AR_DATE: '20240115',
+    FILENAME: '',
+    DESCR: '',
+    CREATOR: '',
+  });
+  const found = (range: Record<string, string>) =>
+    call('ARCHIV_GET_CONNECTIONS', { ARC_DOC_ID: 'D1', CONNECTIONS: [], ...range });
+  t.match(await found({ FROM_AR_DATE: '2024-01-15', UNTIL_AR_DATE: '2024-01-15' }), { COUNT: '1' });
+  t.equal(
+    (await fault('ARCHIV_GET_CONNECTIONS', { ARC_DOC_ID: 'D1', FROM_AR_DATE: '2024-01-16' }))?.fault.exception,
+    'NOTHING_FOUND',
+  );
+  t.equal(
+    (await fault('ARCHIV_GET_CONNECTIONS', { ARC_DOC_ID: 'D1', UNTIL_AR_DATE: '2024-01-14' }))?.fault.exception,
+    'NOTHING_FOUND',
   );
 });

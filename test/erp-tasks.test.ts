@@ -112,7 +112,7 @@ t.test('link: SAP refusing an object type, and a value too long for its field, f
   await env.run();
   t.match(
     env.props(compact)['erpTaskStatus:message'],
-    /ARCHIV_CONNECTION_INSERT raised Error during deserialization: value "\d{8}" of AR_DATE is not a date \(YYYY-MM-DD\)/,
+    /ARCHIV_CONNECTION_INSERT: SAP's SOAP runtime refused the call: Error during deserialization: value "\d{8}" of AR_DATE is not a date \(YYYY-MM-DD\)/,
     'refused by the runtime, named in the message',
   );
 });

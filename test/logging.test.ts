@@ -16,7 +16,7 @@ t.test(
   'a run at debug level over RFC and Rest: every line has the run id, document lines the task and uid, no secret anywhere',
   async (t) => {
     const env = await sandboxEnv(t, { users: { connector: { password: NUXEO_SECRET, groups: ['administrators'] } } });
-    env.erp.customizing.users.LOGTEST = { password: SAP_SECRET, rfc: '*' };
+    env.erp.customizing.users.LOGTEST = { password: SAP_SECRET, rfc: '*', tables: [] };
     const { configDir, jobsDir } = env.location;
     const storage = join(configDir, 'storage.yaml');
     writeFileSync(storage, readFileSync(storage, 'utf8').replace('username: Administrator', 'username: connector'));

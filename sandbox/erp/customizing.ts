@@ -10,8 +10,15 @@ const agent = z.strictObject({ otype: z.enum(['US', 'C', 'O', 'P', 'S', 'A']), o
 /** The ERP sandbox's customizing file: what SAP would hold in OAC0, OAC2, OAC3, OAC5, the ArchiveLink workflow presettings, its user store and authorisations. */
 export const customizingSchema = z.strictObject({
   clients: z.array(z.string().regex(/^\d{3}$/)).min(1),
-  /** Logon users, and the function modules each may call (S_RFC); `*` for any. */
-  users: z.record(name, z.strictObject({ password: name, rfc: z.union([z.literal('*'), z.array(name)]).default('*') })),
+  /** Logon users, the function modules each may call (S_RFC) and the tables each may read (S_TABU_NAM); `*` for any. */
+  users: z.record(
+    name,
+    z.strictObject({
+      password: name,
+      rfc: z.union([z.literal('*'), z.array(name)]).default('*'),
+      tables: z.union([z.literal('*'), z.array(name)]).default([]),
+    }),
+  ),
   /** OAC0. */
   contentRepositories: z.array(name),
   /** TOADD: technical document classes (PDF, TIF, FAX…), what BAPI_BARCODE_SENDLIST's DOCTYPE names. */

@@ -1,5 +1,6 @@
 import type { Customizing } from './customizing.js';
 import { dateXml, EMPTY_RETURN } from './interfaces.js';
+import { readTable } from './read-table.js';
 import type { SapException, SapStructure } from './soap-codec.js';
 
 /** The sandbox's SAP tables, for tests and the demo to inspect. Dates as ABAP keeps them: `YYYYMMDD`. */
@@ -55,6 +56,8 @@ export class AbapException extends Error {
 
 export interface CallContext {
   client: string;
+  /** The logon user: what S_TABU_NAM lets read. */
+  user: string;
   params: SapStructure;
   tables: ErpTables;
   customizing: Customizing;
@@ -62,8 +65,8 @@ export interface CallContext {
 
 type RfcFunction = (ctx: CallContext) => SapStructure;
 
-const text = (record: SapStructure, key: string): string => (typeof record[key] === 'string' ? record[key] : '');
-const rows = (value: unknown): SapStructure[] => (Array.isArray(value) ? (value as SapStructure[]) : []);
+export const text = (record: SapStructure, key: string): string => (typeof record[key] === 'string' ? record[key] : '');
+export const rows = (value: unknown): SapStructure[] => (Array.isArray(value) ? (value as SapStructure[]) : []);
 const today = (): string => new Date().toISOString().slice(0, 10).replace(/-/g, '');
 
 /**
@@ -72,7 +75,7 @@ const today = (): string => new Date().toISOString().slice(0, 10).replace(/-/g, 
  * & and document type & not maintained (->Cust)"; OA409: "Enter a permitted bar code (bar code
  * check)"; texts as SAP systems show them, erplingo.com); otherwise none.
  */
-function fail(name: string, text: string, message?: SapException['message']): never {
+export function fail(name: string, text: string, message?: SapException['message']): never {
   throw new AbapException({ name, text, message });
 }
 
@@ -176,11 +179,14 @@ const getConnections: RfcFunction = ({ client, params, tables }) => {
     ['AR_OBJECT', 'DOCUMENTTYPE'],
   ];
   const docId = text(params, 'ARC_DOC_ID');
+  const [from, until] = [text(params, 'FROM_AR_DATE'), text(params, 'UNTIL_AR_DATE')];
   const candidates = docId === '' ? tables.links : linkIndex(tables.links).of(client, docId);
   const found = candidates.filter(
     (l) =>
       l.client === client &&
-      filters.every(([field, param]) => text(params, param) === '' || l[field] === text(params, param)),
+      filters.every(([field, param]) => text(params, param) === '' || l[field] === text(params, param)) &&
+      (from === '' || l.AR_DATE >= from) &&
+      (until === '' || l.AR_DATE <= until),
   );
   if (found.length === 0) fail('NOTHING_FOUND', 'No entries found');
   return {
@@ -327,4 +333,5 @@ export const RFC_FUNCTIONS: Record<string, RfcFunction> = {
   BAPI_BARCODE_SENDLIST: barcodeSendList,
   ARCHIV_PROCESS_RFCINPUT: processRfcInput,
   SAP_WAPI_START_WORKFLOW: startWorkflow,
+  RFC_READ_TABLE: readTable,
 };

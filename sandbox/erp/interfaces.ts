@@ -87,6 +87,10 @@ export const INTERFACES: Record<string, FunctionInterface> = {
       DOCUMENTTYPE: char(10),
       ARCHIV_ID: char(2),
       ARC_DOC_ID: char(40),
+      // The storage-date range (public ABAP call sites of ARCHIV_GET_CONNECTIONS list both, with CLIENT,
+      // DOCUMENTCLASS, DEL_DATE, LIMITED and LIMIT, which the job never sends).
+      FROM_AR_DATE: DATS,
+      UNTIL_AR_DATE: DATS,
     },
     tables: { CONNECTIONS: TOAV0 },
     exports: ['COUNT'],
@@ -122,6 +126,20 @@ export const INTERFACES: Record<string, FunctionInterface> = {
       MESSAGE_LINES: { LINE: char(255) },
     },
     exports: ['RETURN_CODE', 'WORKITEM_ID', 'NEW_STATUS'],
+  },
+  /**
+   * RFC_READ_TABLE (function group SDTX): the generic, read-only table reader administrators' tools
+   * use (PyRFC's and SAP .NET Connector's samples): OPTIONS lines form the WHERE clause, FIELDS the
+   * columns, DATA the rows, each field joined by DELIMITER (TAB512's WA).
+   */
+  RFC_READ_TABLE: {
+    imports: { QUERY_TABLE: char(30), DELIMITER: char(1) },
+    tables: {
+      OPTIONS: { TEXT: char(72) },
+      FIELDS: { FIELDNAME: char(30), OFFSET: char(6), LENGTH: char(6), TYPE: char(1), FIELDTEXT: char(60) },
+      DATA: { WA: char(512) },
+    },
+    exports: [],
   },
 };
 

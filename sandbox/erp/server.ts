@@ -102,7 +102,10 @@ export class ErpSandbox {
       const read = readParams(functionName, iface, params as never);
       return [
         200,
-        responseXml(functionName, fn({ client, params: read, tables: this.tables, customizing: this.customizing })),
+        responseXml(
+          functionName,
+          fn({ client, user, params: read, tables: this.tables, customizing: this.customizing }),
+        ),
       ];
     } catch (error) {
       if (error instanceof UnreadableValue)

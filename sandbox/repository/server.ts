@@ -3,11 +3,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { Faults } from '../faults.js';
 import { basicCredentials, close, listen, readBody, sendEmpty, sendJson } from '../http.js';
 import { EVERYONE, KNOWN_PERMISSIONS } from './acl.js';
+import { configAnswer } from './config-endpoint.js';
 import { OPERATIONS, type OperationResult } from './automation.js';
 import { type SortKey } from './query.js';
 import { SearchIndex } from './search-index.js';
 import { renderAcls, renderDocument, renderException, renderPage, type SchemaSelection } from './render.js';
-import { FEATURE_CONTRIBUTION, SchemaRegistry } from '../../common/nuxeo/schemas.js';
+import { FEATURE_CONTRIBUTION, SchemaRegistry, type SchemaDef } from '../../common/nuxeo/schemas.js';
 import { RepositoryError, Store, type Actor, type StoredBlob, type StoredDoc, type User } from './store.js';
 import { Batches } from './uploads.js';
 import { sendWebUiFile } from './web-ui-files.js';
@@ -25,6 +26,11 @@ export interface RepositorySandboxOptions {
   maxPageSize?: number;
   /** A folder served at `/nuxeo/ui/` to signed-in users, as Nuxeo serves Web UI's files. */
   webUiDir?: string;
+  /**
+   * Facets of the feature this server lacks, with their schemas: a Nuxeo where the package is not,
+   * or not wholly, deployed. Adding one to a document fails as on such a server.
+   */
+  undeployedFacets?: string[];
 }
 
 const DEFAULT_USERS: Record<string, User> = {
@@ -72,6 +78,13 @@ export class RepositorySandbox {
   constructor(private readonly options: RepositorySandboxOptions = {}) {
     const registry = new SchemaRegistry();
     registry.loadContribution(FEATURE_CONTRIBUTION);
+    for (const facet of options.undeployedFacets ?? []) {
+      for (const schema of registry.facets.get(facet) as string[]) {
+        registry.byPrefix.delete((registry.schemas.get(schema) as SchemaDef).prefix);
+        registry.schemas.delete(schema);
+      }
+      registry.facets.delete(facet);
+    }
     this.store = new Store(registry, options.dataDir);
     this.index = new SearchIndex(this.store, options.searchLagMs);
     this.users = { ...DEFAULT_USERS, ...options.users };
@@ -189,6 +202,8 @@ export class RepositorySandbox {
         return sendJson(res, 200, this.userEntity(decodeURIComponent(rest.join('/'))));
       case 'me':
         return sendJson(res, 200, this.userEntity(actor.name));
+      case 'config':
+        return this.config(res, rest);
       default:
         throw new RepositoryError(404, path);
     }
@@ -209,6 +224,13 @@ export class RepositorySandbox {
     const groups = Array.isArray(properties.groups) ? properties.groups.map(String) : [];
     this.users[name] = { password: String(properties.password ?? ''), groups };
     sendJson(res, 201, this.userEntity(name));
+  }
+
+  private config(res: ServerResponse, path: string[]): void {
+    const answer = configAnswer(this.store.registry, path.map(decodeURIComponent));
+    if (answer === undefined) throw new RepositoryError(404, `config/${path.join('/')}`);
+    if (answer.status === 204) return sendEmpty(res, 204);
+    sendJson(res, 200, answer.body);
   }
 
   private token(res: ServerResponse, url: URL, actor: Actor): void {

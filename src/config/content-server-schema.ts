@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { basicAuth } from './common-schema.js';
+import { basicAuth, httpUrl } from './common-schema.js';
 
 /** An ArchiveLink content repository id (OAC0): two characters, letters and digits, upper case. */
 const contRep = z.string().regex(/^[A-Z0-9]{2}$/, 'must be a content repository id of two characters, e.g. "Z1"');
@@ -56,6 +56,11 @@ export const contentServerSchema = z.strictObject({
     .string()
     .regex(/^(\/[A-Za-z0-9_.-]+)*$/, 'must be empty or start with "/", e.g. /archivelink')
     .default('/archivelink'),
+  /**
+   * The address SAP calls, as OAC0 gives it (scheme, host, port: `https://archivelink.example.com`);
+   * `connect2erp doctor` calls serverInfo there. Optional: nothing else reads it.
+   */
+  publicUrl: httpUrl.optional(),
   /** Serve HTTPS with this key and certificate (PEM files); leave out when TLS ends at the ingress. */
   tls: z.strictObject({ certFile: z.string().min(1), keyFile: z.string().min(1) }).optional(),
   /**

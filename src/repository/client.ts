@@ -57,6 +57,14 @@ function sameValue(sent: unknown, stored: unknown): boolean {
 /** What the job's phases and the operator commands may call on the repository: reads only; every write goes through the writer (src/ports). */
 export type RepositoryReader = Pick<RepositoryClient, 'search' | 'getById' | 'getByPath' | 'getAcl' | 'downloadBlob'>;
 
+/** A schema (`name`, `@prefix`, `fields`) or a facet (`name`, `schemas`) as `config/…` answers it. */
+export interface Declaration {
+  name: string;
+  '@prefix'?: string;
+  fields: Record<string, unknown>;
+  schemas?: Declaration[];
+}
+
 export class RepositoryClient {
   private readonly http: RepositoryTransport;
 
@@ -130,6 +138,41 @@ export class RepositoryClient {
       path: `id/${encodeURIComponent(uid)}/@blob/file:content`,
       headers: range === undefined ? undefined : { range: `bytes=${range.from}-${range.to}` },
     });
+  }
+
+  /** The account the requests are made with, as the server knows it (`GET /api/v1/me`). */
+  async me(): Promise<{ id: string; isAdministrator?: boolean }> {
+    return this.http.json({ what: 'read the signed-in user', method: 'GET', path: 'me' });
+  }
+
+  /**
+   * A schema or a facet as the server declares it (`config/schemas/{name}`, `config/facets/{name}`),
+   * or undefined when it has none: Nuxeo answers an unknown name with 204 and no body.
+   */
+  async declaration(kind: 'schemas' | 'facets', name: string): Promise<Declaration | undefined> {
+    const body = await this.http.download({
+      what: `read the declaration of ${name}`,
+      method: 'GET',
+      path: `config/${kind}/${encodeURIComponent(name)}`,
+    });
+    return body.length === 0 ? undefined : (JSON.parse(body.toString('utf8')) as Declaration);
+  }
+
+  /** Every schema the server declares (`config/schemas`: a bare array). */
+  async declaredSchemas(): Promise<Declaration[]> {
+    return this.http.json({ what: 'read the declared schemas', method: 'GET', path: 'config/schemas' });
+  }
+
+  /** What the account may do on the document at `path` (the `permissions` enricher). */
+  async permissionsAt(path: string): Promise<string[]> {
+    // The enricher always answers, with an empty list for an account that may do nothing there.
+    const document = await this.http.json<{ contextParameters: { permissions: string[] } }>({
+      what: `read the permissions on ${path}`,
+      method: 'GET',
+      path: `path${encodePath(path)}`,
+      headers: { properties: 'dublincore', 'enrichers-document': 'permissions' },
+    });
+    return document.contextParameters.permissions;
   }
 
   /** The children of a folder, every page of them (`@children` reads the database, not the search index). */

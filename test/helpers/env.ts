@@ -50,13 +50,14 @@ export async function sandboxEnv(
   t: Test,
   options: { mapping?: string; storage?: Record<string, string>; sandbox?: Record<string, unknown> } & Pick<
     RepositorySandboxOptions,
-    'users' | 'webUiDir'
+    'users' | 'webUiDir' | 'undeployedFacets'
   > = {},
 ): Promise<Env> {
   const settings = sandboxSettingsSchema.parse(options.sandbox ?? {});
   const sandbox = new RepositorySandbox({
     users: options.users,
     webUiDir: options.webUiDir,
+    undeployedFacets: options.undeployedFacets,
     searchLagMs: settings.repository.searchLagMs,
     maxPageSize: settings.repository.maxPageSize,
   });

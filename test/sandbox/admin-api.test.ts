@@ -577,3 +577,53 @@ t.test('an administrator creates a user; anyone else, a user without a name or a
   const jdoe = api.extend({ username: 'jdoe', password: 'jdoe' });
   t.equal((await create({ 'entity-type': 'user', id: 'other' }, jdoe)).statusCode, 403);
 });
+
+t.test(
+  'config/schemas and config/facets declare what is deployed, as Nuxeo writes them; an unknown name is 204',
+  async (t) => {
+    const sandbox = new RepositorySandbox({ undeployedFacets: ['fct_erp_barcode'] });
+    const base = await sandbox.start();
+    t.teardown(() => sandbox.stop());
+    const get = (path: string) =>
+      got(`${base}/api/v1/config/${path}`, {
+        username: 'Administrator',
+        password: 'Administrator',
+        throwHttpErrors: false,
+      });
+    const list = JSON.parse((await get('schemas')).body) as Json[];
+    t.match(
+      list.find((s) => s.name === 'files'),
+      { '@prefix': 'files', fields: { files: { type: 'complex[]', fields: { file: 'blob' } } } },
+    );
+    t.match(
+      list.find((s) => s.name === 'dublincore'),
+      { fields: { subjects: 'string[]', created: 'date' } },
+    );
+    t.notOk(
+      list.some((s) => s.name === 'erp_barcode'),
+      'the undeployed facet takes its schema with it',
+    );
+    t.same(JSON.parse((await get('schemas/file')).body), {
+      'entity-type': 'schema',
+      name: 'file',
+      prefix: 'file',
+      '@prefix': 'file',
+      fields: { content: 'blob' },
+    });
+    const facets = JSON.parse((await get('facets')).body) as Json[];
+    t.match(
+      facets.find((f) => f.name === 'Folderish'),
+      { 'entity-type': 'facet' },
+    );
+    t.notOk('schemas' in facets.find((f) => f.name === 'Folderish'), 'a facet without schemas has no schemas field');
+    t.match(JSON.parse((await get('facets/fct_erp_http_content')).body), {
+      name: 'fct_erp_http_content',
+      schemas: [{ name: 'erp_http_content', prefix: 'erpHttpContent', fields: { docId: 'string' } }],
+    });
+    for (const unknown of ['facets/fct_erp_barcode', 'schemas/erp_barcode', 'schemas/nope']) {
+      const answer = await get(unknown);
+      t.same([answer.statusCode, answer.body], [204, ''], unknown);
+    }
+    t.equal((await get('types')).statusCode, 404, 'what the sandbox does not model is not found');
+  },
+);

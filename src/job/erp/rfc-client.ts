@@ -18,9 +18,12 @@ export class RfcFault extends PermanentError {
     readonly fault: RfcFaultDetail,
   ) {
     const key = fault.messageId === undefined ? '' : `${fault.messageId}${String(fault.messageNumber)}`;
-    super(`${functionName} raised ${fault.exception}${key === '' ? '' : ` (${key})`}: ${fault.text}`, {
-      target: functionName,
-    });
+    super(
+      fault.runtime === true && fault.exception === fault.text
+        ? `${functionName}: SAP's SOAP runtime refused the call: ${fault.text}`
+        : `${functionName} raised ${fault.exception}${key === '' ? '' : ` (${key})`}: ${fault.text}`,
+      { target: functionName },
+    );
     this.messageKey = key;
   }
 }

@@ -53,6 +53,8 @@ export interface RfcFaultDetail {
   text: string;
   messageId?: string;
   messageNumber?: string;
+  /** The SOAP runtime's own fault, before any function ran (a request it could not read): no ABAP exception. */
+  runtime?: true;
 }
 
 export type SoapAnswer =
@@ -96,6 +98,7 @@ export function parseAnswer(functionName: string, xml: string): SoapAnswer {
       text: String(detail?.Text ?? fault.faultstring),
       messageId: message?.ID as string | undefined,
       messageNumber: message?.Number as string | undefined,
+      ...(detail === undefined ? { runtime: true as const } : {}),
     },
   };
 }

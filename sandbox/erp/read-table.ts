@@ -1,0 +1,88 @@
+import type { Customizing } from './customizing.js';
+import { fail, rows, text, type CallContext } from './functions.js';
+import type { SapStructure } from './soap-codec.js';
+
+/**
+ * The customizing tables RFC_READ_TABLE reads here, with their columns and lengths as SAP's
+ * dictionary declares them (TOAAR: content repositories, OAC0; TOADV: document types and their
+ * document class, OAC2; TOAOM: which document type an object type takes, in which repository and
+ * link table, AR_STATUS 'X' when active, OAC3; field names as public ABAP selects them).
+ */
+const TABLES: Record<
+  string,
+  { columns: Record<string, number>; rows: (c: Customizing) => Array<Record<string, string>> }
+> = {
+  TOAAR: { columns: { ARCHIV_ID: 2 }, rows: (c) => c.contentRepositories.map((id) => ({ ARCHIV_ID: id })) },
+  TOADV: {
+    columns: { AR_OBJECT: 10, DOC_TYPE: 20 },
+    rows: (c) => Object.entries(c.documentTypes).map(([type, docClass]) => ({ AR_OBJECT: type, DOC_TYPE: docClass })),
+  },
+  TOAOM: {
+    columns: { SAP_OBJECT: 10, AR_OBJECT: 10, AR_STATUS: 1, ARCHIV_ID: 2, CONNECTION: 10 },
+    rows: (c) =>
+      c.links.map((link) => ({
+        SAP_OBJECT: link.objectType,
+        AR_OBJECT: link.documentType,
+        AR_STATUS: 'X',
+        ARCHIV_ID: link.contentRepository,
+        CONNECTION: 'TOA01',
+      })),
+  },
+};
+
+/**
+ * RFC_READ_TABLE over the sandbox's customizing. The table must be one the user may read
+ * (S_TABU_NAM; NOT_AUTHORIZED otherwise) and one of TOAAR, TOADV, TOAOM (TABLE_NOT_AVAILABLE).
+ * The WHERE clause is read only as far as a connector needs it — `FIELD = 'value'` or
+ * `FIELD EQ 'value'` joined by AND, a quote inside a literal doubled as ABAP writes it — and
+ * anything else is OPTION_NOT_VALID: the stricter reading of ABAP's dynamic WHERE.
+ */
+export function readTable({ params, customizing, user }: CallContext): SapStructure {
+  const name = text(params, 'QUERY_TABLE');
+  const allowed = customizing.users[user].tables;
+  if (allowed !== '*' && !allowed.includes(name)) fail('NOT_AUTHORIZED', `No authorization for table ${name}`);
+  const table = TABLES[name] ?? fail('TABLE_NOT_AVAILABLE', `Table ${name} is not available`);
+  const asked = rows(params.FIELDS).map((row) => text(row, 'FIELDNAME'));
+  const fields = asked.length > 0 ? asked : Object.keys(table.columns);
+  for (const field of fields) if (!(field in table.columns)) fail('FIELD_NOT_VALID', `Field ${field} is not valid`);
+  const where = whereClause(
+    rows(params.OPTIONS)
+      .map((row) => text(row, 'TEXT'))
+      .join(''),
+    table.columns,
+  );
+  const delimiter = text(params, 'DELIMITER');
+  const found = table.rows(customizing).filter((row) => where.every(([field, value]) => row[field] === value));
+  let offset = 0;
+  const described = fields.map((field) => {
+    const length = table.columns[field];
+    const row = {
+      FIELDNAME: field,
+      OFFSET: String(offset).padStart(6, '0'),
+      LENGTH: String(length).padStart(6, '0'),
+      TYPE: 'C',
+      FIELDTEXT: '',
+    };
+    offset += length + delimiter.length;
+    return row;
+  });
+  return {
+    FIELDS: described,
+    OPTIONS: rows(params.OPTIONS),
+    DATA: found.map((row) => ({ WA: fields.map((f) => row[f].padEnd(table.columns[f])).join(delimiter) })),
+  };
+}
+
+/** `A = 'x' AND B EQ 'y'` as [field, value] pairs. */
+function whereClause(clause: string, columns: Record<string, number>): Array<[string, string]> {
+  const conditions: Array<[string, string]> = [];
+  let rest = clause.trim();
+  while (rest !== '') {
+    const match = /^([A-Z_][A-Z0-9_]*)\s+(?:=|EQ)\s+'((?:[^']|'')*)'\s*(?:AND\s+(?=\S)|$)/.exec(rest);
+    if (match === null || !(match[1] in columns))
+      return fail('OPTION_NOT_VALID', `Selection criterion not valid: ${clause}`);
+    conditions.push([match[1], match[2].replace(/''/g, "'")]);
+    rest = rest.slice(match[0].length);
+  }
+  return conditions;
+}

@@ -1,0 +1,70 @@
+import { existsSync } from 'node:fs';
+import { featureRegistry } from '../../common/nuxeo/schemas.js';
+import { crontabLocation, loadCrontab } from '../config/crontab.js';
+import { loadConfig, type Config } from '../config/load.js';
+import type { ConfigLocation } from '../config/location.js';
+import { EXIT } from '../exit-codes.js';
+import { RfcClient } from '../job/erp/rfc-client.js';
+import { commandLogger } from '../log.js';
+import { renderChecks, Section } from '../operator/doctor/check.js';
+import { checkContentServer } from '../operator/doctor/content-server.js';
+import { checkErp } from '../operator/doctor/erp.js';
+import { checkRepository } from '../operator/doctor/repository.js';
+import { RepositoryClient } from '../repository/client.js';
+import { LOCATION, location, type Command } from './command.js';
+
+/** How long the content server's check waits for its answer. */
+const CONTENT_SERVER_TIMEOUT_MS = 10_000;
+
+/**
+ * `connect2erp doctor`: read-only checks of the landscape the configuration describes, each a line
+ * with what was found and what to do. Nothing is retried: a doctor that waits out back-offs
+ * tells less, later.
+ */
+async function doctor(location: Required<ConfigLocation>, json: boolean): Promise<number> {
+  const configuration = new Section('configuration');
+  const config = loadChecked(configuration, location);
+  const sections = [configuration, ...(await checkLandscape(config))];
+  const checks = sections.flatMap((section) => section.checks);
+  const ok = !checks.some((check) => check.outcome === 'fail');
+  process.stdout.write(json ? `${JSON.stringify({ ok, checks }, null, 2)}\n` : renderChecks(checks));
+  return ok ? EXIT.ok : EXIT.configuration;
+}
+
+/** The configuration as `validate` checks it; a problem stops here, as every command stops on one (exit 2). */
+function loadChecked(section: Section, location: Required<ConfigLocation>): Config {
+  const config = loadConfig(location, { contentServer: true });
+  const file = crontabLocation(location.configDir, undefined);
+  const schedules = existsSync(file)
+    ? `${loadCrontab(file, config.tasks, location.jobsDir).length} schedule(s)`
+    : 'no crontab';
+  section.pass(
+    `valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s), ${schedules} (${location.configDir})`,
+  );
+  return config;
+}
+
+async function checkLandscape(config: Config): Promise<Section[]> {
+  const log = commandLogger();
+  const storage = { ...config.storage, retries: 0 };
+  const repository = await checkRepository(new RepositoryClient(storage, log), config, featureRegistry());
+  const sections = [repository.section];
+  // Rest-only systems (every task over Rest) are not checked: doctor speaks SOAP-RFC.
+  for (const system of config.erp.systems.filter((s) => s.rfc !== undefined)) {
+    const rfcSystem = { ...system, rfc: system.rfc! };
+    sections.push(await checkErp(rfcSystem, new RfcClient(rfcSystem, log), config.tasks, repository.mapping?.mapping));
+  }
+  if (config.contentServer !== undefined)
+    sections.push(await checkContentServer(config.contentServer, CONTENT_SERVER_TIMEOUT_MS));
+  return sections;
+}
+
+export const command: Command = {
+  summary: 'check that the repository, SAP and the content server are reachable and set up as the configuration says',
+  details: 'Read-only: nothing is written to the repository or SAP. Exit 0 when every check passes, 2 when one fails.',
+  options: {
+    ...LOCATION,
+    json: { type: 'boolean', text: 'print the checks as JSON ({ ok, checks: [{ section, outcome, found, advice }] })' },
+  },
+  run: async ({ strings, flags }) => doctor(location(strings), flags.json),
+};

@@ -1,0 +1,269 @@
+import { AuthenticationError, SystemRefusalError, errorMessage } from '../../../common/errors.js';
+import type { ErpSystemConfig } from '../../config/erp-schema.js';
+import type { TaskConfig } from '../../config/task-schema.js';
+import { RfcFault, type RfcRequest } from '../../job/erp/rfc-client.js';
+import { tableRows, type RfcParams } from '../../job/erp/soap.js';
+import type { MappingEntry } from '../../job/intake/mapping-schema.js';
+import { callFor } from '../../job/tasks/templates.js';
+import { Section } from './check.js';
+
+/** What the ERP checks send: one call, its answer or its typed failure. */
+export interface DoctorRfc {
+  send(request: RfcRequest): Promise<Record<string, unknown>>;
+}
+
+type RfcSystem = ErpSystemConfig & { rfc: NonNullable<ErpSystemConfig['rfc']> };
+type DateFormat = RfcSystem['rfc']['dateFormat'];
+
+const GUIDE = 'docs/sap-setup.md';
+/** An ARC_DOC_ID no document has: the lookup finds nothing and changes nothing. */
+const NO_DOCUMENT = 'CONNECT2ERP-DOCTOR';
+
+/**
+ * The function modules with a call that reads or stores nothing: what shows that the user may call
+ * them (S_RFC) without changing SAP. The others (ARCHIV_CONNECTION_INSERT,
+ * ARCHIV_PROCESS_RFCINPUT, SAP_WAPI_START_WORKFLOW) have none, and are not called.
+ */
+const HARMLESS: Record<string, (dateFormat: DateFormat) => RfcParams> = {
+  ARCHIV_GET_CONNECTIONS: () => ({ ARC_DOC_ID: NO_DOCUMENT, CONNECTIONS: [] }),
+  // An empty list: no row to store (sap-setup.md: inferred, not confirmed by SAP).
+  BAPI_BARCODE_SENDLIST: () => ({ BARCODETABLE: [], RETURN: {} }),
+};
+
+/**
+ * One SAP system of erpHttp.yaml over SOAP-RFC: the service answers and is active in SICF, the
+ * logon and client are accepted (RFC_PING), the function modules of the enabled tasks may be
+ * called (where a harmless call exists), the date form the system reads, and, through
+ * RFC_READ_TABLE when the user may read the ArchiveLink customizing, the content repositories,
+ * document types and object-type links the mapping file names.
+ */
+export async function checkErp(
+  system: RfcSystem,
+  rfc: DoctorRfc,
+  tasks: TaskConfig[],
+  mapping: MappingEntry[] | undefined,
+): Promise<Section> {
+  const section = new Section(`ERP system ${system.name} ${system.rfc.url}`);
+  if (!(await logOn(section, system, rfc))) return section;
+  const functions = new Set(
+    tasks
+      .filter((task) => task.enabled && task.function === 'RFC')
+      .flatMap((task) => {
+        const { call } = callFor(task) as { call: { function: string; lookup?: { function: string } } };
+        return [call.function, ...(call.lookup === undefined ? [] : [call.lookup.function])];
+      }),
+  );
+  for (const name of functions) await checkCallable(section, rfc, system, name);
+  await checkDates(section, rfc, system);
+  if (mapping !== undefined) await checkCustomizing(section, rfc, system.name, mapping);
+  else section.skip('the ArchiveLink customizing: it is checked against the mapping file, which could not be read');
+  return section;
+}
+
+async function logOn(section: Section, system: RfcSystem, rfc: DoctorRfc): Promise<boolean> {
+  try {
+    await rfc.send({ functionName: 'RFC_PING', params: {} });
+    section.pass(
+      `SOAP-RFC service active, logon accepted (user ${system.rfc.auth.username}, client ${system.client}, RFC_PING)`,
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof SystemRefusalError)
+      section.failed(
+        'RFC_PING',
+        error,
+        error.status === 403
+          ? `activate default_host/sap/bc/soap/rfc in transaction SICF (${GUIDE})`
+          : `give the user S_RFC for RFC_PING (${GUIDE})`,
+      );
+    else if (error instanceof AuthenticationError)
+      section.failed(
+        'logon',
+        error,
+        `check rfc.auth and client "${system.client}" in erpHttp.yaml: the user must exist in that client (SU01); or tls.caFile`,
+      );
+    else
+      section.failed('not reachable', error, 'check rfc.url in erpHttp.yaml (host, port from SMICM), and the network');
+    section.skip(`the other checks of ${system.name}: they need a logon`);
+    return false;
+  }
+}
+
+async function checkCallable(section: Section, rfc: DoctorRfc, system: RfcSystem, name: string): Promise<void> {
+  const harmless = HARMLESS[name];
+  if (harmless === undefined)
+    return section.skip(`${name}: no call that changes nothing exists; check S_RFC for it by hand (${GUIDE})`);
+  try {
+    await rfc.send({ functionName: name, params: harmless(system.rfc.dateFormat) });
+    section.pass(`${name} may be called`);
+  } catch (error) {
+    // An ABAP exception (NOTHING_FOUND) means the module ran: the user may call it.
+    if (error instanceof RfcFault && error.fault.runtime === undefined)
+      return section.pass(`${name} may be called (${error.fault.exception})`);
+    section.failed(name, error, `give the user S_RFC for ${name} (${GUIDE}, "The RFC user")`);
+  }
+}
+
+const OTHER_FORM: Record<DateFormat, DateFormat> = { 'YYYY-MM-DD': 'YYYYMMDD', YYYYMMDD: 'YYYY-MM-DD' };
+
+const dateIn = (form: DateFormat, date = new Date()): string => {
+  const iso = date.toISOString().slice(0, 10);
+  return form === 'YYYYMMDD' ? iso.replace(/-/g, '') : iso;
+};
+
+/**
+ * The date form the SOAP runtime reads (sap-interfaces.md §6 leaves it to the customer system): a
+ * lookup that finds nothing, with UNTIL_AR_DATE today in the configured form; refused, the same
+ * lookup in the other form tells which to configure.
+ */
+async function checkDates(section: Section, rfc: DoctorRfc, system: RfcSystem): Promise<void> {
+  const configured = system.rfc.dateFormat;
+  const lookup = (form: DateFormat): Promise<unknown> =>
+    rfc.send({
+      functionName: 'ARCHIV_GET_CONNECTIONS',
+      params: { ARC_DOC_ID: NO_DOCUMENT, UNTIL_AR_DATE: dateIn(form), CONNECTIONS: [] },
+    });
+  const refusal = await answerOf(lookup(configured));
+  if (refusal === undefined) return section.pass(`dates accepted as ${configured} (rfc.dateFormat)`);
+  const other = OTHER_FORM[configured];
+  if ((await answerOf(lookup(other))) === undefined)
+    return section.fail(
+      `dates refused as ${configured} (${refusal.message}), accepted as ${other}`,
+      `set rfc.dateFormat: ${other} for ${system.name} in erpHttp.yaml`,
+    );
+  section.fail(
+    `the date form: a lookup refused both forms: ${refusal.message}`,
+    `the date form is found with ARCHIV_GET_CONNECTIONS: give the user S_RFC for it (${GUIDE}, "Dates")`,
+  );
+}
+
+/** Undefined when the call ran (an answer, or an ABAP exception such as NOTHING_FOUND); else the error. */
+async function answerOf(call: Promise<unknown>): Promise<Error | undefined> {
+  try {
+    await call;
+    return undefined;
+  } catch (error) {
+    if (error instanceof RfcFault && error.fault.runtime === undefined) return undefined;
+    return error as Error;
+  }
+}
+
+/** An object type linked to a document type, stored in a content repository (OAC3). */
+interface Link {
+  object: string;
+  type: string;
+  repository: string;
+}
+
+/** ABAP's literal in a WHERE clause: in quotes, a quote doubled. */
+const abapLiteral = (value: string): string => `'${value.replace(/'/g, "''")}'`;
+
+async function readTable(
+  rfc: DoctorRfc,
+  table: string,
+  fields: string[],
+  where: Record<string, string>,
+): Promise<Array<Record<string, string>>> {
+  const clause = Object.entries(where)
+    .map(([field, value]) => `${field} = ${abapLiteral(value)}`)
+    .join(' AND ');
+  const answer = await rfc.send({
+    functionName: 'RFC_READ_TABLE',
+    params: {
+      QUERY_TABLE: table,
+      DELIMITER: '|',
+      // OPTIONS lines are 72 characters (RFC_DB_OPT-TEXT): a longer clause goes on over several.
+      OPTIONS: (clause.match(/.{1,72}/g) as string[]).map((text) => ({ TEXT: text })),
+      FIELDS: fields.map((name) => ({ FIELDNAME: name })),
+      DATA: [],
+    },
+  });
+  return tableRows(answer.DATA).map((row) =>
+    Object.fromEntries(
+      String(row.WA)
+        .split('|')
+        .map((value, i) => [fields[i], value.trim()]),
+    ),
+  );
+}
+
+/** A literal value of the mapping, or undefined for a `$` reference or an absent one. */
+const literal = (entry: MappingEntry, key: string): string | undefined => {
+  const value = entry.properties[key];
+  return typeof value === 'string' && /^[^$]/.test(value) ? value : undefined;
+};
+
+/**
+ * The ArchiveLink customizing the mapping's entries for this system rely on, read with
+ * RFC_READ_TABLE: each content repository (OAC0, TOAAR), document type (OAC2, TOADV) and object
+ * type with its document type (OAC3, TOAOM, active) in the repository the entry names.
+ */
+async function checkCustomizing(
+  section: Section,
+  rfc: DoctorRfc,
+  system: string,
+  mapping: MappingEntry[],
+): Promise<void> {
+  const entries = mapping.filter((entry) => literal(entry, 'erpHttpContent:source') === system);
+  const repositories = new Set(
+    entries.map((e) => literal(e, 'erpHttpContent:archiveId')).filter((id): id is string => id !== undefined),
+  );
+  const types = new Set(
+    entries.flatMap((e) =>
+      [literal(e, 'erpCreateALDocument:erpArchiveObject'), literal(e, 'erpStartWorkflow:erpArchiveObject')].filter(
+        (t) => t !== undefined,
+      ),
+    ),
+  );
+  // Checked where the entry names all three; a `$` value is the document's, unknown here.
+  const links = entries
+    .map((e) => ({
+      object: literal(e, 'erpCreateALDocument:erpObject'),
+      type: literal(e, 'erpCreateALDocument:erpArchiveObject'),
+      repository: literal(e, 'erpHttpContent:archiveId'),
+    }))
+    .filter((link): link is Link => Object.values(link).every((value) => value !== undefined));
+  try {
+    for (const id of repositories) {
+      const found = await readTable(rfc, 'TOAAR', ['ARCHIV_ID'], { ARCHIV_ID: id });
+      if (found.length > 0) section.pass(`content repository ${id} defined (OAC0)`);
+      else
+        section.fail(
+          `content repository ${id} not defined`,
+          `create it in OAC0 as an HTTP content server (${GUIDE}), or fix erpHttpContent:archiveId`,
+        );
+    }
+    for (const type of types) {
+      const found = await readTable(rfc, 'TOADV', ['AR_OBJECT', 'DOC_TYPE'], { AR_OBJECT: type });
+      if (found.length > 0) section.pass(`document type ${type} defined (OAC2, class ${found[0].DOC_TYPE})`);
+      else section.fail(`document type ${type} not defined`, `create it in OAC2 (${GUIDE}), or fix the mapping file`);
+    }
+    for (const link of links) await checkLink(section, rfc, link);
+  } catch (error) {
+    section.skip(
+      `the ArchiveLink customizing: RFC_READ_TABLE refused (${errorMessage(error)})`,
+      `optional: S_RFC for RFC_READ_TABLE and S_TABU_NAM for TOAAR, TOADV, TOAOM let doctor check it (${GUIDE})`,
+    );
+  }
+}
+
+async function checkLink(section: Section, rfc: DoctorRfc, link: Link): Promise<void> {
+  const found = await readTable(rfc, 'TOAOM', ['SAP_OBJECT', 'AR_OBJECT', 'ARCHIV_ID'], {
+    SAP_OBJECT: link.object,
+    AR_OBJECT: link.type,
+    AR_STATUS: 'X',
+  });
+  const what = `link ${link.object} – ${link.type}`;
+  if (found.length === 0)
+    return section.fail(
+      `${what} not maintained (OAC3)`,
+      `add it in OAC3 with content repository ${link.repository} (${GUIDE})`,
+    );
+  const repositories = found.map((row) => row.ARCHIV_ID);
+  if (!repositories.includes(link.repository))
+    return section.fail(
+      `${what} stores in ${repositories.join(', ')}, not ${link.repository}`,
+      `make OAC3 and erpHttpContent:archiveId name the same content repository`,
+    );
+  section.pass(`${what} maintained (OAC3, content repository ${repositories.join(', ')})`);
+}

@@ -1,0 +1,380 @@
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
+import { servedEnv } from './helpers/content-server.js';
+import { MAPPING, sandboxEnv, type Env } from './helpers/env.js';
+import { cli, PROJECT } from './helpers/run-cli.js';
+
+/** `connect2erp doctor` against the sandboxes: all well, then with each fault a landscape can have. */
+t.setTimeout(300_000);
+
+interface Check {
+  section: string;
+  outcome: 'pass' | 'fail' | 'skip';
+  found: string;
+  advice?: string;
+}
+
+const MAPPING_PATH = '/default-domain/workspaces/admin/Connect to ERP Feature Configuration';
+
+async function doctor(env: Env, vars: Record<string, string> = {}): Promise<{ code: number | null; checks: Check[] }> {
+  const result = await cli(['doctor', '--json', '--config', env.location.configDir], vars);
+  if (!result.stdout.startsWith('{')) throw new Error(`no JSON (exit ${String(result.code)}): ${result.stderr}`);
+  const { ok, checks } = JSON.parse(result.stdout) as { ok: boolean; checks: Check[] };
+  if (ok !== (result.code === 0)) throw new Error(`ok is ${String(ok)} with exit code ${String(result.code)}`);
+  return { code: result.code, checks };
+}
+
+const failures = (checks: Check[]): string[] => checks.filter((c) => c.outcome === 'fail').map((c) => c.found);
+const find = (checks: Check[], pattern: RegExp): Check | undefined => checks.find((c) => pattern.test(c.found));
+
+function edit(env: Env, file: string, from: string | RegExp, to: string): void {
+  const path = join(env.location.configDir, file);
+  writeFileSync(path, readFileSync(path, 'utf8').replace(from, to));
+}
+
+const ace = (username: string, permission: string, granted = true) => ({
+  username,
+  permission,
+  granted,
+  creator: null,
+  begin: null,
+  end: null,
+});
+
+/** The mapping file the tests start from, with changes to its entries. */
+function mappingWith(change: (entries: Array<{ path: string; properties: Record<string, unknown> }>) => void): string {
+  const file = JSON.parse(MAPPING) as { mapping: Array<{ path: string; properties: Record<string, unknown> }> };
+  change(file.mapping);
+  return JSON.stringify(file);
+}
+
+/** What an older or foreign package would declare: a Nuxeo answer for `config/facets/{name}`. */
+function declaredFacet(env: Env, facet: string, schemas: unknown[]): void {
+  env.sandbox.faults.add({
+    path: `/api/v1/config/facets/${facet}`,
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ 'entity-type': 'facet', name: facet, schemas }),
+  });
+}
+
+t.test('on a landscape set up as the guides say, every check passes: exit 0, and nothing is written', async (t) => {
+  const env = await servedEnv(t);
+  edit(env, 'contentServer.yaml', /^pathPrefix:/m, `publicUrl: ${env.origin}\npathPrefix:`);
+  copyFileSync(join(PROJECT, 'crontab'), join(env.location.configDir, '..', 'crontab'));
+  const before = env.snapshot();
+  const { code, checks } = await doctor(env);
+  t.equal(code, 0);
+  t.same(failures(checks), []);
+  for (const expected of [
+    /^valid: 3 task\(s\), 1 ERP system\(s\), 3 schedule\(s\)/,
+    /^reachable, signed in as Administrator$/,
+    /^adminPath \/default-domain\/workspaces\/admin found$/,
+    /^facet fct_erp_barcode deployed \(erp_barcode\)$/,
+    /^facet fct_erp_config_file_connect2erp deployed \(no schema\)$/,
+    /^mapping file .*Connect to ERP Feature Configuration valid: 3 folder\(s\) mapped$/,
+    /^mapping file readable by administrators only$/,
+    /^may write in \/default-domain\/workspaces\/ERP\/Invoices$/,
+    /^SOAP-RFC service active, logon accepted \(user CONNECTOR, client 100, RFC_PING\)$/,
+    /^ARCHIV_GET_CONNECTIONS may be called \(NOTHING_FOUND\)$/,
+    /^BAPI_BARCODE_SENDLIST may be called$/,
+    /^dates accepted as YYYY-MM-DD/,
+    /^content repository Z1 defined \(OAC0\)$/,
+    /^document type ZFIINVOICE defined \(OAC2, class PDF\)$/,
+    /^document type ZINVWF defined \(OAC2, class PDF\)$/,
+    /^link BKPF – ZFIINVOICE maintained \(OAC3, content repository Z1\)$/,
+    /^connection S4H answers serverInfo at http:\/\/127\.0\.0\.1:\d+\/archivelink\/S4H$/,
+  ])
+    t.equal(find(checks, expected)?.outcome, 'pass', String(expected));
+  t.same(
+    checks.filter((c) => c.outcome === 'skip').map((c) => c.found.split(':')[0]),
+    ['ARCHIV_CONNECTION_INSERT', 'ARCHIV_PROCESS_RFCINPUT'],
+    'only the function modules with no harmless call are left unchecked',
+  );
+  t.equal(env.snapshot(), before, 'nothing was written to the repository or SAP');
+
+  const text = await cli(['doctor', '--config', env.location.configDir]);
+  t.equal(text.code, 0);
+  t.match(text.stdout, /^configuration\n {2}✔ valid: /);
+  t.match(
+    text.stdout,
+    /\n\nERP system S4H http:\/\/127\.0\.0\.1:\d+\/sap\/bc\/soap\/rfc\n {2}✔ SOAP-RFC service active/,
+  );
+  t.match(text.stdout, /\n {2}– ARCHIV_CONNECTION_INSERT: no call that changes nothing exists/);
+  t.match(text.stdout, /\n\d+ passed, 0 failed, 2 not checked\n$/);
+});
+
+t.test(
+  'each fault of the repository, the mapping and the SAP customizing is its own failed line, with what to do',
+  async (t) => {
+    const mapping = mappingWith((entries) => {
+      const [barcode, invoices, workflow] = entries;
+      barcode.path = '/default-domain/workspaces/ERP/Scans';
+      barcode.properties['erpHttpContent:archiveId'] = 'ZX';
+      invoices.properties['erpCreateALDocument:erpDescription'] = '$inv:summary';
+      invoices.properties['erpCreateALDocument:erpCreator'] = '$inv:clerk';
+      invoices.properties['erpCreateALDocument:erpFilename'] = '$zz:name';
+      invoices.properties['erpCreateALDocument:erpClient'] = '$notes:text';
+      workflow.properties['erpStartWorkflow:erpArchiveObject'] = 'ZUNKNOWN';
+      entries.push({
+        ...workflow,
+        path: '/default-domain/workspaces/ERP/Broken',
+        properties: { ...workflow.properties, 'erpStartWorkflow:erpOTyp': 'XX' },
+      });
+    });
+    const env = await sandboxEnv(t, { mapping, undeployedFacets: ['fct_erp_barcode'] });
+    env.sandbox.store.setAcls(env.sandbox.actor(), env.sandbox.store.getByPath(MAPPING_PATH) as StoredDoc, [
+      { name: 'local', aces: [ace('Everyone', 'Read')] },
+    ]);
+    declaredFacet(env, 'fct_erp_start_workflow', [
+      {
+        'entity-type': 'schema',
+        name: 'erp_start_workflow',
+        prefix: 'erpStartWorkflow',
+        '@prefix': 'erpStartWorkflow',
+        fields: { erpArchiveObject: 'string' },
+      },
+    ]);
+    declaredFacet(env, 'fct_erp_sap_document', []);
+    declaredFacet(env, 'fct_erp_task_status', [
+      { 'entity-type': 'schema', name: 'erp_task_status', prefix: 'ts', '@prefix': 'ts', fields: {} },
+    ]);
+    env.sandbox.faults.add({ path: '/api/v1/config/facets/fct_erp_certificate', status: 500, body: '{}' });
+    // The customer's own schema `invoice`, deployed with a field `summary` and none called `clerk`.
+    env.sandbox.faults.add({
+      path: '/api/v1/config/schemas',
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([
+        { name: 'invoice', '@prefix': 'inv', fields: { summary: 'string' } },
+        // A schema declared without a prefix is referred to by its name.
+        { name: 'notes', '@prefix': '', fields: { text: 'string' } },
+      ]),
+    });
+    edit(env, 'erpHttp.yaml', 'dateFormat: YYYY-MM-DD', 'dateFormat: YYYYMMDD');
+    env.erp.customizing.users.CONNECTOR.rfc = ['RFC_PING', 'ARCHIV_GET_CONNECTIONS', 'RFC_READ_TABLE'];
+    env.erp.customizing.links[0].contentRepository = 'Z2';
+    edit(env, 'contentServer.yaml', /^pathPrefix:/m, 'publicUrl: http://127.0.0.1:9\npathPrefix:');
+    const { code, checks } = await doctor(env);
+    t.equal(code, 2);
+    const expectations: Array<[RegExp, RegExp]> = [
+      [/^facet fct_erp_barcode is not deployed$/, /install this version's Nuxeo package/],
+      [
+        /^facet fct_erp_start_workflow: schema erp_start_workflow lacks erpBarcode, erpDocumentTyp, erpLateArchiving, erpOTyp, erpObjId, erpStartWorkflow$/,
+        /install this version's Nuxeo package/,
+      ],
+      [/^facet fct_erp_sap_document: schema erp_sap_document missing$/, /Nuxeo package/],
+      [/^facet fct_erp_task_status: schema erp_task_status has prefix ts, not erpTaskStatus$/, /Nuxeo package/],
+      [/^facet fct_erp_certificate: .*HTTP 500/, /Nuxeo package/],
+      [
+        /^mapping file .*: 1 problem\(s\): .*mapping\.3\.properties\.erpStartWorkflow:erpOTyp: must be one of/,
+        /connect2erp validate --mapping FILE/,
+      ],
+      [/^mapping file readable by Everyone/, /block inheritance on adminPath/],
+      [
+        /^\$inv:clerk: schema invoice has no field clerk$/,
+        /fix the reference in the mapping file, or deploy the schema/,
+      ],
+      [/^\$zz:name: no schema with prefix zz$/, /fix the reference/],
+      [
+        /^mapped folder \/default-domain\/workspaces\/ERP\/Scans: .*HTTP 404/,
+        /create it, or fix its path in the mapping file/,
+      ],
+      [/^BAPI_BARCODE_SENDLIST: .*No RFC authorization/, /give the user S_RFC for BAPI_BARCODE_SENDLIST/],
+      [
+        /^dates refused as YYYYMMDD \(ARCHIV_GET_CONNECTIONS: SAP's SOAP runtime refused the call: .*\), accepted as YYYY-MM-DD$/,
+        /^set rfc\.dateFormat: YYYY-MM-DD for S4H in erpHttp\.yaml$/,
+      ],
+      [/^content repository ZX not defined$/, /OAC0/],
+      [/^document type ZUNKNOWN not defined$/, /OAC2/],
+      [
+        /^link BKPF – ZFIINVOICE stores in Z2, not Z1$/,
+        /make OAC3 and erpHttpContent:archiveId name the same content repository/,
+      ],
+      [
+        /^connection S4H not reachable at http:\/\/127\.0\.0\.1:9\/archivelink\/S4H/,
+        /start connect2erp serve there, or fix publicUrl/,
+      ],
+    ];
+    for (const [found, advice] of expectations) {
+      const check = find(checks, found);
+      t.equal(check?.outcome, 'fail', String(found));
+      t.match(check?.advice, advice, String(found));
+    }
+    t.equal(find(checks, /^\$inv:summary is a property of schema invoice$/)?.outcome, 'pass');
+    t.equal(find(checks, /^\$notes:text is a property of schema notes$/)?.outcome, 'pass');
+    t.equal(failures(checks).length, expectations.length, failures(checks).join('\n'));
+  },
+);
+
+t.test(
+  'SICF off and a repository that does not answer: one line each, the rest of their section not checked',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    env.erp.soapRfcActive = false;
+    edit(env, 'storage.yaml', /^url: .*$/m, 'url: http://127.0.0.1:9/nuxeo');
+    // Something answers there, but not serve: the repository's server.
+    edit(env, 'contentServer.yaml', /^pathPrefix:/m, `publicUrl: ${new URL(env.baseUrl).origin}\npathPrefix:`);
+    const { code, checks } = await doctor(env);
+    t.equal(code, 2);
+    t.equal(failures(checks).length, 3, failures(checks).join('\n'));
+    t.match(find(checks, /^not reachable/), {
+      section: 'repository http://127.0.0.1:9/nuxeo',
+      advice: /check url and apiPath in storage\.yaml/,
+    });
+    t.match(find(checks, /^RFC_PING: .*HTTP 403/), {
+      advice: /activate default_host\/sap\/bc\/soap\/rfc in transaction SICF/,
+    });
+    t.match(find(checks, /^connection S4H answered serverInfo with HTTP 404$/), { advice: /publicUrl reaches it/ });
+    t.ok(find(checks, /^the other checks of S4H: they need a logon$/));
+    t.ok(find(checks, /^the other repository checks: they need the repository$/));
+
+    const text = await cli(['doctor', '--config', env.location.configDir]);
+    t.equal(text.code, 2);
+    t.match(text.stdout, /\n {2}✘ RFC_PING: .*\n {4}→ activate default_host\/sap\/bc\/soap\/rfc in transaction SICF/);
+    t.match(text.stdout, /\n\d+ passed, 3 failed, \d+ not checked\n$/);
+  },
+);
+
+t.test('a wrong client is a refused logon naming the client; two labelled mapping files are named', async (t) => {
+  const env = await sandboxEnv(t);
+  edit(env, 'erpHttp.yaml', "client: '100'", "client: '200'");
+  const { store, index } = env.sandbox;
+  const admin = store.getByPath('/default-domain/workspaces/admin') as StoredDoc;
+  index.sync(() => {
+    const copy = store.create(env.sandbox.actor(), admin, { type: 'File', name: 'copy', properties: {} }, NO_BLOBS);
+    store.addFacet(env.sandbox.actor(), copy, 'fct_erp_config_file_connect2erp');
+  });
+  const { code, checks } = await doctor(env);
+  t.equal(code, 2);
+  t.equal(failures(checks).length, 2, failures(checks).join('\n'));
+  t.match(find(checks, /^logon: /)?.advice, /check rfc\.auth and client "200" in erpHttp\.yaml/);
+  t.match(find(checks, /^several mapping files: /), { found: /admin\/copy/, advice: /keep one/ });
+});
+
+t.test('no adminPath, and a user who may not call RFC_PING', async (t) => {
+  const env = await sandboxEnv(t);
+  edit(env, 'storage.yaml', /^adminPath: .*$/m, 'adminPath: /default-domain/workspaces/nowhere');
+  env.erp.customizing.users.CONNECTOR.rfc = ['ARCHIV_GET_CONNECTIONS'];
+  const { checks } = await doctor(env);
+  t.same(
+    failures(checks).map((found) => found.split(':')[0]),
+    [
+      'adminPath /default-domain/workspaces/nowhere',
+      'no mapping file under /default-domain/workspaces/nowhere',
+      'RFC_PING',
+    ],
+  );
+  t.match(find(checks, /^RFC_PING: /)?.advice, /give the user S_RFC for RFC_PING/);
+});
+
+t.test('a user who may not read the customizing tables leaves them unchecked, not failed: exit 0', async (t) => {
+  const env = await sandboxEnv(t);
+  env.erp.customizing.users.CONNECTOR.tables = [];
+  // A link the harmless lookup finds: an answer with rows reads as well as NOTHING_FOUND.
+  env.erp.tables.links.push({
+    client: '100',
+    SAP_OBJECT: 'BKPF',
+    OBJECT_ID: '1',
+    ARCHIV_ID: 'Z1',
+    ARC_DOC_ID: 'CONNECT2ERP-DOCTOR',
+    AR_OBJECT: 'ZFIINVOICE',
+    AR_DATE: '20200101',
+    FILENAME: '',
+    DESCR: '',
+    CREATOR: '',
+  });
+  const { code, checks } = await doctor(env);
+  t.equal(code, 0);
+  t.equal(find(checks, /^ARCHIV_GET_CONNECTIONS may be called$/)?.outcome, 'pass');
+  t.equal(find(checks, /^dates accepted as YYYY-MM-DD/)?.outcome, 'pass');
+  t.match(find(checks, /^the ArchiveLink customizing: RFC_READ_TABLE refused/), {
+    outcome: 'skip',
+    advice: /S_TABU_NAM for TOAAR, TOADV, TOAOM/,
+  });
+});
+
+t.test('a mapping file that cannot be downloaded is a failed line', async (t) => {
+  const env = await sandboxEnv(t);
+  env.sandbox.faults.add({ path: '/@blob/file:content', status: 500, body: '{}' });
+  const { checks } = await doctor(env);
+  t.match(find(checks, /^the ArchiveLink customizing: it is checked against the mapping file/), { outcome: 'skip' });
+  t.match(find(checks, /^mapping file: /), {
+    outcome: 'fail',
+    found: /HTTP 500/,
+    advice: /connect2erp mapping upload FILE, then run doctor again/,
+  });
+});
+
+t.test('an account that may only read a mapped folder; SAP without the link, refusing every date', async (t) => {
+  const mapping = mappingWith(
+    ([, invoices]) => (invoices.properties['erpCreateALDocument:erpDescription'] = '$inv:summary'),
+  );
+  const env = await sandboxEnv(t, { mapping, users: { reader: { password: 'r', groups: ['members'] } } });
+  const { store } = env.sandbox;
+  const at = (path: string): StoredDoc => store.getByPath(path) as StoredDoc;
+  // The job's account may read adminPath and is listed among the administrators, as the guide says; it may only read Invoices.
+  store.setAcls(env.sandbox.actor(), at('/default-domain/workspaces/admin'), [
+    {
+      name: 'local',
+      aces: [ace('reader', 'Read'), ace('Administrator', 'Everything'), ace('Everyone', 'Everything', false)],
+    },
+  ]);
+  store.setAcls(env.sandbox.actor(), at('/default-domain/workspaces/ERP'), [
+    { name: 'local', aces: [ace('reader', 'ReadWrite')] },
+  ]);
+  store.setAcls(env.sandbox.actor(), at('/default-domain/workspaces/ERP/Invoices'), [
+    { name: 'local', aces: [ace('reader', 'Read'), ace('reader', 'Everything', false)] },
+  ]);
+  edit(env, 'storage.yaml', 'username: Administrator', 'username: reader');
+  edit(env, 'storage.yaml', /^administrators: .*$/m, 'administrators: [Administrator, administrators, reader]');
+  env.sandbox.faults.add({ path: '/api/v1/config/schemas', status: 503, body: '{}' });
+  env.erp.customizing.links = [];
+  const runtimeFault =
+    '<soap-env:Envelope xmlns:soap-env="http://schemas.xmlsoap.org/soap/envelope/"><soap-env:Body><soap-env:Fault><faultcode>soap-env:Client</faultcode><faultstring>Error during deserialization</faultstring></soap-env:Fault></soap-env:Body></soap-env:Envelope>';
+  env.erp.faults.add({
+    functionName: 'ARCHIV_GET_CONNECTIONS',
+    times: 3,
+    status: 500,
+    headers: { 'content-type': 'text/xml' },
+    body: runtimeFault,
+  });
+  const { code, checks } = await doctor(env, { NUXEO_PASSWORD: 'r' });
+  t.equal(code, 2);
+  t.same(
+    failures(checks).map((found) => found.replace(/: .*/, '')),
+    [
+      'the declared schemas',
+      'may not write in /default-domain/workspaces/ERP/Invoices',
+      'ARCHIV_GET_CONNECTIONS',
+      'the date form',
+      'link BKPF – ZFIINVOICE not maintained (OAC3)',
+    ],
+  );
+  t.match(
+    find(checks, /^may not write in/)?.advice,
+    /give the account of storage\.yaml ReadWrite on \/default-domain\/workspaces\/ERP\/Invoices/,
+  );
+  t.equal(find(checks, /^may write in \/default-domain\/workspaces\/ERP\/Barcode$/)?.outcome, 'pass');
+  t.match(find(checks, /^the date form: /)?.advice, /give the user S_RFC for it/);
+  t.match(find(checks, /^link BKPF – ZFIINVOICE not maintained/)?.advice, /add it in OAC3 with content repository Z1/);
+});
+
+t.test('an SAP system that does not answer', async (t) => {
+  const env = await sandboxEnv(t);
+  edit(
+    env,
+    'erpHttp.yaml',
+    /url: http:\/\/127\.0\.0\.1:\d+\/sap\/bc\/soap\/rfc/,
+    'url: http://127.0.0.1:9/sap/bc/soap/rfc',
+  );
+  const { checks } = await doctor(env, { NUXEO_PASSWORD: 'wrong' });
+  t.same(
+    failures(checks).map((found) => found.split(':')[0]),
+    ['sign-in', 'not reachable'],
+  );
+  t.match(find(checks, /^sign-in: /)?.advice, /check auth in storage\.yaml/);
+  t.match(find(checks, /^not reachable: /)?.advice, /check rfc\.url in erpHttp\.yaml \(host, port from SMICM\)/);
+});
