@@ -4,6 +4,7 @@ import { DURATION_HINT, parseDuration } from '../config/duration.js';
 import type { ConfigLocation } from '../config/location.js';
 import { ConfigError, type ConfigProblem } from '../../common/errors.js';
 import { createLogger } from '../log.js';
+import { ProgressLine } from './progress-line.js';
 import { renderHtml } from '../job/report/html.js';
 import { ReportFile } from '../job/report/report-file.js';
 import type { RunReport } from '../job/report/report.js';
@@ -79,7 +80,9 @@ function writeReports(report: RunReport, file: ReportFile | undefined, options: 
  * program was still starting stops the run before its first request.
  */
 async function runCommand(options: RunCommandOptions, signals: StopSignals): Promise<number> {
-  const log = createLogger();
+  // On a terminal, a progress line; the log lines, readable there, go around it.
+  const progress = process.stderr.isTTY ? new ProgressLine(process.stderr) : undefined;
+  const log = createLogger({ stream: progress?.logStream, json: progress === undefined ? undefined : false });
   const stop = new AbortController();
   // A second signal is not the default "terminate now" while the run winds down.
   signals.listen((signal) => {
@@ -91,7 +94,10 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
     maxDurationMs === undefined ? undefined : setTimeout(() => stop.abort('--max-duration'), maxDurationMs);
   try {
     const file = options.report === undefined ? undefined : new ReportFile(options.report);
-    const onDocument = file && ((phase: string, record: object) => file.add(phase, record));
+    const onDocument = (phase: string, record: object): void => {
+      file?.add(phase, record);
+      progress?.done(phase);
+    };
     const report = await runJob(
       {
         location: options.location,
@@ -100,9 +106,11 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
         stop: stop.signal,
         graceMs,
         onDocument,
+        onFound: progress && ((phase, count) => progress.found(phase, count)),
       },
       log,
     );
+    progress?.end();
     // The handlers stay until the process exits: a signal while the report is still being written out ends nothing.
     signals.listen((signal) => log.warn('run already finished', { signal }));
     writeReports(report, file, options);
@@ -113,6 +121,7 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
     return report.exitCode;
   } finally {
     clearTimeout(deadline);
+    progress?.end();
   }
 }
 

@@ -42,6 +42,8 @@ export interface RunOptions {
   graceMs?: number;
   /** Every document's record as it is made (the report keeps only the first LISTED_MAX per phase). */
   onDocument?: DocumentSink;
+  /** How many documents a phase found to work on, as each of its searches tells (progress). */
+  onFound?: (phase: string, count: number) => void;
 }
 
 /** Where every document's record goes, by phase (`INTAKE` or `taskPhase(name)`). */
@@ -125,6 +127,7 @@ async function work(
   report.plannedCalls = ports.plannedCalls;
   const loaded = await usableMapping(client, config, registry, report, log);
   const sink = options.onDocument ?? (() => undefined);
+  const onFound = options.onFound ?? (() => undefined);
   if (stop.aborted) return;
   const alsoReads = (useCase: UseCase): string[] =>
     tasks.filter((task) => task.useCase === useCase).flatMap((task) => taskReads(task, callFor(task).call));
@@ -137,6 +140,7 @@ async function work(
     pageSize: config.storage.pageSize,
     stop,
     alsoReads,
+    found: (count: number) => onFound(INTAKE, count),
   };
   const labelled = new Labelled();
   if (loaded === undefined) {
@@ -166,6 +170,7 @@ async function work(
       stop,
       inFlight,
       labelled: labelled.for(task.useCase),
+      found: (count) => onFound(taskPhase(task.name), count),
     };
     await runPhase(taskSummary(report, task.name), stop, () =>
       runTask(task, deps, (record) => sink(taskPhase(task.name), recordTask(report, record))),

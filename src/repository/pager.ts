@@ -17,7 +17,8 @@ import { NEVER } from '../stop.js';
  * drops the hits of documents deleted since it saw them, so a page can come back short, or
  * empty, with more after it (the next one then skips the dropped hits by offset). A server whose
  * `maxPageSize` is below `pageSize` gives fewer documents than asked and works its next-page flag
- * out for the size asked: its own size is used from then on.
+ * out for the size asked: its own size is used from then on. `onCount` hears the first page's
+ * `resultsCount`, what the search found in all (as the index has it), for progress.
  */
 export async function* drain(
   client: RepositoryReader,
@@ -25,15 +26,19 @@ export async function* drain(
   pageSize: number,
   stop = NEVER,
   reads?: string[],
+  onCount: (resultsCount: number) => void = () => undefined,
 ): AsyncGenerator<RepositoryDocument[]> {
   let after: string | undefined;
   let size = pageSize;
   let offset = 0;
+  let first = true;
   while (!stop.aborted) {
     const keyset = after === undefined ? '' : ` AND ecm:uuid > ${nxqlString(after)}`;
     const page = await client.search(`${query}${keyset} ORDER BY ecm:uuid`, { pageSize: size, offset, reads });
     // Stopped while the page was on its way: nothing of it is claimed.
     if (stop.aborted) return;
+    if (first) onCount(page.resultsCount);
+    first = false;
     const { entries } = page;
     if (entries.length > 0) {
       yield entries;

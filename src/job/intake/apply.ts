@@ -27,6 +27,8 @@ export interface IntakeDeps {
   runId: string;
   /** How long an intake claim holds (storage.yaml `intakeClaimTimeoutMs`). */
   claimTimeoutMs: number;
+  /** Hears how many documents each search found, for progress. */
+  found: (count: number) => void;
 }
 const CHANGED_FIRST =
   'changed by another run or a user while being labelled; the next run looks at it again if it is still unlabelled';

@@ -26,7 +26,7 @@ export async function runIntake(
     // What the tasks read too: they send the documents labelled here in the same run.
     const reads = [...intakeReads(entry), ...deps.alsoReads(useCaseOf(entry))];
     await eachPage(
-      drain(deps.client, intakeQuery(entry, paths), deps.pageSize, deps.stop, reads),
+      drain(deps.client, intakeQuery(entry, paths), deps.pageSize, deps.stop, reads, deps.found),
       PAGES_IN_FLIGHT,
       async (page) => {
         const plans = page.filter((doc) => stillNew(entry, paths, doc)).map((doc) => planDocument(entry, doc));

@@ -31,6 +31,8 @@ export interface TaskDeps {
   inFlight: Map<string, ClaimedDocument>;
   /** The documents this run's intake labelled READY for the task's use case (see labelledPages). */
   labelled: readonly RepositoryDocument[];
+  /** Hears how many documents the task found (its search, then the labelled ones it adds), for progress. */
+  found: (count: number) => void;
   now?: () => Date;
 }
 

@@ -67,12 +67,19 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
       task.batchSize,
       deps.stop,
       taskReads(task, taskCall.call),
+      deps.found,
     )) {
       for (const doc of page) seen.add(doc.uid);
       yield page;
     }
   };
-  const pages = concat(found(), labelledPages(task, deps.labelled, deps.client, seen, deps.stop));
+  const added = async function* added(): AsyncGenerator<RepositoryDocument[]> {
+    for await (const page of labelledPages(task, deps.labelled, deps.client, seen, deps.stop)) {
+      deps.found(page.length);
+      yield page;
+    }
+  };
+  const pages = concat(found(), added());
   await eachPage(pages, task.concurrency, async (page) => {
     const admitted = (await whenAll(page.map((doc) => admit(ctx, doc)))).filter(defined);
     await whenAll(
