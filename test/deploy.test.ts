@@ -429,6 +429,17 @@ t.test(
     );
     const zone = overlay.patches.find((p: any) => p.target.kind === 'CronJob');
     t.match(zone.patch, /path: \/spec\/timeZone\n\s+value: Europe\/Berlin/, 'the overlay sets the time zone');
+    const metrics = overlay.patches.find((p: any) => String(p.patch).includes('--metrics-push'));
+    t.match(
+      metrics,
+      { target: { kind: 'CronJob', labelSelector: /component in \(link,barcode,workflow\)/ } },
+      'the overlay shows how to push metrics from the task CronJobs',
+    );
+    t.same(
+      [...new Set(manifests.map((m) => m.metadata.labels['app.kubernetes.io/component']))].sort(),
+      ['barcode', 'link', 'workflow'],
+      "and its selector names every task's CronJob",
+    );
     const [claim] = yamlDocuments('base', 'reports.yaml');
     t.match(claim, {
       kind: 'PersistentVolumeClaim',

@@ -2,8 +2,9 @@ import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { DURATION_HINT, parseDuration } from '../config/duration.js';
 import type { ConfigLocation } from '../config/location.js';
-import { ConfigError, type ConfigProblem } from '../../common/errors.js';
-import { createLogger } from '../log.js';
+import { ConfigError, errorMessage, type ConfigProblem } from '../../common/errors.js';
+import { createLogger, registerSecret, type Logger } from '../log.js';
+import { pushMetrics, shownUrl } from '../job/report/metrics.js';
 import { ProgressLine } from './progress-line.js';
 import { renderHtml } from '../job/report/html.js';
 import { ReportFile } from '../job/report/report-file.js';
@@ -23,6 +24,8 @@ interface RunCommandOptions {
   grace?: string;
   report?: string;
   reportHtml?: string;
+  /** A Prometheus Pushgateway the run's metrics go to when it ends. */
+  metricsPush?: string;
 }
 
 /** A duration option in milliseconds; a bad one is a configuration problem. */
@@ -55,6 +58,21 @@ function checkReportPath(option: string, path: string | undefined, problems: Con
   }
 }
 
+/** The Pushgateway's address: http or https; its password, if it has one, is masked in logs. */
+function checkPushUrl(url: string | undefined, problems: ConfigProblem[]): void {
+  if (url === undefined) return;
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  if (parsed === undefined || !['http:', 'https:'].includes(parsed.protocol)) {
+    problems.push({
+      file: 'command line',
+      path: '--metrics-push',
+      message: `"${url}" is not an http:// or https:// URL`,
+    });
+    return;
+  }
+  registerSecret(decodeURIComponent(parsed.password));
+}
+
 /** The command line's durations and report paths, every problem at once, before the run starts. */
 function checkOptions(options: RunCommandOptions): { maxDurationMs?: number; graceMs?: number } {
   const problems: ConfigProblem[] = [];
@@ -64,6 +82,7 @@ function checkOptions(options: RunCommandOptions): { maxDurationMs?: number; gra
   };
   checkReportPath('report', options.report, problems);
   checkReportPath('report-html', options.reportHtml, problems);
+  checkPushUrl(options.metricsPush, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return checked;
 }
@@ -71,6 +90,18 @@ function checkOptions(options: RunCommandOptions): { maxDurationMs?: number; gra
 function writeReports(report: RunReport, file: ReportFile | undefined, options: RunCommandOptions): void {
   file?.write(report);
   if (options.reportHtml !== undefined) writeFileSync(options.reportHtml, renderHtml(report));
+}
+
+/**
+ * Monitoring learns how the run went; a push that fails is logged as an error and changes nothing
+ * else: the documents' outcome is the exit code, and the next run pushes again.
+ */
+async function pushRunMetrics(report: RunReport, url: string, task: string | undefined, log: Logger): Promise<void> {
+  try {
+    await pushMetrics(report, url, task);
+  } catch (error) {
+    log.error('metrics push failed', { url: shownUrl(url), error: errorMessage(error) });
+  }
 }
 
 /**
@@ -114,6 +145,7 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
     // The handlers stay until the process exits: a signal while the report is still being written out ends nothing.
     signals.listen((signal) => log.warn('run already finished', { signal }));
     writeReports(report, file, options);
+    if (options.metricsPush !== undefined) await pushRunMetrics(report, options.metricsPush, options.task, log);
     process.stdout.write(`${renderReport(report)}\n`);
     // Calls still in flight after the grace period would keep the process alive: it exits
     // now, like a crash at that point, and a later run takes their claims over.
@@ -139,6 +171,11 @@ export const command: Command = {
     'report-html': { type: 'string', value: 'FILE', text: 'write the HTML report to FILE' },
     'max-duration': { type: 'string', value: 'D', text: 'stop claiming after D (90s, 25m, 1h), as on SIGTERM' },
     grace: { type: 'string', value: 'D', text: 'how long calls under way may finish once the run stops (default 20s)' },
+    'metrics-push': {
+      type: 'string',
+      value: 'URL',
+      text: "push the run's counts and durations to this Prometheus Pushgateway when it ends",
+    },
     ...LOCATION,
   },
   windsDown: true,
@@ -152,6 +189,7 @@ export const command: Command = {
         reportHtml: strings['report-html'],
         maxDuration: strings['max-duration'],
         grace: strings.grace,
+        metricsPush: strings['metrics-push'],
       },
       signals,
     ),
