@@ -3,34 +3,66 @@ import { ConfigError, errorMessage } from '../common/errors.js';
 import { EXIT, EXIT_MEANING } from './exit-codes.js';
 import type { StopSignals } from './signals.js';
 import type { Command, CommandContext, OptionSpec } from './commands/command.js';
-import { command as retry } from './commands/retry.js';
-import { command as certs } from './commands/certs.js';
-import { command as doctor } from './commands/doctor.js';
-import { command as mapping } from './commands/mapping.js';
-import { command as run } from './commands/run.js';
-import { command as schedule } from './commands/schedule.js';
-import { command as serve } from './commands/serve.js';
-import { command as status } from './commands/status.js';
-import { command as template } from './commands/template.js';
-import { command as validate } from './commands/validate.js';
-import { OPTIONAL_PART_COMMANDS } from './commands/optional-part.js';
 import { programVersion } from './version.js';
 
 const HELP: Record<string, OptionSpec> = { help: { type: 'boolean', short: 'h', text: 'print this help and exit' } };
 
+interface Entry {
+  summary: string;
+  /** The command's module, imported only when it runs or its help is asked: a run loads what it uses. */
+  load: () => Promise<Command>;
+}
+
 /** The commands, in the order the usage lists them; each is a file of its own in commands/. */
-const COMMANDS: Record<string, Command> = {
-  validate,
-  doctor,
-  run,
-  schedule,
-  status,
-  retry,
-  mapping,
-  serve,
-  certs,
-  template,
-  ...OPTIONAL_PART_COMMANDS,
+const COMMANDS: Record<string, Entry> = {
+  validate: {
+    summary: 'check the configuration, the jobs and the crontab without contacting any server',
+    load: async () => (await import('./commands/validate.js')).command,
+  },
+  doctor: {
+    summary: 'check that the repository, SAP and the content server are reachable and set up as the configuration says',
+    load: async () => (await import('./commands/doctor.js')).command,
+  },
+  run: {
+    summary: 'label new documents and process the ready ones',
+    load: async () => (await import('./commands/run.js')).command,
+  },
+  schedule: {
+    summary: "run the crontab's lines until SIGTERM (the scheduled container)",
+    load: async () => (await import('./commands/schedule.js')).command,
+  },
+  status: {
+    summary: 'documents per status per task, and the failures with their messages',
+    load: async () => (await import('./commands/status.js')).command,
+  },
+  retry: {
+    summary: 'put FAILED documents back to READY for the next run',
+    load: async () => (await import('./commands/retry.js')).command,
+  },
+  mapping: {
+    summary: 'check and upload the mapping file to adminPath and label it, or download the one a run reads',
+    load: async () => (await import('./commands/mapping.js')).command,
+  },
+  serve: {
+    summary: "answer SAP's ArchiveLink HTTP content server calls (contentServer.yaml)",
+    load: async () => (await import('./commands/serve.js')).command,
+  },
+  certs: {
+    summary: "list SAP's certificates, approve or revoke one (the content server's signatures)",
+    load: async () => (await import('./commands/certs.js')).command,
+  },
+  template: {
+    summary: 'print a built-in call as YAML, to adapt in a task file',
+    load: async () => (await import('./commands/template.js')).command,
+  },
+  sandbox: {
+    summary: 'start the local repository and ERP sandboxes in the foreground, until SIGTERM or Ctrl-C',
+    load: async () => (await import('./commands/optional-part.js')).OPTIONAL_PART_COMMANDS.sandbox,
+  },
+  demo: {
+    summary: 'run the whole feature on the sandbox: a dry run, a run, a user filling in values, the next runs',
+    load: async () => (await import('./commands/optional-part.js')).OPTIONAL_PART_COMMANDS.demo,
+  },
 };
 
 const EXIT_CODES = `exit codes: ${Object.entries(EXIT_MEANING)
@@ -46,13 +78,12 @@ function optionLines(options: Record<string, OptionSpec>): string[] {
   return rows.map(([left, text]) => `  ${left.padEnd(width)}  ${text}`);
 }
 
-function commandUsage(name: string): string {
-  const command = COMMANDS[name];
+function commandUsage(name: string, command: Command): string {
   const options = Object.keys(command.options).length > 0 ? ' [options]' : '';
   return [
     `usage: connect2erp ${name}${command.args === undefined ? '' : ` ${command.args}`}${options}`,
     '',
-    command.summary,
+    COMMANDS[name].summary,
     ...(command.details === undefined ? [] : [command.details]),
     '',
     'options:',
@@ -106,8 +137,12 @@ export async function main(argv: string[], signals: StopSignals): Promise<number
 
 async function dispatch(argv: string[], signals: StopSignals): Promise<number> {
   const [name] = argv;
-  if (name === 'help')
-    return argv[1] !== undefined && argv[1] in COMMANDS ? print(commandUsage(argv[1])) : print(programUsage());
+  if (name === 'help') {
+    const asked = argv[1];
+    return asked !== undefined && Object.hasOwn(COMMANDS, asked)
+      ? print(commandUsage(asked, await COMMANDS[asked].load()))
+      : print(programUsage());
+  }
   if (name === undefined || name.startsWith('-')) {
     if (asksFor(argv, '--version')) return print(programVersion());
     if (asksFor(argv, '--help', '-h')) return print(programUsage());
@@ -116,9 +151,10 @@ async function dispatch(argv: string[], signals: StopSignals): Promise<number> {
       programUsage(),
     );
   }
-  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (command === undefined) return refuse(`connect2erp: unknown command ${name}`, programUsage());
-  if (asksFor(argv, '--help', '-h')) return print(commandUsage(name));
+  const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (entry === undefined) return refuse(`connect2erp: unknown command ${name}`, programUsage());
+  const command = await entry.load();
+  if (asksFor(argv, '--help', '-h')) return print(commandUsage(name, command));
   if (asksFor(argv, '--version')) return print(programVersion());
   let parsed;
   try {
@@ -130,7 +166,7 @@ async function dispatch(argv: string[], signals: StopSignals): Promise<number> {
     );
     parsed = parseArgs({ args: argv.slice(1), options, allowPositionals: command.args !== undefined, strict: true });
   } catch (error) {
-    return refuse(`connect2erp ${name}: ${errorMessage(error)}`, commandUsage(name));
+    return refuse(`connect2erp ${name}: ${errorMessage(error)}`, commandUsage(name, command));
   }
   if (command.windsDown === undefined) signals.listen(() => process.exit(EXIT.interrupted));
   const { strings, flags } = byType(command.options, parsed.values);

@@ -19,6 +19,14 @@ const CERTIFICATE_CODES = new Set([
 ]);
 
 /** The connection failed because the server's certificate was not trusted. */
+/** A URL as output may show it: no user name or password (an URL may carry them). */
+export function withoutCredentials(url: string): string {
+  const shown = new URL(url);
+  shown.username = '';
+  shown.password = '';
+  return shown.href;
+}
+
 export function certificateRefused(error: unknown): boolean {
   return CERTIFICATE_CODES.has((error as { code?: string }).code ?? '');
 }

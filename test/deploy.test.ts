@@ -11,6 +11,7 @@ import { loadCrontab } from '../src/config/crontab.js';
 import { parseDuration } from '../src/config/duration.js';
 import { configLocation } from '../src/config/location.js';
 import { loadConfig } from '../src/config/load.js';
+import { PUSH_TIMEOUT_MS } from '../src/job/report/metrics.js';
 import { DEFAULT_GRACE_MS } from '../src/job/run.js';
 
 const KUBERNETES = join(PROJECT, 'deploy', 'kubernetes');
@@ -309,13 +310,13 @@ t.test(
       const [next, after] = new Cron(spec.schedule, { paused: true }).nextRuns(2);
       const interval = after.getTime() - next.getTime();
       t.ok(
-        maxDuration + DEFAULT_GRACE_MS <= job.activeDeadlineSeconds * 1000,
+        maxDuration + DEFAULT_GRACE_MS + PUSH_TIMEOUT_MS <= job.activeDeadlineSeconds * 1000,
         `${name}: --max-duration and the grace period end before the deadline`,
       );
       t.ok(job.activeDeadlineSeconds * 1000 <= interval, `${name}: the deadline comes before the next scheduled run`);
       t.ok(
-        pod.terminationGracePeriodSeconds * 1000 > DEFAULT_GRACE_MS,
-        `${name}: Kubernetes waits longer than the grace period before SIGKILL`,
+        pod.terminationGracePeriodSeconds * 1000 > DEFAULT_GRACE_MS + PUSH_TIMEOUT_MS,
+        `${name}: Kubernetes waits longer than the grace period and a metrics push before SIGKILL`,
       );
       t.equal(container.image, 'connect2erp', `${name}: the image the kustomization names`);
       t.ok(
@@ -444,7 +445,7 @@ t.test(
     t.match(claim, {
       kind: 'PersistentVolumeClaim',
       metadata: { name: 'connect2erp-reports' },
-      spec: { accessModes: ['ReadWriteMany'] },
+      spec: { accessModes: ['ReadWriteOnce'] },
     });
     const readme = readFileSync(join(PROJECT, 'README.md'), 'utf8');
     t.match(readme, 'kubectl apply -k deploy/kubernetes/overlays/production', 'the README documents the overlay');

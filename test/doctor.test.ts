@@ -1,6 +1,7 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { exceptionXml } from '../sandbox/erp/soap-codec.js';
 import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 import { servedEnv } from './helpers/content-server.js';
 import { MAPPING, sandboxEnv, type Env } from './helpers/env.js';
@@ -378,3 +379,40 @@ t.test('an SAP system that does not answer', async (t) => {
   t.match(find(checks, /^sign-in: /)?.advice, /check auth in storage\.yaml/);
   t.match(find(checks, /^not reachable: /)?.advice, /check rfc\.url in erpHttp\.yaml \(host, port from SMICM\)/);
 });
+
+t.test(
+  'a task limited to one system is checked on it alone; a query SAP refuses fails the customizing check with its cause',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const erp = readFileSync(join(env.location.configDir, 'erpHttp.yaml'), 'utf8');
+    const second = erp.slice(erp.indexOf('  - name: S4H')).replace('name: S4H', 'name: S4X');
+    writeFileSync(join(env.location.configDir, 'erpHttp.yaml'), `${erp}${second}`);
+    writeFileSync(
+      join(env.location.jobsDir, 'barcode.yaml'),
+      `${readFileSync(join(env.location.jobsDir, 'barcode.yaml'), 'utf8')}systems: [S4H]\n`,
+    );
+    env.erp.faults.add({
+      functionName: 'RFC_READ_TABLE',
+      status: 500,
+      headers: { 'content-type': 'text/xml; charset=utf-8' },
+      body: exceptionXml('RFC_READ_TABLE', { name: 'OPTION_NOT_VALID', text: 'Selection criterion not valid' }),
+    });
+    const { code, checks } = await doctor(env);
+    t.equal(code, 2);
+    const bySystem = (name: string) =>
+      checks.filter((c) => c.section.startsWith(`ERP system ${name} `)).map((c) => c.found);
+    t.ok(bySystem('S4H').includes('BAPI_BARCODE_SENDLIST may be called'));
+    t.notOk(
+      bySystem('S4X').some((found) => found.startsWith('BAPI_BARCODE_SENDLIST')),
+      'the bar-code task never calls S4X',
+    );
+    t.same(
+      failures(checks).map((found) => found.split(':')[0]),
+      ['the ArchiveLink customizing'],
+    );
+    t.match(
+      find(checks, /^the ArchiveLink customizing: .*OPTION_NOT_VALID/)?.advice,
+      /refused the query, not the customizing/,
+    );
+  },
+);

@@ -515,3 +515,14 @@ t.test('ARCHIV_GET_CONNECTIONS finds links stored within FROM_AR_DATE and UNTIL_
     'NOTHING_FOUND',
   );
 });
+
+t.test(
+  'RFC_READ_TABLE reads OPTIONS rows as if a blank separated them: a literal cut across two rows is not the value',
+  async (t) => {
+    const { call } = await setUp(t);
+    const read = (options: string[]) =>
+      call('RFC_READ_TABLE', { QUERY_TABLE: 'TOAAR', OPTIONS: options.map((TEXT) => ({ TEXT })), DATA: [] });
+    t.match(await read(["ARCHIV_ID = 'Z1'   "]), { DATA: [{ WA: 'Z1' }] }, 'trailing blanks of a row are dropped');
+    t.same((await read(["ARCHIV_ID = 'Z", "1'"])).DATA, '');
+  },
+);

@@ -45,10 +45,12 @@ export function readTable({ params, customizing, user }: CallContext): SapStruct
   const asked = rows(params.FIELDS).map((row) => text(row, 'FIELDNAME'));
   const fields = asked.length > 0 ? asked : Object.keys(table.columns);
   for (const field of fields) if (!(field in table.columns)) fail('FIELD_NOT_VALID', `Field ${field} is not valid`);
+  // The rows of a dynamic WHERE are read as if a blank separated them, trailing blanks dropped
+  // (ABAP's CHAR rows): a token cut across two rows is two tokens, and refused.
   const where = whereClause(
     rows(params.OPTIONS)
-      .map((row) => text(row, 'TEXT'))
-      .join(''),
+      .map((row) => text(row, 'TEXT').trimEnd())
+      .join(' '),
     table.columns,
   );
   const delimiter = text(params, 'DELIMITER');

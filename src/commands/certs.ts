@@ -79,7 +79,6 @@ async function certsCommand(
 
 export const command: Command = {
   args: 'list | approve NAME | revoke NAME',
-  summary: "list SAP's certificates, approve or revoke one (the content server's signatures)",
   options: { ...LOCATION },
   run: ({ positionals, strings }) => certsCommand(location(strings), positionals[1], positionals[2]),
 };

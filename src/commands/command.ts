@@ -23,7 +23,6 @@ export interface CommandContext {
 export interface Command {
   /** Positional arguments after the command's name, as the usage shows them. */
   args?: string;
-  summary: string;
   /** More about the command, below its usage line. */
   details?: string;
   options: Record<string, OptionSpec>;

@@ -60,7 +60,6 @@ async function checkLandscape(config: Config): Promise<Section[]> {
 }
 
 export const command: Command = {
-  summary: 'check that the repository, SAP and the content server are reachable and set up as the configuration says',
   details: 'Read-only: nothing is written to the repository or SAP. Exit 0 when every check passes, 2 when one fails.',
   options: {
     ...LOCATION,

@@ -53,7 +53,6 @@ async function mappingCommand(
 
 export const command: Command = {
   args: 'upload FILE | download [FILE]',
-  summary: 'check and upload the mapping file to adminPath and label it, or download the one a run reads',
   options: LOCATION,
   run: async ({ strings, positionals }) => mappingCommand(location(strings), positionals[1], positionals[2]),
 };

@@ -37,7 +37,6 @@ const print: Print = (line) => void process.stdout.write(`${line}\n`);
 /** `connect2erp sandbox` and `connect2erp demo`, for a clone of the repository. */
 export const OPTIONAL_PART_COMMANDS: Record<string, Command> = {
   sandbox: {
-    summary: 'start the local repository and ERP sandboxes in the foreground, until SIGTERM or Ctrl-C',
     options: {
       'repo-port': { type: 'string', value: 'N', default: '8080', text: 'repository sandbox port (default 8080)' },
       'erp-port': { type: 'string', value: 'N', default: '8081', text: 'ERP sandbox port (default 8081)' },
@@ -62,7 +61,6 @@ export const OPTIONAL_PART_COMMANDS: Record<string, Command> = {
     },
   },
   demo: {
-    summary: 'run the whole feature on the sandbox: a dry run, a run, a user filling in values, the next runs',
     options: {
       data: { type: 'string', value: 'DIR', text: "keep the sandbox's state in DIR (default: a new temporary folder)" },
     },

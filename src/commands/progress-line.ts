@@ -7,6 +7,8 @@ const CLEAR = '\r\x1b[2K';
 
 interface Count {
   found: number;
+  /** A search could not count (Nuxeo's resultsCount -1): the total is not known. */
+  unknown: boolean;
   done: number;
   /** When the phase's first document was done: the rate is counted from there. */
   since?: number;
@@ -35,14 +37,18 @@ export class ProgressLine {
       write: (chunk: Buffer, _encoding, callback) => {
         this.clear();
         this.out.write(chunk);
+        // No phase yet, or the run is over: the log line stands alone.
         if (this.phase !== '') this.draw();
         callback();
       },
     });
   }
 
+  /** `count` -1: the search could not tell (a page provider that does not count). */
   found(phase: string, count: number): void {
-    this.count(phase).found += count;
+    const known = this.count(phase);
+    if (count < 0) known.unknown = true;
+    else known.found += count;
     this.update(phase);
   }
 
@@ -53,15 +59,16 @@ export class ProgressLine {
     this.update(phase);
   }
 
-  /** The run is over: the line goes, for the summary. */
+  /** The run is over: the line goes, for the summary, and log lines after it are written alone. */
   end(): void {
     this.clear();
+    this.phase = '';
   }
 
   private count(phase: string): Count {
     let count = this.counts.get(phase);
     if (count === undefined) {
-      count = { found: 0, done: 0 };
+      count = { found: 0, unknown: false, done: 0 };
       this.counts.set(phase, count);
     }
     return count;
@@ -72,8 +79,12 @@ export class ProgressLine {
     if (this.now() - this.drawnAt >= REDRAW_MS) this.draw();
   }
 
+  /** One terminal row: a line that wrapped would leave its first row behind at every redraw. */
   private draw(): void {
-    this.out.write(`${CLEAR}${this.text()}`);
+    // A terminal that has not told its size (0, as a pseudo-terminal may) is not cut.
+    const columns = (this.out as { columns?: number }).columns;
+    const text = this.text();
+    this.out.write(`${CLEAR}${columns ? text.slice(0, columns - 1) : text}`);
     this.shown = true;
     this.drawnAt = this.now();
   }
@@ -85,8 +96,9 @@ export class ProgressLine {
   }
 
   private text(): string {
-    const { found, done, since } = this.count(this.phase);
+    const { found, unknown, done, since } = this.count(this.phase);
     const total = Math.max(found, done);
+    if (unknown) return `${this.phase}: ${done.toLocaleString('en')} documents`;
     const parts = [`${this.phase}: ${done.toLocaleString('en')} of ${total.toLocaleString('en')} documents`];
     const seconds = since === undefined ? 0 : (this.now() - since) / 1000;
     if (done > 1 && seconds > 0) {

@@ -20,7 +20,6 @@ async function retryCommand(
 }
 
 export const command: Command = {
-  summary: 'put FAILED documents back to READY for the next run',
   options: {
     task: TASK,
     doc: { type: 'string', value: 'UID', text: 'only this document' },

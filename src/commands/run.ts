@@ -4,7 +4,8 @@ import { DURATION_HINT, parseDuration } from '../config/duration.js';
 import type { ConfigLocation } from '../config/location.js';
 import { ConfigError, errorMessage, type ConfigProblem } from '../../common/errors.js';
 import { createLogger, registerSecret, type Logger } from '../log.js';
-import { pushMetrics, shownUrl } from '../job/report/metrics.js';
+import { pushMetrics } from '../job/report/metrics.js';
+import { withoutCredentials } from '../http-options.js';
 import { ProgressLine } from './progress-line.js';
 import { renderHtml } from '../job/report/html.js';
 import { ReportFile } from '../job/report/report-file.js';
@@ -70,7 +71,8 @@ function checkPushUrl(url: string | undefined, problems: ConfigProblem[]): void 
     });
     return;
   }
-  registerSecret(decodeURIComponent(parsed.password));
+  // As the URL's text has it: what a log line that shows the URL would show.
+  registerSecret(parsed.password);
 }
 
 /** The command line's durations and report paths, every problem at once, before the run starts. */
@@ -100,7 +102,7 @@ async function pushRunMetrics(report: RunReport, url: string, task: string | und
   try {
     await pushMetrics(report, url, task);
   } catch (error) {
-    log.error('metrics push failed', { url: shownUrl(url), error: errorMessage(error) });
+    log.error('metrics push failed', { url: withoutCredentials(url), error: errorMessage(error) });
   }
 }
 
@@ -158,7 +160,6 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
 }
 
 export const command: Command = {
-  summary: 'label new documents and process the ready ones',
   details:
     'On SIGTERM, Ctrl-C or the end of --max-duration: nothing more is claimed, calls under way get\nthe grace period, the rest is released for the next run, the report is written, exit code 3.',
   options: {

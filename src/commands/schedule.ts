@@ -30,7 +30,6 @@ async function scheduleCommand(
 }
 
 export const command: Command = {
-  summary: "run the crontab's lines until SIGTERM (the scheduled container)",
   options: { ...LOCATION, crontab: CRONTAB },
   windsDown: true,
   run: ({ strings, signals }) => scheduleCommand(location(strings), strings.crontab, signals),

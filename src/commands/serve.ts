@@ -38,7 +38,6 @@ async function serveCommand(location: Required<ConfigLocation>, signals: StopSig
 }
 
 export const command: Command = {
-  summary: "answer SAP's ArchiveLink HTTP content server calls (contentServer.yaml)",
   details:
     'Serves <pathPrefix>/<connection>?<command>&… as OAC0 is set up, /healthz and /readyz. On SIGTERM or\nCtrl-C, readiness answers 503 for drainSeconds (a second signal ends that), requests under way\nfinish, exit code 0.',
   options: { ...LOCATION },

@@ -12,7 +12,6 @@ async function statusCommand(location: Required<ConfigLocation>, task: string | 
 }
 
 export const command: Command = {
-  summary: 'documents per status per task, and the failures with their messages',
   options: { task: TASK, ...LOCATION },
   run: ({ strings }) => statusCommand(location(strings), strings.task),
 };

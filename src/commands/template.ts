@@ -30,7 +30,6 @@ function templateCommand(nameGiven: string | undefined, transportGiven: string |
 
 export const command: Command = {
   args: 'link|barcode|workflow|workflow-to-agent RFC|Rest',
-  summary: 'print a built-in call as YAML, to adapt in a task file',
   options: {},
   run: async ({ positionals }) => templateCommand(positionals[1], positionals[2]),
 };

@@ -51,7 +51,6 @@ function validateCommand(
 }
 
 export const command: Command = {
-  summary: 'check the configuration, the jobs and the crontab without contacting any server',
   options: {
     ...LOCATION,
     crontab: CRONTAB,

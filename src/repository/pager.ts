@@ -18,7 +18,8 @@ import { NEVER } from '../stop.js';
  * empty, with more after it (the next one then skips the dropped hits by offset). A server whose
  * `maxPageSize` is below `pageSize` gives fewer documents than asked and works its next-page flag
  * out for the size asked: its own size is used from then on. `onCount` hears the first page's
- * `resultsCount`, what the search found in all (as the index has it), for progress.
+ * `resultsCount`, what the search found in all (as the index has it; -1 when the server could
+ * not count, as a page provider that does not), for progress.
  */
 export async function* drain(
   client: RepositoryReader,

@@ -2,7 +2,7 @@ import { Gauge, Pushgateway, Registry } from 'prom-client';
 import type { RunReport } from './report.js';
 
 /** How long a push may take: the run is over, and monitoring must not hold the pod. */
-const PUSH_TIMEOUT_MS = 10_000;
+export const PUSH_TIMEOUT_MS = 10_000;
 
 /**
  * A run's outcome as Prometheus gauges, for a Pushgateway (a batch job is gone before any scrape):
@@ -54,12 +54,4 @@ export function runMetrics(report: RunReport): Registry {
 export async function pushMetrics(report: RunReport, url: string, task: string | undefined): Promise<void> {
   const gateway = new Pushgateway(url, { timeout: PUSH_TIMEOUT_MS }, runMetrics(report));
   await gateway.push({ jobName: 'connect2erp', groupings: { run: task ?? 'all' } });
-}
-
-/** The Pushgateway's address as a log line may show it: no user name or password. */
-export function shownUrl(url: string): string {
-  const shown = new URL(url);
-  shown.username = '';
-  shown.password = '';
-  return shown.href;
 }

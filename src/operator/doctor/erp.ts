@@ -5,6 +5,7 @@ import { RfcFault, type RfcRequest } from '../../job/erp/rfc-client.js';
 import { tableRows, type RfcParams } from '../../job/erp/soap.js';
 import type { MappingEntry } from '../../job/intake/mapping-schema.js';
 import { callFor } from '../../job/tasks/templates.js';
+import { withoutCredentials } from '../../http-options.js';
 import { Section } from './check.js';
 
 /** What the ERP checks send: one call, its answer or its typed failure. */
@@ -24,10 +25,10 @@ const NO_DOCUMENT = 'CONNECT2ERP-DOCTOR';
  * them (S_RFC) without changing SAP. The others (ARCHIV_CONNECTION_INSERT,
  * ARCHIV_PROCESS_RFCINPUT, SAP_WAPI_START_WORKFLOW) have none, and are not called.
  */
-const HARMLESS: Record<string, (dateFormat: DateFormat) => RfcParams> = {
-  ARCHIV_GET_CONNECTIONS: () => ({ ARC_DOC_ID: NO_DOCUMENT, CONNECTIONS: [] }),
+const HARMLESS: Record<string, RfcParams> = {
+  ARCHIV_GET_CONNECTIONS: { ARC_DOC_ID: NO_DOCUMENT, CONNECTIONS: [] },
   // An empty list: no row to store (sap-setup.md: inferred, not confirmed by SAP).
-  BAPI_BARCODE_SENDLIST: () => ({ BARCODETABLE: [], RETURN: {} }),
+  BAPI_BARCODE_SENDLIST: { BARCODETABLE: [], RETURN: {} },
 };
 
 /**
@@ -43,17 +44,20 @@ export async function checkErp(
   tasks: TaskConfig[],
   mapping: MappingEntry[] | undefined,
 ): Promise<Section> {
-  const section = new Section(`ERP system ${system.name} ${system.rfc.url}`);
+  const section = new Section(`ERP system ${system.name} ${withoutCredentials(system.rfc.url)}`);
   if (!(await logOn(section, system, rfc))) return section;
   const functions = new Set(
     tasks
-      .filter((task) => task.enabled && task.function === 'RFC')
+      // A task limited to other systems (`systems`) calls nothing on this one.
+      .filter(
+        (task) => task.enabled && task.function === 'RFC' && (task.systems ?? [system.name]).includes(system.name),
+      )
       .flatMap((task) => {
         const { call } = callFor(task) as { call: { function: string; lookup?: { function: string } } };
         return [call.function, ...(call.lookup === undefined ? [] : [call.lookup.function])];
       }),
   );
-  for (const name of functions) await checkCallable(section, rfc, system, name);
+  for (const name of functions) await checkCallable(section, rfc, name);
   await checkDates(section, rfc, system);
   if (mapping !== undefined) await checkCustomizing(section, rfc, system.name, mapping);
   else section.skip('the ArchiveLink customizing: it is checked against the mapping file, which could not be read');
@@ -89,20 +93,26 @@ async function logOn(section: Section, system: RfcSystem, rfc: DoctorRfc): Promi
   }
 }
 
-async function checkCallable(section: Section, rfc: DoctorRfc, system: RfcSystem, name: string): Promise<void> {
-  const harmless = HARMLESS[name];
-  if (harmless === undefined)
+async function checkCallable(section: Section, rfc: DoctorRfc, name: string): Promise<void> {
+  const params = Object.hasOwn(HARMLESS, name) ? HARMLESS[name] : undefined;
+  if (params === undefined)
     return section.skip(`${name}: no call that changes nothing exists; check S_RFC for it by hand (${GUIDE})`);
   try {
-    await rfc.send({ functionName: name, params: harmless(system.rfc.dateFormat) });
+    await rfc.send({ functionName: name, params });
     section.pass(`${name} may be called`);
   } catch (error) {
     // An ABAP exception (NOTHING_FOUND) means the module ran: the user may call it.
     if (error instanceof RfcFault && error.fault.runtime === undefined)
       return section.pass(`${name} may be called (${error.fault.exception})`);
-    section.failed(name, error, `give the user S_RFC for ${name} (${GUIDE}, "The RFC user")`);
+    section.failed(name, error, callAdvice(error, name));
   }
 }
+
+/** A refusal of the system (S_RFC, a missing module) or of SAP's SOAP runtime (a request it could not read). */
+const callAdvice = (error: unknown, name: string): string =>
+  error instanceof RfcFault
+    ? `SAP's SOAP runtime could not read the call: compare ${name}'s interface on this release (SE37) with docs/calls.md`
+    : `give the user S_RFC for ${name} (${GUIDE}, "The RFC user")`;
 
 const OTHER_FORM: Record<DateFormat, DateFormat> = { 'YYYY-MM-DD': 'YYYYMMDD', YYYYMMDD: 'YYYY-MM-DD' };
 
@@ -164,16 +174,16 @@ async function readTable(
   fields: string[],
   where: Record<string, string>,
 ): Promise<Array<Record<string, string>>> {
-  const clause = Object.entries(where)
-    .map(([field, value]) => `${field} = ${abapLiteral(value)}`)
-    .join(' AND ');
+  // One condition per OPTIONS row (72 characters, RFC_DB_OPT-TEXT): a token never spans two rows.
+  const options = Object.entries(where).map(([field, value], i) => ({
+    TEXT: `${i === 0 ? '' : 'AND '}${field} = ${abapLiteral(value)}`,
+  }));
   const answer = await rfc.send({
     functionName: 'RFC_READ_TABLE',
     params: {
       QUERY_TABLE: table,
       DELIMITER: '|',
-      // OPTIONS lines are 72 characters (RFC_DB_OPT-TEXT): a longer clause goes on over several.
-      OPTIONS: (clause.match(/.{1,72}/g) as string[]).map((text) => ({ TEXT: text })),
+      OPTIONS: options,
       FIELDS: fields.map((name) => ({ FIELDNAME: name })),
       DATA: [],
     },
@@ -240,9 +250,19 @@ async function checkCustomizing(
     }
     for (const link of links) await checkLink(section, rfc, link);
   } catch (error) {
-    section.skip(
-      `the ArchiveLink customizing: RFC_READ_TABLE refused (${errorMessage(error)})`,
-      `optional: S_RFC for RFC_READ_TABLE and S_TABU_NAM for TOAAR, TOADV, TOAOM let doctor check it (${GUIDE})`,
+    // Not allowed to read is "not checked"; anything else is a failure with its cause.
+    if (
+      error instanceof SystemRefusalError ||
+      (error instanceof RfcFault && error.fault.exception === 'NOT_AUTHORIZED')
+    )
+      return section.skip(
+        `the ArchiveLink customizing: RFC_READ_TABLE refused (${errorMessage(error)})`,
+        `optional: S_RFC for RFC_READ_TABLE and S_TABU_NAM for TOAAR, TOADV, TOAOM let doctor check it (${GUIDE})`,
+      );
+    section.failed(
+      'the ArchiveLink customizing',
+      error,
+      `RFC_READ_TABLE refused the query, not the customizing: look at OAC0, OAC2 and OAC3 by hand (${GUIDE})`,
     );
   }
 }

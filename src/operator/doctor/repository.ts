@@ -5,6 +5,7 @@ import { findMappingDocuments, readMappingEntries, readers } from '../../job/int
 import type { MappingFile } from '../../job/intake/mapping-schema.js';
 import { referenceOf } from '../../job/intake/substitute.js';
 import type { Declaration, RepositoryClient, RepositoryReader } from '../../repository/client.js';
+import { withoutCredentials } from '../../http-options.js';
 import { Section } from './check.js';
 
 /** What the repository's checks read: requests that change nothing. */
@@ -28,7 +29,7 @@ export async function checkRepository(
   config: Config,
   registry: SchemaRegistry,
 ): Promise<{ section: Section; mapping?: MappingFile }> {
-  const section = new Section(`repository ${config.storage.url}`);
+  const section = new Section(`repository ${withoutCredentials(config.storage.url)}`);
   if (!(await signIn(section, client))) return { section };
   const { adminPath } = config.storage;
   await section.attempt(
