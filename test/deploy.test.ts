@@ -452,3 +452,26 @@ t.test(
     t.match(readme, '/reports/link.html', 'and how to read a report');
   },
 );
+
+t.test('Kubernetes: the migration is an Indexed Job whose pods each take a shard of the backlog', async (t) => {
+  const [job] = yamlDocuments('migration', 'job.yaml');
+  const [kustomization] = yamlDocuments('migration', 'kustomization.yaml');
+  const pod = job.spec.template.spec;
+  const [container] = pod.containers;
+  t.match(job, { kind: 'Job', spec: { completionMode: 'Indexed' } });
+  t.equal(job.spec.parallelism, job.spec.completions, 'every shard at once');
+  t.same(
+    container.env.find((e: any) => e.name === 'CONNECT2ERP_SHARDS'),
+    { name: 'CONNECT2ERP_SHARDS', value: String(job.spec.completions) },
+    'the shards are the completions: run reads its index from JOB_COMPLETION_INDEX',
+  );
+  t.same(container.args, ['run'], 'every task, to the end of its shard');
+  t.same(kustomization.images, [{ name: 'connect2erp', newTag: VERSION }], 'the image of this version');
+  t.same(
+    pod.volumes.filter((v: any) => v.configMap).map((v: any) => v.configMap.name),
+    ['connect2erp-config', 'connect2erp-jobs'],
+    "the CronJobs' configuration",
+  );
+  t.ok(pod.terminationGracePeriodSeconds * 1000 > DEFAULT_GRACE_MS + PUSH_TIMEOUT_MS);
+  t.match(readFileSync(join(PROJECT, 'README.md'), 'utf8'), '- ../../migration', 'the README says how to add it');
+});

@@ -1,11 +1,12 @@
 import t from 'tap';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { startCli } from './helpers/run-cli.js';
 import { runJob } from '../src/job/run.js';
 import type { StoredDoc } from '../sandbox/repository/store.js';
+import type { RunReport } from '../src/job/report/report.js';
 
 /** One document's trouble stays that document's, and a crash costs no more than the calls in flight. */
 
@@ -271,5 +272,59 @@ t.test(
       0,
       'nothing left claimed',
     );
+  },
+);
+
+t.test(
+  'four runs that each take a shard (--shard k/4, or an Indexed Job index): the backlog is shared out, nobody waits on anybody, no 409',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 60);
+    env.sandbox.index.catchUp();
+    let conflicts = 0;
+    env.sandbox.faults.observe = (_req, res) => res.on('finish', () => void (res.statusCode === 409 && conflicts++));
+    const configDir = ['--config', env.location.configDir];
+    const runs = [
+      ...[1, 2, 3].map((k) =>
+        startCli(['run', '--shard', `${k}/4`, ...configDir, '--report', join(env.dir, `shard-${k}.json`)]),
+      ),
+      // The fourth as Kubernetes starts the pods of an Indexed Job: its index from 0, the completions told.
+      startCli(['run', ...configDir, '--report', join(env.dir, 'shard-4.json')], {
+        JOB_COMPLETION_INDEX: '3',
+        CONNECT2ERP_SHARDS: '4',
+      }),
+    ];
+    const results = await Promise.all(runs.map((r) => r.exited));
+    t.same(
+      results.map((r) => r.code),
+      [0, 0, 0, 0],
+      results.map((r) => r.stderr.slice(-500)).join('\n'),
+    );
+    t.match(results[3].stderr, /"message":"run started","runId":"[^"]+","shard":"4\/4"/);
+    const reports = [1, 2, 3, 4].map(
+      (k) => JSON.parse(readFileSync(join(env.dir, `shard-${k}.json`), 'utf8')) as RunReport,
+    );
+    const labelled = reports.map((r) => r.intake.counts.labelled);
+    t.equal(
+      labelled.reduce((a, b) => a + b),
+      60,
+      `each approval labelled by one run: ${labelled.join(', ')}`,
+    );
+    t.ok(
+      labelled.every((n) => n > 0),
+      'each run had a share',
+    );
+    t.same(
+      reports.map((r) => r.tasks.workflow.counts.DONE ?? 0),
+      labelled,
+      'each run sent what it labelled',
+    );
+    t.same(
+      approvals.filter((uid) => status(env, uid) !== 'DONE'),
+      [],
+      'all DONE',
+    );
+    t.equal(env.erp.tables.inbox.length, 60, 'one work item each');
+    t.equal(conflicts, 0, 'no run ever met another on a document');
   },
 );

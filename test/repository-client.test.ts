@@ -19,6 +19,7 @@ import {
   UntrustedServerError,
 } from '../common/errors.js';
 import { RepositoryClient, PropertiesDroppedError } from '../src/repository/client.js';
+import { shardCondition } from '../src/job/shard.js';
 import { drain, eachPage } from '../src/repository/pager.js';
 import { featureRegistry } from '../common/nuxeo/schemas.js';
 import { RepositorySandbox } from '../sandbox/repository/server.js';
@@ -514,6 +515,20 @@ t.test(
       again,
       [...uids.slice(1), added].sort(),
       'a removed document is gone and a new one found in its place in the order',
+    );
+
+    // Four shards (shard.ts): disjoint uuid ranges that together are the whole, each paged by keyset.
+    const shards: string[][] = [];
+    for (let index = 0; index < 4; index++) {
+      const part: string[] = [];
+      const query = `SELECT * FROM File WHERE ecm:path STARTSWITH '${WS}/many'${shardCondition({ index, count: 4 })}`;
+      for await (const page of drain(client, query, 300)) part.push(...page.map((d) => d.uid));
+      shards.push(part);
+    }
+    t.same(shards.flat(), again, 'the shards in order are every document once, in uuid order');
+    t.ok(
+      shards.every((part) => part.length > 400),
+      `each shard has about a quarter: ${shards.map((p) => p.length).join(', ')}`,
     );
   },
 );

@@ -266,21 +266,25 @@ function walkInUuidOrder(
 ): QueryResult {
   const uids = store.uidsInOrder();
   let i = 0;
+  let end = uids.length;
   for (const c of conjuncts(query.where)) {
-    // The keyset the pager sends; any other condition on the uuid is checked per document.
-    if (c.kind === 'compare' && c.property === 'ecm:uuid' && c.op === '>')
-      i = Math.max(i, bisect(uids, String(c.value.value), true));
+    // The keyset the pager sends, and a shard's range (`>=`, `<`), as an index range scan;
+    // any other condition on the uuid is checked per document.
+    if (c.kind !== 'compare' || c.property !== 'ecm:uuid') continue;
+    const at = (after: boolean): number => bisect(uids, String(c.value.value), after);
+    if (c.op === '>' || c.op === '>=') i = Math.max(i, at(c.op === '>'));
+    if (c.op === '<') end = Math.min(end, at(false));
   }
   const entries: StoredDoc[] = [];
   let skipped = 0;
-  for (; i < uids.length && entries.length < page.limit; i++) {
+  for (; i < end && entries.length < page.limit; i++) {
     const doc = store.get(uids[i]) as StoredDoc;
     if (!accept(doc)) continue;
     if (skipped < page.offset) skipped++;
     else entries.push(doc);
   }
   // One match past the page is enough to know another page follows.
-  for (; i < uids.length; i++) if (accept(store.get(uids[i]) as StoredDoc)) return { total: -1, more: true, entries };
+  for (; i < end; i++) if (accept(store.get(uids[i]) as StoredDoc)) return { total: -1, more: true, entries };
   return { total: skipped + entries.length, entries };
 }
 

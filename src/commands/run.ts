@@ -12,6 +12,7 @@ import { ReportFile } from '../job/report/report-file.js';
 import type { RunReport } from '../job/report/report.js';
 import { renderReport } from '../job/report/table.js';
 import { runJob } from '../job/run.js';
+import { shardOf, type Shard } from '../job/shard.js';
 import type { StopSignals } from '../signals.js';
 import { LOCATION, location, TASK, type Command } from './command.js';
 
@@ -27,6 +28,8 @@ interface RunCommandOptions {
   reportHtml?: string;
   /** A Prometheus Pushgateway the run's metrics go to when it ends. */
   metricsPush?: string;
+  /** `k/n`: the run's shard (else Kubernetes' Indexed Job, shard.ts). */
+  shard?: string;
 }
 
 /** A duration option in milliseconds; a bad one is a configuration problem. */
@@ -59,6 +62,15 @@ function checkReportPath(option: string, path: string | undefined, problems: Con
   }
 }
 
+function shardOption(option: string | undefined, problems: ConfigProblem[]): Shard | undefined {
+  try {
+    return shardOf(option);
+  } catch (error) {
+    problems.push(...(error as ConfigError).problems);
+    return undefined;
+  }
+}
+
 /** The Pushgateway's address: http or https; its password, if it has one, is masked in logs. */
 function checkPushUrl(url: string | undefined, problems: ConfigProblem[]): void {
   if (url === undefined) return;
@@ -76,11 +88,12 @@ function checkPushUrl(url: string | undefined, problems: ConfigProblem[]): void 
 }
 
 /** The command line's durations and report paths, every problem at once, before the run starts. */
-function checkOptions(options: RunCommandOptions): { maxDurationMs?: number; graceMs?: number } {
+function checkOptions(options: RunCommandOptions): { maxDurationMs?: number; graceMs?: number; shard?: Shard } {
   const problems: ConfigProblem[] = [];
   const checked = {
     maxDurationMs: durationOption('max-duration', options.maxDuration, problems),
     graceMs: durationOption('grace', options.grace, problems),
+    shard: shardOption(options.shard, problems),
   };
   checkReportPath('report', options.report, problems);
   checkReportPath('report-html', options.reportHtml, problems);
@@ -122,7 +135,7 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
     if (stop.signal.aborted) log.warn('already stopping', { signal });
     else stop.abort(signal);
   });
-  const { maxDurationMs, graceMs } = checkOptions(options);
+  const { maxDurationMs, graceMs, shard } = checkOptions(options);
   const deadline =
     maxDurationMs === undefined ? undefined : setTimeout(() => stop.abort('--max-duration'), maxDurationMs);
   try {
@@ -140,6 +153,7 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
         graceMs,
         onDocument,
         onFound: progress && ((phase, count) => progress.found(phase, count)),
+        shard,
       },
       log,
     );
@@ -172,6 +186,11 @@ export const command: Command = {
     'report-html': { type: 'string', value: 'FILE', text: 'write the HTML report to FILE' },
     'max-duration': { type: 'string', value: 'D', text: 'stop claiming after D (90s, 25m, 1h), as on SIGTERM' },
     grace: { type: 'string', value: 'D', text: 'how long calls under way may finish once the run stops (default 20s)' },
+    shard: {
+      type: 'string',
+      value: 'K/N',
+      text: "only the K-th of N disjoint parts of the documents, for N runs side by side (default: an Indexed Job's JOB_COMPLETION_INDEX of CONNECT2ERP_SHARDS)",
+    },
     'metrics-push': {
       type: 'string',
       value: 'URL',
@@ -191,6 +210,7 @@ export const command: Command = {
         maxDuration: strings['max-duration'],
         grace: strings.grace,
         metricsPush: strings['metrics-push'],
+        shard: strings.shard,
       },
       signals,
     ),

@@ -30,6 +30,7 @@ import { runTask } from './tasks/run-task.js';
 import { callFor } from './tasks/templates.js';
 import { withinGrace } from '../stop.js';
 import { INTAKE, taskPhase } from './report/report-file.js';
+import { shardCondition, type Shard } from './shard.js';
 
 export interface RunOptions {
   location: Required<ConfigLocation>;
@@ -44,6 +45,8 @@ export interface RunOptions {
   onDocument?: DocumentSink;
   /** How many documents a phase found to work on, as each of its searches tells (progress). */
   onFound?: (phase: string, count: number) => void;
+  /** Only this part of the documents, by uuid: one of n pods that share the work (shard.ts). */
+  shard?: Shard;
 }
 
 /** Where every document's record goes, by phase (`INTAKE` or `taskPhase(name)`). */
@@ -77,7 +80,8 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
     log.warn('run stopping', { reason: String(stop.reason), graceMs });
   };
   stop.addEventListener('abort', onStop, { once: true });
-  log.info('run started', { dryRun: options.dryRun });
+  const shard = options.shard === undefined ? undefined : `${options.shard.index + 1}/${options.shard.count}`;
+  log.info('run started', { dryRun: options.dryRun, shard });
   let endedBy: string | undefined;
   try {
     const finished = await withinGrace(work(options, report, log, stop, inFlight), stop, graceMs);
@@ -141,6 +145,7 @@ async function work(
     stop,
     alsoReads,
     found: (count: number) => onFound(INTAKE, count),
+    shard: shardCondition(options.shard),
   };
   const labelled = new Labelled();
   if (loaded === undefined) {
@@ -171,6 +176,7 @@ async function work(
       inFlight,
       labelled: labelled.for(task.useCase),
       found: (count) => onFound(taskPhase(task.name), count),
+      shard: intakeDeps.shard,
     };
     await runPhase(taskSummary(report, task.name), stop, () =>
       runTask(task, deps, (record) => sink(taskPhase(task.name), recordTask(report, record))),

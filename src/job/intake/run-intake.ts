@@ -18,7 +18,13 @@ const PAGES_IN_FLIGHT = 2;
  */
 export async function runIntake(
   mapping: MappingFile,
-  deps: IntakeDeps & { pageSize: number; stop: AbortSignal; alsoReads: (useCase: UseCase) => string[] },
+  deps: IntakeDeps & {
+    pageSize: number;
+    stop: AbortSignal;
+    alsoReads: (useCase: UseCase) => string[];
+    /** The run's shard as a condition on the uuid ('' for every document). */
+    shard: string;
+  },
   onRecord: (record: IntakeRecord, labelled: RepositoryDocument | undefined) => void,
 ): Promise<void> {
   const paths = mapping.mapping.map((e) => e.path);
@@ -26,7 +32,7 @@ export async function runIntake(
     // What the tasks read too: they send the documents labelled here in the same run.
     const reads = [...intakeReads(entry), ...deps.alsoReads(useCaseOf(entry))];
     await eachPage(
-      drain(deps.client, intakeQuery(entry, paths), deps.pageSize, deps.stop, reads, deps.found),
+      drain(deps.client, `${intakeQuery(entry, paths)}${deps.shard}`, deps.pageSize, deps.stop, reads, deps.found),
       PAGES_IN_FLIGHT,
       async (page) => {
         const plans = page.filter((doc) => stillNew(entry, paths, doc)).map((doc) => planDocument(entry, doc));

@@ -31,6 +31,8 @@ export interface TaskDeps {
   inFlight: Map<string, ClaimedDocument>;
   /** The documents this run's intake labelled READY for the task's use case (see labelledPages). */
   labelled: readonly RepositoryDocument[];
+  /** The run's shard as a condition on the uuid ('' for every document). */
+  shard: string;
   /** Hears how many documents the task found (its search, then the labelled ones it adds), for progress. */
   found: (count: number) => void;
   now?: () => Date;

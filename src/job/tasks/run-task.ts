@@ -63,7 +63,7 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
   const found = async function* found(): AsyncGenerator<RepositoryDocument[]> {
     for await (const page of drain(
       deps.client,
-      taskQuery(task, ctx.now()),
+      `${taskQuery(task, ctx.now())}${deps.shard}`,
       task.batchSize,
       deps.stop,
       taskReads(task, taskCall.call),
