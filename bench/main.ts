@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { contentServerBench, type ContentServerFigures } from './content-server.js';
 import { floor } from './floor.js';
+import { STARTUP_ROUNDS, startupBench, type Startup } from './startup.js';
 import { BenchSandboxes, FOLDER, type JobRun, type UseCase } from './sandboxes.js';
 
 /**
@@ -16,6 +17,8 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     /** Only the content server's section, the rest of BENCHMARKS.md kept as it is. */
     'content-server-only': { type: 'boolean', default: false },
+    /** Only the start-up section, the rest of BENCHMARKS.md kept as it is. */
+    'startup-only': { type: 'boolean', default: false },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'BENCHMARKS.md') },
   },
 });
@@ -294,12 +297,33 @@ function contentServerSection(figures: ContentServerFigures): string[] {
   return md;
 }
 
-/** BENCHMARKS.md with the content server's section replaced (or added before the notes). */
-function withContentServer(text: string, section: string[]): string {
-  const start = text.indexOf(SERVER_START);
-  const end = text.indexOf(SERVER_END);
-  if (start >= 0 && end > start)
-    return `${text.slice(0, start)}${section.join('\n')}${text.slice(end + SERVER_END.length)}`;
+/** The start-up section, between its own markers. */
+const STARTUP_START = '<!-- start-up: written by npm run bench -->';
+const STARTUP_END = '<!-- end of the start-up section -->';
+
+function startupSection(rows: Startup[]): string[] {
+  const [node] = rows;
+  return [
+    STARTUP_START,
+    '## Start-up',
+    '',
+    `What each process of a per-minute CronJob pays before any work: the median of ${STARTUP_ROUNDS} processes each, with the CPU time and peak RSS the process reports at its exit (bench/usage.ts); "run, nothing to do" against the sandboxes with no latency, its configuration loaded, the mapping file read and one search per phase.`,
+    '',
+    '| process | wall ms | CPU ms | peak RSS MB | CPU × node -e 0 |',
+    '|---|---:|---:|---:|---:|',
+    ...rows.map(
+      (r) => `| ${r.what} | ${f(r.wallMs, 0)} | ${f(r.cpuMs, 0)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuMs / node.cpuMs)} |`,
+    ),
+    STARTUP_END,
+  ];
+}
+
+/** BENCHMARKS.md with a section (its first and last lines its markers) replaced, or added before the notes. */
+function withSection(text: string, section: string[]): string {
+  const [first, last] = [section[0], section[section.length - 1]];
+  const start = text.indexOf(first);
+  const end = text.indexOf(last);
+  if (start >= 0 && end > start) return `${text.slice(0, start)}${section.join('\n')}${text.slice(end + last.length)}`;
   const notes = text.indexOf(NOTES_MARKER);
   const at = notes < 0 ? text.length : notes;
   return `${text.slice(0, at)}${section.join('\n')}\n\n${text.slice(at)}`;
@@ -308,12 +332,18 @@ function withContentServer(text: string, section: string[]): string {
 async function main(): Promise<void> {
   const started = Date.now();
   const log = (line: string): void => console.log(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${line}`);
+  log('start-up: node -e 0, --version and a run with nothing to do');
+  const startup = startupSection(await startupBench());
+  if (values['startup-only']) {
+    writeFileSync(values.out, withSection(readFileSync(values.out, 'utf8'), startup));
+    return log(`start-up section written to ${values.out}`);
+  }
   log('content server: get through serve against a direct download, and a large component');
   const server = contentServerSection(
     await contentServerBench([latency.repositoryMs, SWEEP_REPOSITORY_MS], values.quick),
   );
   if (values['content-server-only']) {
-    writeFileSync(values.out, withContentServer(readFileSync(values.out, 'utf8'), server));
+    writeFileSync(values.out, withSection(readFileSync(values.out, 'utf8'), server));
     return log(`content server section written to ${values.out}`);
   }
   const phases: PhaseRow[] = [];
@@ -389,7 +419,7 @@ async function main(): Promise<void> {
   md.push(
     `| ${SIZES.fresh} new + ${beside.processed} processed | ${f(beside.seconds)} | ${beside.repositoryRequests} | ${f(beside.seconds / alone.seconds)} |`,
   );
-  md.push('', ...server);
+  md.push('', ...server, '', ...startup);
   writeFileSync(values.out, `${md.join('\n')}\n${keptNotes(values.out)}`);
   log(`written to ${values.out}`);
 }

@@ -3,7 +3,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
-import { startCli } from './helpers/run-cli.js';
+import { cli, startCli } from './helpers/run-cli.js';
 import { runJob } from '../src/job/run.js';
 import type { StoredDoc } from '../sandbox/repository/store.js';
 import type { RunReport } from '../src/job/report/report.js';
@@ -326,5 +326,45 @@ t.test(
     );
     t.equal(env.erp.tables.inbox.length, 60, 'one work item each');
     t.equal(conflicts, 0, 'no run ever met another on a document');
+  },
+);
+
+t.test(
+  'a backlog goes to SAP in rounds: the tasks send what the intake labelled every intakeRoundSize documents, then the intake goes on where it was',
+  async (t) => {
+    const env = await sandboxEnv(t, { storage: { pageSize: '5', intakeRoundSize: '10' } });
+    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 25);
+    env.sandbox.index.catchUp();
+    const result = await cli([
+      'run',
+      '--task',
+      'workflow',
+      '--config',
+      env.location.configDir,
+      '--report',
+      join(env.dir, 'r.json'),
+    ]);
+    t.equal(result.code, 0, result.stderr.slice(-1000));
+    const events = result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => (JSON.parse(line) as { message: string }).message)
+      .filter((message) => message === 'document labelled' || message === 'document processed');
+    const firstSent = events.indexOf('document processed');
+    const labelledBefore = events.slice(0, firstSent).length;
+    t.ok(
+      labelledBefore >= 10 && labelledBefore <= 15,
+      `the first work item after one round: ${labelledBefore} labelled before it (a round, and a page under way)`,
+    );
+    t.ok(events.lastIndexOf('document labelled') > firstSent, 'the intake went on after it');
+    t.same(
+      approvals.filter((uid) => status(env, uid) !== 'DONE'),
+      [],
+      'all DONE in the one run',
+    );
+    t.equal(env.erp.tables.inbox.length, 25, 'one work item each, none twice');
+    const report = JSON.parse(readFileSync(join(env.dir, 'r.json'), 'utf8')) as RunReport;
+    t.equal(report.intake.counts.labelled, 25);
+    t.equal(report.tasks.workflow.counts.DONE, 25, "the rounds' counts add up");
   },
 );

@@ -213,7 +213,11 @@ t.test(
 t.test(
   'a run keeps the last 2,000 documents its intake labelled for its tasks: the earlier ones wait for the index, and the next run',
   async (t) => {
-    const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
+    // One round for the whole backlog (rounds of 1,000 would hand each over before the holder fills).
+    const env = await sandboxEnv(t, {
+      sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } },
+      storage: { intakeRoundSize: '100000' },
+    });
     const { store } = env.sandbox;
     const parent = store.getByPath('/default-domain/workspaces/ERP/Workflow') as StoredDoc;
     const blob = store.storeBlob(Buffer.from('%PDF-1.4 approval'), 'approval.pdf', 'application/pdf');

@@ -27,6 +27,11 @@ export const storageSchema = z.strictObject({
    * overlapping run does not create a second folder; after this long another run takes over.
    */
   intakeClaimTimeoutMs: z.number().int().min(1).default(600_000),
+  /**
+   * With a backlog, the intake hands over to the tasks after labelling this many documents, and
+   * goes on where it was once they have sent them: documents reach SAP from the first minute.
+   */
+  intakeRoundSize: z.number().int().min(1).default(1_000),
 });
 
 export type StorageConfig = z.infer<typeof storageSchema>;

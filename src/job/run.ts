@@ -148,39 +148,82 @@ async function work(
     shard: shardCondition(options.shard),
   };
   const labelled = new Labelled();
-  if (loaded === undefined) {
-    report.intake.state = 'skipped';
-    report.intake.reason = 'the mapping file cannot be used (see the problems); the tasks run on';
-  } else {
-    await runPhase(report.intake, stop, () =>
-      runIntake(loaded.mapping, intakeDeps, (record, doc) => {
-        sink(INTAKE, recordIntake(report, record));
-        labelled.add(record, doc);
-      }),
-    );
-  }
   const erpFor = erpPorts(config.erp.systems, ports.erp, log, stop);
   const systems = new Map(config.erp.systems.map((system) => [system.name, system]));
   // A document naming an unknown system is never admitted (it waits for input), so every lookup finds one.
   const system = (name: string): ErpSystemConfig => systems.get(name) as ErpSystemConfig;
-  for (const task of tasks) {
-    if (stop.aborted) return;
-    const deps: TaskDeps = {
-      client,
-      writer,
-      erpFor,
-      system,
-      log: log.child({ task: task.name }),
-      runId: report.runId,
-      stop,
-      inFlight,
-      labelled: labelled.for(task.useCase),
-      found: (count) => onFound(taskPhase(task.name), count),
-      shard: intakeDeps.shard,
-    };
-    await runPhase(taskSummary(report, task.name), stop, () =>
-      runTask(task, deps, (record) => sink(taskPhase(task.name), recordTask(report, record))),
+  const runTasks = async (): Promise<void> => {
+    // What was labelled up to now; what pages still under way label meanwhile goes to the next round.
+    const handed = labelled.take();
+    for (const task of tasks) {
+      if (stop.aborted) return;
+      const deps: TaskDeps = {
+        client,
+        writer,
+        erpFor,
+        system,
+        log: log.child({ task: task.name }),
+        runId: report.runId,
+        stop,
+        inFlight,
+        labelled: handed.for(task.useCase),
+        found: (count) => onFound(taskPhase(task.name), count),
+        shard: intakeDeps.shard,
+      };
+      await runPhase(taskSummary(report, task.name), stop, () =>
+        runTask(task, deps, (record) => sink(taskPhase(task.name), recordTask(report, record))),
+      );
+    }
+  };
+  if (loaded === undefined) {
+    report.intake.state = 'skipped';
+    report.intake.reason = 'the mapping file cannot be used (see the problems); the tasks run on';
+  } else {
+    const rounds = new Rounds(config.storage.intakeRoundSize, runTasks);
+    await runPhase(report.intake, stop, () =>
+      runIntake(loaded.mapping, { ...intakeDeps, afterPage: () => rounds.afterPage() }, (record, doc) => {
+        sink(INTAKE, recordIntake(report, record));
+        labelled.add(record, doc);
+        rounds.count();
+      }),
     );
+    // The intake's own time: the rounds of the tasks it waited on are theirs.
+    report.intake.durationMs -= rounds.tasksMs;
+  }
+  await runTasks();
+}
+
+/**
+ * The intake hands over to the tasks every `size` documents and goes on with its next page once
+ * they are done: with a backlog of any size, the first documents reach SAP after one round, not
+ * after the whole backlog is labelled. A round starts as its last document is labelled; the
+ * pages under way wait for it at their end.
+ */
+class Rounds {
+  tasksMs = 0;
+  private since = 0;
+  private round: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly size: number,
+    private readonly runTasks: () => Promise<void>,
+  ) {}
+
+  count(): void {
+    this.since += 1;
+    if (this.since < this.size) return;
+    this.since = 0;
+    this.round = this.handOver();
+  }
+
+  async afterPage(): Promise<void> {
+    await this.round;
+  }
+
+  private async handOver(): Promise<void> {
+    const started = performance.now();
+    await this.runTasks();
+    this.tasksMs += Math.round(performance.now() - started);
   }
 }
 
@@ -245,6 +288,14 @@ class Labelled {
   for(useCase: UseCase): RepositoryDocument[] {
     return [...this.held.values()].filter((entry) => entry.useCase === useCase).map((entry) => entry.doc);
   }
+
+  /** The documents held, handed over to a round of the tasks: a later round gets only those labelled since. */
+  take(): Labelled {
+    const taken = new Labelled();
+    for (const [uid, entry] of this.held) taken.held.set(uid, entry);
+    this.held.clear();
+    return taken;
+  }
 }
 
 export const LABELLED_HELD = 2_000;
@@ -258,5 +309,6 @@ async function runPhase(phase: Phase, stop: AbortSignal, work: () => Promise<voi
   phase.state = 'stopped';
   await work();
   phase.state = stop.aborted ? 'stopped' : 'finished';
-  phase.durationMs = Math.round(performance.now() - started);
+  // A task runs once per round of the intake: its time is the sum of its rounds.
+  phase.durationMs += Math.round(performance.now() - started);
 }

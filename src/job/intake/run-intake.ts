@@ -24,6 +24,8 @@ export async function runIntake(
     alsoReads: (useCase: UseCase) => string[];
     /** The run's shard as a condition on the uuid ('' for every document). */
     shard: string;
+    /** After each page: the run may hand over to its tasks here before the next (run.ts, rounds). */
+    afterPage: () => Promise<void>;
   },
   onRecord: (record: IntakeRecord, labelled: RepositoryDocument | undefined) => void,
 ): Promise<void> {
@@ -50,6 +52,7 @@ export async function runIntake(
             });
           onRecord(intakeRecord(outcome), outcome.labelled);
         }
+        await deps.afterPage();
       },
     );
   }

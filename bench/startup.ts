@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { BenchSandboxes } from './sandboxes.js';
+
+const USAGE = pathToFileURL(join(import.meta.dirname, 'usage.js')).href;
+const CLI = join(import.meta.dirname, '..', '..', 'bin', 'connect2erp.js');
+
+export interface Startup {
+  what: string;
+  wallMs: number;
+  cpuMs: number;
+  peakRssMb: number;
+}
+
+export const STARTUP_ROUNDS = 7;
+
+/** One process, with the usage hook of bench/usage.ts: its wall time, CPU time and peak RSS. */
+async function measure(args: string[]): Promise<Omit<Startup, 'what'>> {
+  const usageFile = join(tmpdir(), `connect2erp-bench-usage-${process.pid}.json`);
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', USAGE, ...args], {
+    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', BENCH_USAGE_FILE: usageFile },
+    stdio: 'ignore',
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const wallMs = performance.now() - started;
+  if (code !== 0) throw new Error(`${args.join(' ')} exited with ${String(code)}`);
+  const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as { peakRssKb: number; cpuMs: number };
+  return { wallMs, cpuMs: usage.cpuMs, peakRssMb: usage.peakRssKb / 1024 };
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function medianOf(what: string, rounds: number, once: () => Promise<Omit<Startup, 'what'>>): Promise<Startup> {
+  const runs = [];
+  for (let i = 0; i < rounds; i++) runs.push(await once());
+  return {
+    what,
+    wallMs: median(runs.map((r) => r.wallMs)),
+    cpuMs: median(runs.map((r) => r.cpuMs)),
+    peakRssMb: median(runs.map((r) => r.peakRssMb)),
+  };
+}
+
+/**
+ * What a per-minute CronJob pays before any work: `node -e 0`, `connect2erp --version` and a run
+ * with nothing to do against the sandboxes (no latency), each the median of `rounds` processes.
+ */
+export async function startupBench(rounds = STARTUP_ROUNDS): Promise<Startup[]> {
+  const sandboxes = await BenchSandboxes.start({ repositoryMs: 0, erpMs: 0 });
+  try {
+    await sandboxes.warmUp();
+    return [
+      await medianOf('node -e 0', rounds, () => measure(['-e', '0'])),
+      await medianOf('connect2erp --version', rounds, () => measure([CLI, '--version'])),
+      await medianOf('connect2erp run, nothing to do', rounds, async () => {
+        const run = await sandboxes.run({ intakeOnly: true });
+        return { wallMs: run.wallMs, cpuMs: run.cpuMs, peakRssMb: run.peakRssKb / 1024 };
+      }),
+    ];
+  } finally {
+    await sandboxes.stop();
+  }
+}
