@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { contentServerBench, type ContentServerFigures } from './content-server.js';
+import { firstLinkBench, type FirstLink } from './first-link.js';
 import { floor } from './floor.js';
 import { STARTUP_ROUNDS, startupBench, type Startup } from './startup.js';
 import { BenchSandboxes, FOLDER, type JobRun, type UseCase } from './sandboxes.js';
@@ -19,6 +20,8 @@ const { values } = parseArgs({
     'content-server-only': { type: 'boolean', default: false },
     /** Only the start-up section, the rest of BENCHMARKS.md kept as it is. */
     'startup-only': { type: 'boolean', default: false },
+    /** Only the time-to-first-link section, the rest of BENCHMARKS.md kept as it is. */
+    'first-link-only': { type: 'boolean', default: false },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'BENCHMARKS.md') },
   },
 });
@@ -318,6 +321,26 @@ function startupSection(rows: Startup[]): string[] {
   ];
 }
 
+const FIRST_START = '<!-- first link: written by npm run bench -->';
+const FIRST_END = '<!-- end of the first-link section -->';
+
+function firstLinkSection(rows: FirstLink[]): string[] {
+  return [
+    FIRST_START,
+    '## Time to the first document in SAP',
+    '',
+    `A backlog of new workflow documents, the repository at 20 ms and SAP at 100 ms, the shipped defaults (intakeRoundSize 1,000): one \`run --task workflow\` stopped by its \`--max-duration\` as a scheduled run is. Seconds from the run's start (its process spawned) to SAP's first work item; what it had labelled and sent when it stopped.`,
+    '',
+    '| backlog | first work item after s | labelled | sent | run stopped after |',
+    '|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${r.backlog.toLocaleString('en')} | ${f(r.firstSeconds)} | ${r.labelled.toLocaleString('en')} | ${r.sent.toLocaleString('en')} | ${r.stoppedAfter} |`,
+    ),
+    FIRST_END,
+  ];
+}
+
 /** BENCHMARKS.md with a section (its first and last lines its markers) replaced, or added before the notes. */
 function withSection(text: string, section: string[]): string {
   const [first, last] = [section[0], section[section.length - 1]];
@@ -332,12 +355,23 @@ function withSection(text: string, section: string[]): string {
 async function main(): Promise<void> {
   const started = Date.now();
   const log = (line: string): void => console.log(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${line}`);
+  /** With one of the --…-only flags, that section alone replaces its own in BENCHMARKS.md. */
+  const only = (asked: boolean, section: string[]): boolean => {
+    if (!asked) return false;
+    writeFileSync(values.out, withSection(readFileSync(values.out, 'utf8'), section));
+    log(`${section[1]} written to ${values.out}`);
+    return true;
+  };
   log('start-up: node -e 0, --version and a run with nothing to do');
   const startup = startupSection(await startupBench());
-  if (values['startup-only']) {
-    writeFileSync(values.out, withSection(readFileSync(values.out, 'utf8'), startup));
-    return log(`start-up section written to ${values.out}`);
+  if (only(values['startup-only'], startup)) return;
+  const firstLinks = [];
+  for (const backlog of [10_000 / scale, 100_000 / scale]) {
+    log(`time to the first work item, backlog ${backlog}`);
+    firstLinks.push(await firstLinkBench(backlog));
   }
+  const firstLink = firstLinkSection(firstLinks);
+  if (only(values['first-link-only'], firstLink)) return;
   log('content server: get through serve against a direct download, and a large component');
   const server = contentServerSection(
     await contentServerBench([latency.repositoryMs, SWEEP_REPOSITORY_MS], values.quick),
@@ -419,7 +453,7 @@ async function main(): Promise<void> {
   md.push(
     `| ${SIZES.fresh} new + ${beside.processed} processed | ${f(beside.seconds)} | ${beside.repositoryRequests} | ${f(beside.seconds / alone.seconds)} |`,
   );
-  md.push('', ...server, '', ...startup);
+  md.push('', ...server, '', ...startup, '', ...firstLink);
   writeFileSync(values.out, `${md.join('\n')}\n${keptNotes(values.out)}`);
   log(`written to ${values.out}`);
 }

@@ -2,11 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { BenchSandboxes } from './sandboxes.js';
-
-const USAGE = pathToFileURL(join(import.meta.dirname, 'usage.js')).href;
-const CLI = join(import.meta.dirname, '..', '..', 'bin', 'connect2erp.js');
+import { BenchSandboxes, CLI, USAGE } from './sandboxes.js';
 
 export interface Startup {
   what: string;

@@ -4,10 +4,8 @@ import { DURATION_HINT, parseDuration } from '../config/duration.js';
 import type { ConfigLocation } from '../config/location.js';
 import { ConfigError, errorMessage, type ConfigProblem } from '../../common/errors.js';
 import { createLogger, registerSecret, type Logger } from '../log.js';
-import { pushMetrics } from '../job/report/metrics.js';
 import { withoutCredentials } from '../http-options.js';
 import { ProgressLine } from './progress-line.js';
-import { renderHtml } from '../job/report/html.js';
 import { ReportFile } from '../job/report/report-file.js';
 import type { RunReport } from '../job/report/report.js';
 import { renderReport } from '../job/report/table.js';
@@ -102,9 +100,16 @@ function checkOptions(options: RunCommandOptions): { maxDurationMs?: number; gra
   return checked;
 }
 
-function writeReports(report: RunReport, file: ReportFile | undefined, options: RunCommandOptions): void {
+/** The HTML renderer is loaded only when a page is asked for. */
+async function writeReports(
+  report: RunReport,
+  file: ReportFile | undefined,
+  options: RunCommandOptions,
+): Promise<void> {
   file?.write(report);
-  if (options.reportHtml !== undefined) writeFileSync(options.reportHtml, renderHtml(report));
+  if (options.reportHtml === undefined) return;
+  const { renderHtml } = await import('../job/report/html.js');
+  writeFileSync(options.reportHtml, renderHtml(report));
 }
 
 /**
@@ -113,6 +118,8 @@ function writeReports(report: RunReport, file: ReportFile | undefined, options: 
  */
 async function pushRunMetrics(report: RunReport, url: string, task: string | undefined, log: Logger): Promise<void> {
   try {
+    // prom-client is loaded only by a run that pushes.
+    const { pushMetrics } = await import('../job/report/metrics.js');
     await pushMetrics(report, url, task);
   } catch (error) {
     log.error('metrics push failed', { url: withoutCredentials(url), error: errorMessage(error) });
@@ -160,7 +167,7 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
     progress?.end();
     // The handlers stay until the process exits: a signal while the report is still being written out ends nothing.
     signals.listen((signal) => log.warn('run already finished', { signal }));
-    writeReports(report, file, options);
+    await writeReports(report, file, options);
     if (options.metricsPush !== undefined) await pushRunMetrics(report, options.metricsPush, options.task, log);
     process.stdout.write(`${renderReport(report)}\n`);
     // Calls still in flight after the grace period would keep the process alive: it exits

@@ -4,7 +4,7 @@ import type { ConfigLocation } from '../config/location.js';
 import { ConfigError, AuthenticationError, errorMessage, formatProblem } from '../../common/errors.js';
 import { loadMapping, type LoadedMapping } from './intake/mapping-file.js';
 import { runIntake } from './intake/run-intake.js';
-import type { UseCase } from '../config/task-schema.js';
+import type { TaskConfig, UseCase } from '../config/task-schema.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import type { Logger } from '../log.js';
 import { featureRegistry, type SchemaRegistry } from '../../common/nuxeo/schemas.js';
@@ -21,8 +21,6 @@ import {
   type RunReport,
 } from './report/report.js';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import { RestClient } from './erp/rest-client.js';
-import { RfcClient } from './erp/rfc-client.js';
 import type { ErpPorts, TaskDeps } from './tasks/context.js';
 import type { ClaimedDocument, IntakeRecord, TaskRecord } from './records.js';
 import { taskReads } from './tasks/reads.js';
@@ -52,13 +50,28 @@ export interface RunOptions {
 /** Where every document's record goes, by phase (`INTAKE` or `taskPhase(name)`). */
 export type DocumentSink = (phase: string, record: IntakeRecord | TaskRecord) => void;
 
-/** One port per system and transport it has a connection for. */
-function erpPorts(systems: ErpSystemConfig[], port: Ports['erp'], log: Logger, stop: AbortSignal): TaskDeps['erpFor'] {
+/**
+ * One port per system and transport it has a connection for, for the transports the run's tasks
+ * use: a client's module (and its HTTP stack) is loaded only then, so a run starts with less.
+ */
+async function erpPorts(
+  systems: ErpSystemConfig[],
+  tasks: TaskConfig[],
+  port: Ports['erp'],
+  log: Logger,
+  stop: AbortSignal,
+): Promise<TaskDeps['erpFor']> {
   const byTransport: { [T in keyof ErpPorts]: Map<string, ErpPorts[T]> } = { RFC: new Map(), Rest: new Map() };
-  for (const system of systems) {
-    if (system.rfc) byTransport.RFC.set(system.name, port(new RfcClient({ ...system, rfc: system.rfc }, log, stop)));
-    if (system.rest)
-      byTransport.Rest.set(system.name, port(new RestClient({ ...system, rest: system.rest }, log, stop)));
+  const uses = new Set(tasks.map((task) => task.function));
+  if (uses.has('RFC')) {
+    const { RfcClient } = await import('./erp/rfc-client.js');
+    for (const system of systems.filter((s) => s.rfc !== undefined))
+      byTransport.RFC.set(system.name, port(new RfcClient({ ...system, rfc: system.rfc! }, log, stop)));
+  }
+  if (uses.has('Rest')) {
+    const { RestClient } = await import('./erp/rest-client.js');
+    for (const system of systems.filter((s) => s.rest !== undefined))
+      byTransport.Rest.set(system.name, port(new RestClient({ ...system, rest: system.rest! }, log, stop)));
   }
   return <T extends keyof ErpPorts>(name: string, transport: T): ErpPorts[T] | undefined =>
     byTransport[transport].get(name);
@@ -148,7 +161,7 @@ async function work(
     shard: shardCondition(options.shard),
   };
   const labelled = new Labelled();
-  const erpFor = erpPorts(config.erp.systems, ports.erp, log, stop);
+  const erpFor = await erpPorts(config.erp.systems, tasks, ports.erp, log, stop);
   const systems = new Map(config.erp.systems.map((system) => [system.name, system]));
   // A document naming an unknown system is never admitted (it waits for input), so every lookup finds one.
   const system = (name: string): ErpSystemConfig => systems.get(name) as ErpSystemConfig;

@@ -1,32 +1,13 @@
 import got, { type Got } from 'got';
 import type { ErpSystemConfig } from '../../config/erp-schema.js';
-import { AuthenticationError, PermanentError, SystemRefusalError } from '../../../common/errors.js';
+import { AuthenticationError, SystemRefusalError } from '../../../common/errors.js';
+import { RfcFault } from './rfc-fault.js';
 import { networkFailure, statusFailure } from './failure.js';
 import { NEVER, StoppableLimit } from '../../stop.js';
 import { basicAuthorization, connectionOptions } from '../../http-options.js';
 import type { Logger } from '../../log.js';
 import type { ErpConnection, PlannedCall } from '../../ports/erp-port.js';
-import { parseAnswer, requestEnvelope, type RfcFaultDetail, type RfcParams } from './soap.js';
-
-/** An ABAP exception: the business said no. Permanent; the name and SAP's message are kept. */
-export class RfcFault extends PermanentError {
-  /** SAP's message class and number, e.g. `OA403`; empty when the fault carries none. */
-  readonly messageKey: string;
-
-  constructor(
-    readonly functionName: string,
-    readonly fault: RfcFaultDetail,
-  ) {
-    const key = fault.messageId === undefined ? '' : `${fault.messageId}${String(fault.messageNumber)}`;
-    super(
-      fault.runtime === true && fault.exception === fault.text
-        ? `${functionName}: SAP's SOAP runtime refused the call: ${fault.text}`
-        : `${functionName} raised ${fault.exception}${key === '' ? '' : ` (${key})`}: ${fault.text}`,
-      { target: functionName },
-    );
-    this.messageKey = key;
-  }
-}
+import { parseAnswer, requestEnvelope, type RfcParams } from './soap.js';
 
 /**
  * Faults that are the system's, not the document's: SYSTEM_FAILURE (a runtime error, a missing S_RFC

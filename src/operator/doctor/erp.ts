@@ -1,7 +1,8 @@
 import { AuthenticationError, SystemRefusalError, errorMessage } from '../../../common/errors.js';
 import type { ErpSystemConfig } from '../../config/erp-schema.js';
 import type { TaskConfig } from '../../config/task-schema.js';
-import { RfcFault, type RfcRequest } from '../../job/erp/rfc-client.js';
+import type { RfcRequest } from '../../job/erp/rfc-client.js';
+import { RfcFault } from '../../job/erp/rfc-fault.js';
 import { tableRows, type RfcParams } from '../../job/erp/soap.js';
 import type { MappingEntry } from '../../job/intake/mapping-schema.js';
 import { callFor } from '../../job/tasks/templates.js';
