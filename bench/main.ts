@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { contentServerBench, type ContentServerFigures } from './content-server.js';
 import { firstLinkBench, type FirstLink } from './first-link.js';
 import { floor } from './floor.js';
+import { scaleOutBench, type ScaleOut } from './scale-out.js';
 import { STARTUP_ROUNDS, startupBench, type Startup } from './startup.js';
 import { BenchSandboxes, FOLDER, type JobRun, type UseCase } from './sandboxes.js';
 
@@ -22,6 +23,8 @@ const { values } = parseArgs({
     'startup-only': { type: 'boolean', default: false },
     /** Only the time-to-first-link section, the rest of BENCHMARKS.md kept as it is. */
     'first-link-only': { type: 'boolean', default: false },
+    /** Only the scale-out section, the rest of BENCHMARKS.md kept as it is. */
+    'scale-out-only': { type: 'boolean', default: false },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'BENCHMARKS.md') },
   },
 });
@@ -321,6 +324,27 @@ function startupSection(rows: Startup[]): string[] {
   ];
 }
 
+const SCALE_START = '<!-- scale-out: written by npm run bench -->';
+const SCALE_END = '<!-- end of the scale-out section -->';
+
+function scaleOutSection(rows: ScaleOut[], backlog: number): string[] {
+  const [one] = rows;
+  return [
+    SCALE_START,
+    '## Scale-out with shards',
+    '',
+    `One backlog of ${backlog.toLocaleString('en')} new workflow documents, sent by 1, 2 and 4 runs side by side, each with its shard (\`run --task workflow --shard k/n\`), at the latencies above; each run in its own process, both sandboxes in the benchmark's. The speed-up is the single run's wall time over n runs'; requests per document count every repository request of all the runs.`,
+    '',
+    '| runs | seconds | speed-up | × n | repository requests per document | extra over one run | 409 answers |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${r.processes} | ${f(r.seconds)} | ${f(one.seconds / r.seconds)} | ${f(one.seconds / r.seconds / r.processes)} | ${f(r.repositoryPerDoc, 3)} | ${f(r.repositoryPerDoc - one.repositoryPerDoc, 3)} | ${r.conflicts} |`,
+    ),
+    SCALE_END,
+  ];
+}
+
 const FIRST_START = '<!-- first link: written by npm run bench -->';
 const FIRST_END = '<!-- end of the first-link section -->';
 
@@ -355,23 +379,41 @@ function withSection(text: string, section: string[]): string {
 async function main(): Promise<void> {
   const started = Date.now();
   const log = (line: string): void => console.log(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${line}`);
-  /** With one of the --…-only flags, that section alone replaces its own in BENCHMARKS.md. */
-  const only = (asked: boolean, section: string[]): boolean => {
-    if (!asked) return false;
+  /** The sections a --…-only flag can run alone: each replaces its own in BENCHMARKS.md, the rest kept. */
+  const separate: Array<[boolean | undefined, () => Promise<string[]>]> = [
+    [
+      values['startup-only'],
+      async () => {
+        log('start-up: node -e 0, --version and a run with nothing to do');
+        return startupSection(await startupBench());
+      },
+    ],
+    [
+      values['first-link-only'],
+      async () => {
+        const rows = [];
+        for (const backlog of [10_000 / scale, 100_000 / scale]) {
+          log(`time to the first work item, backlog ${backlog}`);
+          rows.push(await firstLinkBench(backlog));
+        }
+        return firstLinkSection(rows);
+      },
+    ],
+    [
+      values['scale-out-only'],
+      async () => {
+        const backlog = 4_000 / scale;
+        log(`scale-out: 1, 2 and 4 runs with shards on ${backlog} documents`);
+        return scaleOutSection(await scaleOutBench(backlog, latency), backlog);
+      },
+    ],
+  ];
+  const asked = separate.find(([flag]) => flag === true);
+  if (asked !== undefined) {
+    const section = await asked[1]();
     writeFileSync(values.out, withSection(readFileSync(values.out, 'utf8'), section));
-    log(`${section[1]} written to ${values.out}`);
-    return true;
-  };
-  log('start-up: node -e 0, --version and a run with nothing to do');
-  const startup = startupSection(await startupBench());
-  if (only(values['startup-only'], startup)) return;
-  const firstLinks = [];
-  for (const backlog of [10_000 / scale, 100_000 / scale]) {
-    log(`time to the first work item, backlog ${backlog}`);
-    firstLinks.push(await firstLinkBench(backlog));
+    return log(`${section[1]} written to ${values.out}`);
   }
-  const firstLink = firstLinkSection(firstLinks);
-  if (only(values['first-link-only'], firstLink)) return;
   log('content server: get through serve against a direct download, and a large component');
   const server = contentServerSection(
     await contentServerBench([latency.repositoryMs, SWEEP_REPOSITORY_MS], values.quick),
@@ -380,6 +422,7 @@ async function main(): Promise<void> {
     writeFileSync(values.out, withSection(readFileSync(values.out, 'utf8'), server));
     return log(`content server section written to ${values.out}`);
   }
+  const [startup, firstLink, scaleOut] = [await separate[0][1](), await separate[1][1](), await separate[2][1]()];
   const phases: PhaseRow[] = [];
   for (const n of SIZES.throughput) {
     log(`throughput, ${n} documents per use case`);
@@ -453,7 +496,7 @@ async function main(): Promise<void> {
   md.push(
     `| ${SIZES.fresh} new + ${beside.processed} processed | ${f(beside.seconds)} | ${beside.repositoryRequests} | ${f(beside.seconds / alone.seconds)} |`,
   );
-  md.push('', ...server, '', ...startup, '', ...firstLink);
+  md.push('', ...server, '', ...startup, '', ...firstLink, '', ...scaleOut);
   writeFileSync(values.out, `${md.join('\n')}\n${keptNotes(values.out)}`);
   log(`written to ${values.out}`);
 }

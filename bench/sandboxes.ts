@@ -71,6 +71,20 @@ async function sequentialMs(
   return (performance.now() - started) / n;
 }
 
+/** The job in its own process, with the usage hook; its exit code and the end of its standard error. */
+async function spawnJob(args: string[], usageFile: string): Promise<{ exitCode: number; stderr: string }> {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', BENCH_USAGE_FILE: usageFile },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exitCode = await new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
+  return { exitCode, stderr };
+}
+
 export interface JobRun {
   exitCode: number;
   report: RunReport;
@@ -131,6 +145,8 @@ export class BenchSandboxes {
   private baseUrl = '';
   private erpUrl = '';
   private serial = 0;
+  /** The repository's 409 answers since the last runShards. */
+  private conflicts = 0;
 
   static async start(latency: { repositoryMs: number; erpMs: number }): Promise<BenchSandboxes> {
     const sandboxes = new BenchSandboxes();
@@ -147,6 +163,9 @@ export class BenchSandboxes {
     sandboxes.repository.faults.observe = (req, res) => {
       count(sandboxes.repositoryRequests, repositoryKind(req));
       sandboxes.repositoryTime.track(res);
+      res.once('finish', () => {
+        if (res.statusCode === 409) sandboxes.conflicts++;
+      });
     };
     sandboxes.erp.faults.observe = (req, res, functionName) => {
       count(sandboxes.erpRequests, functionName ?? req.method ?? '');
@@ -322,15 +341,7 @@ export class BenchSandboxes {
     if (what.task !== undefined) args.push('--task', what.task);
     if (what.maxDuration !== undefined) args.push('--max-duration', what.maxDuration);
     const started = performance.now();
-    const child = spawn(process.execPath, args, {
-      env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', BENCH_USAGE_FILE: usageFile },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
-    });
-    const exitCode = await new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
+    const { exitCode, stderr } = await spawnJob(args, usageFile);
     const wallMs = performance.now() - started;
     const expected = what.maxDuration === undefined ? [0] : [0, 3];
     if (!expected.includes(exitCode)) throw new Error(`the job exited with ${exitCode}: ${stderr}`);
@@ -344,6 +355,38 @@ export class BenchSandboxes {
       erp: new Map(this.erpRequests),
       repositoryBusyMs: this.repositoryTime.busyMs,
       erpBusyMs: this.erpTime.busyMs,
+    };
+  }
+
+  /**
+   * `n` runs of `task` side by side, each with its shard (`--shard k/n`), on one backlog: the wall
+   * time until the last ends, each one's report, the requests that reached the sandboxes and how
+   * many of the repository's answers were 409 (a run meeting another on a document).
+   */
+  async runShards(
+    n: number,
+    task: string,
+  ): Promise<{ wallMs: number; reports: RunReport[]; repository: Map<string, number>; conflicts: number }> {
+    this.repository.index.catchUp();
+    this.repositoryRequests.clear();
+    this.conflicts = 0;
+    const started = performance.now();
+    const runs = Array.from({ length: n }, async (_, i) => {
+      const reportFile = join(this.dir, `shard-${i}.json`);
+      const args = ['--import', USAGE, CLI, 'run', '--config', this.configDir, '--task', task, '--report', reportFile];
+      const { exitCode, stderr } = await spawnJob(
+        [...args, '--shard', `${i + 1}/${n}`],
+        join(this.dir, `usage-${i}.json`),
+      );
+      if (exitCode !== 0) throw new Error(`shard ${i + 1}/${n} exited with ${exitCode}: ${stderr}`);
+      return JSON.parse(readFileSync(reportFile, 'utf8')) as RunReport;
+    });
+    const reports = await Promise.all(runs);
+    return {
+      wallMs: performance.now() - started,
+      reports,
+      repository: new Map(this.repositoryRequests),
+      conflicts: this.conflicts,
     };
   }
 

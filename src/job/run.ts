@@ -165,9 +165,12 @@ async function work(
   const systems = new Map(config.erp.systems.map((system) => [system.name, system]));
   // A document naming an unknown system is never admitted (it waits for input), so every lookup finds one.
   const system = (name: string): ErpSystemConfig => systems.get(name) as ErpSystemConfig;
+  // The documents the previous round settled, and those this one settles.
+  let settledBefore = new Set<string>();
   const runTasks = async (): Promise<void> => {
     // What was labelled up to now; what pages still under way label meanwhile goes to the next round.
     const handed = labelled.take();
+    const settled = new Set<string>();
     for (const task of tasks) {
       if (stop.aborted) return;
       const deps: TaskDeps = {
@@ -179,14 +182,20 @@ async function work(
         runId: report.runId,
         stop,
         inFlight,
-        labelled: handed.for(task.useCase),
+        // A page under way during the last round may have labelled a document that round's search found and settled.
+        labelled: handed.for(task.useCase).filter((doc) => !settledBefore.has(doc.uid)),
         found: (count) => onFound(taskPhase(task.name), count),
         shard: intakeDeps.shard,
+        settledBefore,
       };
       await runPhase(taskSummary(report, task.name), stop, () =>
-        runTask(task, deps, (record) => sink(taskPhase(task.name), recordTask(report, record))),
+        runTask(task, deps, (record) => {
+          settled.add(record.uid);
+          sink(taskPhase(task.name), recordTask(report, record));
+        }),
       );
     }
+    settledBefore = settled;
   };
   if (loaded === undefined) {
     report.intake.state = 'skipped';

@@ -33,6 +33,11 @@ export interface TaskDeps {
   labelled: readonly RepositoryDocument[];
   /** The run's shard as a condition on the uuid ('' for every document). */
   shard: string;
+  /**
+   * Documents this run settled in its previous round (run.ts): a search index that lags may still
+   * show them as they were, and a claim of one would only meet the run's own write (409).
+   */
+  settledBefore: ReadonlySet<string>;
   /** Hears how many documents the task found (its search, then the labelled ones it adds), for progress. */
   found: (count: number) => void;
   now?: () => Date;

@@ -70,7 +70,7 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
       deps.found,
     )) {
       for (const doc of page) seen.add(doc.uid);
-      yield page;
+      yield page.filter((doc) => !deps.settledBefore.has(doc.uid));
     }
   };
   const added = async function* added(): AsyncGenerator<RepositoryDocument[]> {
