@@ -6,7 +6,7 @@ import { firstLinkBench, type FirstLink } from './first-link.js';
 import { floor } from './floor.js';
 import { scaleOutBench, type ScaleOut } from './scale-out.js';
 import { STARTUP_ROUNDS, startupBench, type Startup } from './startup.js';
-import { BenchSandboxes, FOLDER, type JobRun, type UseCase } from './sandboxes.js';
+import { BenchSandboxes, FOLDER, total, type JobRun, type UseCase } from './sandboxes.js';
 
 /**
  * `npm run bench`: the job against the sandboxes with injected latency, on generated backlogs.
@@ -71,8 +71,6 @@ interface PhaseRow {
   detail: string;
 }
 
-const total = (counts: Map<string, number>, include: (key: string) => boolean = () => true): number =>
-  [...counts].reduce((sum, [key, n]) => sum + (include(key) ? n : 0), 0);
 const LOOKUPS = new Set(['ARCHIV_GET_CONNECTIONS']);
 
 type Latency = { repositoryMs: number; erpMs: number };

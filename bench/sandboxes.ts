@@ -71,8 +71,8 @@ async function sequentialMs(
   return (performance.now() - started) / n;
 }
 
-/** The job in its own process, with the usage hook; its exit code and the end of its standard error. */
-async function spawnJob(args: string[], usageFile: string): Promise<{ exitCode: number; stderr: string }> {
+/** A process of the job (`args` after node), with the usage hook: its exit code and the end of its standard error. */
+export async function spawnJob(args: string[], usageFile: string): Promise<{ exitCode: number; stderr: string }> {
   const child = spawn(process.execPath, args, {
     env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', BENCH_USAGE_FILE: usageFile },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -123,6 +123,10 @@ function repositoryKind(req: IncomingMessage): string {
   if (operation !== undefined) return `POST ${operation}`;
   return `${req.method as string} ${path.split('/')[0]}`;
 }
+
+/** The requests counted, of the kinds `include` keeps (all by default). */
+export const total = (counts: Map<string, number>, include: (key: string) => boolean = () => true): number =>
+  [...counts].reduce((sum, [key, n]) => sum + (include(key) ? n : 0), 0);
 
 const count = (counts: Map<string, number>, key: string): void => {
   counts.set(key, (counts.get(key) ?? 0) + 1);

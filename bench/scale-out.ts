@@ -1,4 +1,4 @@
-import { BenchSandboxes } from './sandboxes.js';
+import { BenchSandboxes, total } from './sandboxes.js';
 
 export interface ScaleOut {
   processes: number;
@@ -7,8 +7,6 @@ export interface ScaleOut {
   repositoryPerDoc: number;
   conflicts: number;
 }
-
-const total = (counts: Map<string, number>): number => [...counts.values()].reduce((a, b) => a + b, 0);
 
 /**
  * One backlog of `backlog` new workflow documents per row, sent by 1, 2 and 4 runs side by side,

@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BenchSandboxes, CLI, USAGE } from './sandboxes.js';
+import { BenchSandboxes, CLI, spawnJob, USAGE } from './sandboxes.js';
 
 export interface Startup {
   what: string;
@@ -17,13 +16,9 @@ export const STARTUP_ROUNDS = 7;
 async function measure(args: string[]): Promise<Omit<Startup, 'what'>> {
   const usageFile = join(tmpdir(), `connect2erp-bench-usage-${process.pid}.json`);
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', USAGE, ...args], {
-    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', BENCH_USAGE_FILE: usageFile },
-    stdio: 'ignore',
-  });
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const { exitCode, stderr } = await spawnJob(['--import', USAGE, ...args], usageFile);
   const wallMs = performance.now() - started;
-  if (code !== 0) throw new Error(`${args.join(' ')} exited with ${String(code)}`);
+  if (exitCode !== 0) throw new Error(`${args.join(' ')} exited with ${exitCode}: ${stderr}`);
   const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as { peakRssKb: number; cpuMs: number };
   return { wallMs, cpuMs: usage.cpuMs, peakRssMb: usage.peakRssKb / 1024 };
 }

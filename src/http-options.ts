@@ -18,7 +18,6 @@ const CERTIFICATE_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
-/** The connection failed because the server's certificate was not trusted. */
 /** A URL as output may show it: no user name or password (an URL may carry them). */
 export function withoutCredentials(url: string): string {
   const shown = new URL(url);
@@ -27,6 +26,7 @@ export function withoutCredentials(url: string): string {
   return shown.href;
 }
 
+/** The connection failed because the server's certificate was not trusted. */
 export function certificateRefused(error: unknown): boolean {
   return CERTIFICATE_CODES.has((error as { code?: string }).code ?? '');
 }

@@ -204,6 +204,15 @@ export class SchemaRegistry {
     }
   }
 
+  /** A facet gone with its schemas, as on a server where the package that declares it is not deployed. */
+  removeFacet(name: string): void {
+    for (const schema of this.facets.get(name) as string[]) {
+      this.byPrefix.delete((this.schemas.get(schema) as SchemaDef).prefix);
+      this.schemas.delete(schema);
+    }
+    this.facets.delete(name);
+  }
+
   /** The type and its ancestors, for `FROM File` matching subtypes. */
   isSubtypeOf(type: string, ancestor: string): boolean {
     for (let current: string | undefined = type; current !== undefined; current = this.types.get(current)?.parent) {

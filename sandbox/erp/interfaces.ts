@@ -128,9 +128,11 @@ export const INTERFACES: Record<string, FunctionInterface> = {
     exports: ['RETURN_CODE', 'WORKITEM_ID', 'NEW_STATUS'],
   },
   /**
-   * RFC_READ_TABLE (function group SDTX): the generic, read-only table reader administrators' tools
-   * use (PyRFC's and SAP .NET Connector's samples): OPTIONS lines form the WHERE clause, FIELDS the
-   * columns, DATA the rows, each field joined by DELIMITER (TAB512's WA).
+   * RFC_READ_TABLE: the generic, read-only table reader, as public callers pass it (PyRFC and
+   * node-rfc scripts): QUERY_TABLE, DELIMITER, OPTIONS rows of at most 72 characters forming the
+   * WHERE clause, FIELDS by FIELDNAME, the rows in DATA's WA (512 characters). Its ROWCOUNT,
+   * ROWSKIPS and NO_DATA are not modelled, so a call with them is refused as an unknown
+   * parameter: connect2erp never sends them.
    */
   RFC_READ_TABLE: {
     imports: { QUERY_TABLE: char(30), DELIMITER: char(1) },

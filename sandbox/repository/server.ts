@@ -8,7 +8,7 @@ import { OPERATIONS, type OperationResult } from './automation.js';
 import { type SortKey } from './query.js';
 import { SearchIndex } from './search-index.js';
 import { renderAcls, renderDocument, renderException, renderPage, type SchemaSelection } from './render.js';
-import { FEATURE_CONTRIBUTION, SchemaRegistry, type SchemaDef } from '../../common/nuxeo/schemas.js';
+import { FEATURE_CONTRIBUTION, SchemaRegistry } from '../../common/nuxeo/schemas.js';
 import { RepositoryError, Store, type Actor, type StoredBlob, type StoredDoc, type User } from './store.js';
 import { Batches } from './uploads.js';
 import { sendWebUiFile } from './web-ui-files.js';
@@ -78,13 +78,7 @@ export class RepositorySandbox {
   constructor(private readonly options: RepositorySandboxOptions = {}) {
     const registry = new SchemaRegistry();
     registry.loadContribution(FEATURE_CONTRIBUTION);
-    for (const facet of options.undeployedFacets ?? []) {
-      for (const schema of registry.facets.get(facet) as string[]) {
-        registry.byPrefix.delete((registry.schemas.get(schema) as SchemaDef).prefix);
-        registry.schemas.delete(schema);
-      }
-      registry.facets.delete(facet);
-    }
+    for (const facet of options.undeployedFacets ?? []) registry.removeFacet(facet);
     this.store = new Store(registry, options.dataDir);
     this.index = new SearchIndex(this.store, options.searchLagMs);
     this.users = { ...DEFAULT_USERS, ...options.users };

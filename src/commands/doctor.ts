@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
 import { featureRegistry } from '../../common/nuxeo/schemas.js';
-import { crontabLocation, loadCrontab } from '../config/crontab.js';
+import { deploymentSchedules } from '../config/crontab.js';
 import { loadConfig, type Config } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { EXIT } from '../exit-codes.js';
@@ -34,10 +33,8 @@ async function doctor(location: Required<ConfigLocation>, json: boolean): Promis
 /** The configuration as `validate` checks it; a problem stops here, as every command stops on one (exit 2). */
 function loadChecked(section: Section, location: Required<ConfigLocation>): Config {
   const config = loadConfig(location, { contentServer: true });
-  const file = crontabLocation(location.configDir, undefined);
-  const schedules = existsSync(file)
-    ? `${loadCrontab(file, config.tasks, location.jobsDir).length} schedule(s)`
-    : 'no crontab';
+  const entries = deploymentSchedules(location.configDir, undefined, config.tasks, location.jobsDir);
+  const schedules = entries === undefined ? 'no crontab' : `${entries.length} schedule(s)`;
   section.pass(
     `valid: ${config.tasks.length} task(s), ${config.erp.systems.length} ERP system(s), ${schedules} (${location.configDir})`,
   );

@@ -1,5 +1,4 @@
-import { existsSync } from 'node:fs';
-import { crontabLocation, loadCrontab } from '../config/crontab.js';
+import { deploymentSchedules } from '../config/crontab.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { featureRegistry } from '../../common/nuxeo/schemas.js';
@@ -24,12 +23,8 @@ function validateCommand(
   const systems = config.erp.systems.map((s) => s.name);
   const mapping =
     mappingFile === undefined ? undefined : parseMapping(readLocalMapping(mappingFile), mappingFile, registry, systems);
-  const crontab = crontabLocation(location.configDir, crontabOption);
-  // A deployment without the scheduled container may have no crontab; one that is named must exist.
-  const schedules =
-    crontabOption !== undefined || existsSync(crontab)
-      ? `, ${loadCrontab(crontab, config.tasks, location.jobsDir).length} schedule(s)`
-      : ', no crontab';
+  const entries = deploymentSchedules(location.configDir, crontabOption, config.tasks, location.jobsDir);
+  const schedules = entries === undefined ? ', no crontab' : `, ${entries.length} schedule(s)`;
   const server =
     config.contentServer === undefined
       ? ', no content server'

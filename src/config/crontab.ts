@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Cron } from 'croner';
@@ -29,6 +29,20 @@ const LINE_OPTIONS = {
 /** `--crontab FILE`, else $CONNECT2ERP_CRONTAB, else `crontab` beside the configuration folder. */
 export function crontabLocation(configDir: string, option?: string): string {
   return resolve(option ?? process.env.CONNECT2ERP_CRONTAB ?? join(dirname(configDir), 'crontab'));
+}
+
+/**
+ * The deployment's schedules, or undefined when it has no crontab: one without the scheduled
+ * container may have none; one that is named must exist.
+ */
+export function deploymentSchedules(
+  configDir: string,
+  option: string | undefined,
+  tasks: TaskConfig[],
+  jobsDir: string,
+): CrontabEntry[] | undefined {
+  const file = crontabLocation(configDir, option);
+  return option !== undefined || existsSync(file) ? loadCrontab(file, tasks, jobsDir) : undefined;
 }
 
 function parseLine(text: string, line: number, file: string, problems: ConfigProblem[]): CrontabEntry | undefined {

@@ -182,8 +182,7 @@ async function work(
         runId: report.runId,
         stop,
         inFlight,
-        // A page under way during the last round may have labelled a document that round's search found and settled.
-        labelled: handed.for(task.useCase).filter((doc) => !settledBefore.has(doc.uid)),
+        labelled: handed.for(task.useCase),
         found: (count) => onFound(taskPhase(task.name), count),
         shard: intakeDeps.shard,
         settledBefore,

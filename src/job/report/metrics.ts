@@ -9,7 +9,7 @@ export const PUSH_TIMEOUT_MS = 10_000;
  * documents per phase, task and result, each phase's duration, the exit code and when the run
  * finished. Names follow Prometheus' conventions (base units, `_seconds`).
  */
-export function runMetrics(report: RunReport): Registry {
+function runMetrics(report: RunReport): Registry {
   const registry = new Registry();
   const registers = [registry];
   const documents = new Gauge({

@@ -33,6 +33,13 @@ class ValueRefused extends DocumentError {
 /** How a date goes to SAP: SAP's SOAP runtime reads asXML's `YYYY-MM-DD`; other gateways may want `YYYYMMDD`. */
 export type DateFormat = 'YYYY-MM-DD' | 'YYYYMMDD';
 
+/** A text that starts with a date (`YYYY-MM-DD…`, as Nuxeo writes them) in the form SAP is sent; undefined for any other. */
+export function sapDate(text: string, dates: DateFormat): string | undefined {
+  const match = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
+  if (match === null) return undefined;
+  return dates === 'YYYYMMDD' ? `${match[1]}${match[2]}${match[3]}` : `${match[1]}-${match[2]}-${match[3]}`;
+}
+
 function applyTransform(
   value: unknown,
   transform: Transform,
@@ -45,9 +52,7 @@ function applyTransform(
   if (transform === 'trim') return s.trim();
   if (transform === 'date') {
     if (s === '') return '';
-    const match = /^(\d{4})-(\d{2})-(\d{2})/.exec(s);
-    if (match === null) return refuse('is not a date (YYYY-MM-DD) for');
-    return dates === 'YYYYMMDD' ? `${match[1]}${match[2]}${match[3]}` : `${match[1]}-${match[2]}-${match[3]}`;
+    return sapDate(s, dates) ?? refuse('is not a date (YYYY-MM-DD) for');
   }
   if ('pad' in transform) {
     const { length, with: fill, side } = transform.pad;

@@ -74,7 +74,9 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
     }
   };
   const added = async function* added(): AsyncGenerator<RepositoryDocument[]> {
-    for await (const page of labelledPages(task, deps.labelled, deps.client, seen, deps.stop)) {
+    // A page under way during the last round may have labelled a document that round's search found and settled.
+    const labelled = deps.labelled.filter((doc) => !deps.settledBefore.has(doc.uid));
+    for await (const page of labelledPages(task, labelled, deps.client, seen, deps.stop)) {
       deps.found(page.length);
       yield page;
     }

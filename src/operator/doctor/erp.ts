@@ -5,6 +5,7 @@ import type { RfcRequest } from '../../job/erp/rfc-client.js';
 import { RfcFault } from '../../job/erp/rfc-fault.js';
 import { tableRows, type RfcParams } from '../../job/erp/soap.js';
 import type { MappingEntry } from '../../job/intake/mapping-schema.js';
+import { sapDate, type DateFormat } from '../../job/tasks/mapping.js';
 import { callFor } from '../../job/tasks/templates.js';
 import { withoutCredentials } from '../../http-options.js';
 import { Section } from './check.js';
@@ -15,7 +16,6 @@ export interface DoctorRfc {
 }
 
 type RfcSystem = ErpSystemConfig & { rfc: NonNullable<ErpSystemConfig['rfc']> };
-type DateFormat = RfcSystem['rfc']['dateFormat'];
 
 const GUIDE = 'docs/sap-setup.md';
 /** An ARC_DOC_ID no document has: the lookup finds nothing and changes nothing. */
@@ -98,15 +98,9 @@ async function checkCallable(section: Section, rfc: DoctorRfc, name: string): Pr
   const params = Object.hasOwn(HARMLESS, name) ? HARMLESS[name] : undefined;
   if (params === undefined)
     return section.skip(`${name}: no call that changes nothing exists; check S_RFC for it by hand (${GUIDE})`);
-  try {
-    await rfc.send({ functionName: name, params });
-    section.pass(`${name} may be called`);
-  } catch (error) {
-    // An ABAP exception (NOTHING_FOUND) means the module ran: the user may call it.
-    if (error instanceof RfcFault && error.fault.runtime === undefined)
-      return section.pass(`${name} may be called (${error.fault.exception})`);
-    section.failed(name, error, callAdvice(error, name));
-  }
+  const outcome = await ran(rfc.send({ functionName: name, params }));
+  if (!outcome.ran) return section.failed(name, outcome.error, callAdvice(outcome.error, name));
+  section.pass(`${name} may be called${outcome.exception === undefined ? '' : ` (${outcome.exception})`}`);
 }
 
 /** A refusal of the system (S_RFC, a missing module) or of SAP's SOAP runtime (a request it could not read). */
@@ -116,11 +110,6 @@ const callAdvice = (error: unknown, name: string): string =>
     : `give the user S_RFC for ${name} (${GUIDE}, "The RFC user")`;
 
 const OTHER_FORM: Record<DateFormat, DateFormat> = { 'YYYY-MM-DD': 'YYYYMMDD', YYYYMMDD: 'YYYY-MM-DD' };
-
-const dateIn = (form: DateFormat, date = new Date()): string => {
-  const iso = date.toISOString().slice(0, 10);
-  return form === 'YYYYMMDD' ? iso.replace(/-/g, '') : iso;
-};
 
 /**
  * The date form the SOAP runtime reads (sap-interfaces.md §6 leaves it to the customer system): a
@@ -132,30 +121,38 @@ async function checkDates(section: Section, rfc: DoctorRfc, system: RfcSystem): 
   const lookup = (form: DateFormat): Promise<unknown> =>
     rfc.send({
       functionName: 'ARCHIV_GET_CONNECTIONS',
-      params: { ARC_DOC_ID: NO_DOCUMENT, UNTIL_AR_DATE: dateIn(form), CONNECTIONS: [] },
+      params: {
+        ARC_DOC_ID: NO_DOCUMENT,
+        UNTIL_AR_DATE: sapDate(new Date().toISOString(), form) as string,
+        CONNECTIONS: [],
+      },
     });
-  const refusal = await answerOf(lookup(configured));
-  if (refusal === undefined) return section.pass(`dates accepted as ${configured} (rfc.dateFormat)`);
+  const first = await ran(lookup(configured));
+  if (first.ran) return section.pass(`dates accepted as ${configured} (rfc.dateFormat)`);
   const other = OTHER_FORM[configured];
-  if ((await answerOf(lookup(other))) === undefined)
+  if ((await ran(lookup(other))).ran)
     return section.fail(
-      `dates refused as ${configured} (${refusal.message}), accepted as ${other}`,
+      `dates refused as ${configured} (${first.error.message}), accepted as ${other}`,
       `set rfc.dateFormat: ${other} for ${system.name} in erpHttp.yaml`,
     );
   section.fail(
-    `the date form: a lookup refused both forms: ${refusal.message}`,
+    `the date form: a lookup refused both forms: ${first.error.message}`,
     `the date form is found with ARCHIV_GET_CONNECTIONS: give the user S_RFC for it (${GUIDE}, "Dates")`,
   );
 }
 
-/** Undefined when the call ran (an answer, or an ABAP exception such as NOTHING_FOUND); else the error. */
-async function answerOf(call: Promise<unknown>): Promise<Error | undefined> {
+/**
+ * How a call went: it ran when it answered or raised an ABAP exception (NOTHING_FOUND: the module
+ * ran, so the user may call it), else the error that stopped it (S_RFC, SAP's SOAP runtime).
+ */
+async function ran(call: Promise<unknown>): Promise<{ ran: true; exception?: string } | { ran: false; error: Error }> {
   try {
     await call;
-    return undefined;
+    return { ran: true };
   } catch (error) {
-    if (error instanceof RfcFault && error.fault.runtime === undefined) return undefined;
-    return error as Error;
+    if (error instanceof RfcFault && error.fault.runtime === undefined)
+      return { ran: true, exception: error.fault.exception };
+    return { ran: false, error: error as Error };
   }
 }
 
