@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { contentServerBench, type ContentServerFigures } from './content-server.js';
 import { firstLinkBench, type FirstLink } from './first-link.js';
 import { floor } from './floor.js';
+import { linksBench, type LinkRate, type Sizing } from './links.js';
 import { scaleOutBench, type ScaleOut } from './scale-out.js';
 import { STARTUP_ROUNDS, startupBench, type Startup } from './startup.js';
 import { BenchSandboxes, FOLDER, total, type JobRun, type UseCase } from './sandboxes.js';
@@ -25,6 +26,8 @@ const { values } = parseArgs({
     'first-link-only': { type: 'boolean', default: false },
     /** Only the scale-out section, the rest of BENCHMARKS.md kept as it is. */
     'scale-out-only': { type: 'boolean', default: false },
+    /** Only the links-per-second section (shipped and large sizing), the rest of BENCHMARKS.md kept as it is. */
+    'links-only': { type: 'boolean', default: false },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'BENCHMARKS.md') },
   },
 });
@@ -41,7 +44,7 @@ const SIZES = {
 const SWEEP_REPOSITORY_MS = 20;
 
 /** What the shipped configuration allows in flight: storage.yaml and erpHttp.yaml. */
-const IN_FLIGHT = { repository: 8, erp: 4 };
+const IN_FLIGHT = { repository: 8, erp: 8 };
 
 interface PhaseRow {
   phase: string;
@@ -343,6 +346,51 @@ function scaleOutSection(rows: ScaleOut[], backlog: number): string[] {
   ];
 }
 
+const LINKS_START = '<!-- links: written by npm run bench -->';
+const LINKS_END = '<!-- end of the links section -->';
+/** The latencies the issue's users measure a sizing at: a repository at 20 ms, SAP at 100 ms. */
+const LINKS_LATENCY = { repositoryMs: 20, erpMs: 100 };
+/** The shipped configuration, and the large one README's "Sizing" documents. */
+const SIZINGS: Sizing[] = [
+  { name: 'shipped', maxConcurrentCalls: 8, maxConcurrentRequests: 8, batchSize: 50 },
+  { name: 'large (README, Sizing)', maxConcurrentCalls: 32, maxConcurrentRequests: 32, batchSize: 100 },
+];
+const HISTORY = 10_000_000;
+
+/** A call slot holds its document's claim, one repository round trip, before the call itself. */
+const slotBound = (rate: LinkRate): number =>
+  rate.sizing.maxConcurrentCalls / ((LINKS_LATENCY.erpMs + LINKS_LATENCY.repositoryMs) / 1000);
+
+const hours = (seconds: number): string =>
+  seconds < 48 * 3600 ? `${f(seconds / 3600, 1)} h` : `${f(seconds / 86_400, 1)} days`;
+
+function linksSection(rates: LinkRate[]): string[] {
+  const pods = [1, 4, 16];
+  return [
+    LINKS_START,
+    '## Links per second, and ten million documents',
+    '',
+    `${rates[0].docs.toLocaleString('en')} new invoices per sizing, the repository at ${LINKS_LATENCY.repositoryMs} ms and SAP at ${LINKS_LATENCY.erpMs} ms: the intake alone (each invoice gets its archive-link folder), then the link task alone, each one run in its own process. The bound is what the calls allow: each call slot holds a document's claim (one repository round trip) and then its call, so calls ÷ (${LINKS_LATENCY.erpMs} + ${LINKS_LATENCY.repositoryMs} ms); "calls alone" is calls ÷ ${LINKS_LATENCY.erpMs} ms, what a slot would give if the claim cost nothing. The repository side (requests ÷ ${LINKS_LATENCY.repositoryMs} ms ÷ requests per document) is above it in both.`,
+    '',
+    '| sizing | calls | requests | batchSize | links/s | bound | ratio | calls alone | ratio | repository requests per link | job CPU ms per link | job peak RSS MB | intake docs/s |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rates.map((r) => {
+      const alone = r.sizing.maxConcurrentCalls / (LINKS_LATENCY.erpMs / 1000);
+      return `| ${r.sizing.name} | ${r.sizing.maxConcurrentCalls} | ${r.sizing.maxConcurrentRequests} | ${r.sizing.batchSize} | ${f(r.linkPerSecond, 0)} | ${f(slotBound(r), 0)} | ${f(r.linkPerSecond / slotBound(r))} | ${f(alone, 0)} | ${f(r.linkPerSecond / alone)} | ${f(r.repositoryPerDoc, 3)} | ${f(r.jobCpuMsPerDoc, 2)} | ${f(r.peakRssMb, 0)} | ${f(r.intakePerSecond, 0)} |`;
+    }),
+    '',
+    `Projected time for a history of ${HISTORY.toLocaleString('en')} documents, labelled and linked, on n pods with shards, each as fast as the one measured here: ${HISTORY.toLocaleString('en')} × (1 ÷ intake docs/s + 1 ÷ links/s) ÷ n. It assumes a repository and an SAP system that keep their latency under n times the load (n × requests in flight, n × calls: SAP gives the connector n × the calls in dialog work processes), pods on nodes of their own (the scale-out section measures what one 2-core machine shared by all pods gives), and a run's rounds one after another (the intake waits while its round's documents are sent).`,
+    '',
+    `| sizing | ${pods.map((n) => `${n} pod${n === 1 ? '' : 's'}`).join(' | ')} |`,
+    `|---|${pods.map(() => '---:').join('|')}|`,
+    ...rates.map(
+      (r) =>
+        `| ${r.sizing.name} | ${pods.map((n) => hours((HISTORY * (1 / r.intakePerSecond + 1 / r.linkPerSecond)) / n)).join(' | ')} |`,
+    ),
+    LINKS_END,
+  ];
+}
+
 const FIRST_START = '<!-- first link: written by npm run bench -->';
 const FIRST_END = '<!-- end of the first-link section -->';
 
@@ -400,9 +448,21 @@ async function main(): Promise<void> {
     [
       values['scale-out-only'],
       async () => {
-        const backlog = 4_000 / scale;
+        const backlog = 10_000 / scale;
         log(`scale-out: 1, 2 and 4 runs with shards on ${backlog} documents`);
         return scaleOutSection(await scaleOutBench(backlog, latency), backlog);
+      },
+    ],
+    [
+      values['links-only'],
+      async () => {
+        const docs = 5_000 / scale;
+        const rates = [];
+        for (const sizing of SIZINGS) {
+          log(`links per second, ${sizing.name} sizing, ${docs} invoices`);
+          rates.push(await linksBench(docs, LINKS_LATENCY, sizing));
+        }
+        return linksSection(rates);
       },
     ],
   ];
@@ -420,7 +480,12 @@ async function main(): Promise<void> {
     writeFileSync(values.out, withSection(readFileSync(values.out, 'utf8'), server));
     return log(`content server section written to ${values.out}`);
   }
-  const [startup, firstLink, scaleOut] = [await separate[0][1](), await separate[1][1](), await separate[2][1]()];
+  const [startup, firstLink, scaleOut, links] = [
+    await separate[0][1](),
+    await separate[1][1](),
+    await separate[2][1](),
+    await separate[3][1](),
+  ];
   const phases: PhaseRow[] = [];
   for (const n of SIZES.throughput) {
     log(`throughput, ${n} documents per use case`);
@@ -494,7 +559,7 @@ async function main(): Promise<void> {
   md.push(
     `| ${SIZES.fresh} new + ${beside.processed} processed | ${f(beside.seconds)} | ${beside.repositoryRequests} | ${f(beside.seconds / alone.seconds)} |`,
   );
-  md.push('', ...server, '', ...startup, '', ...firstLink, '', ...scaleOut);
+  md.push('', ...server, '', ...startup, '', ...links, '', ...firstLink, '', ...scaleOut);
   writeFileSync(values.out, `${md.join('\n')}\n${keptNotes(values.out)}`);
   log(`written to ${values.out}`);
 }

@@ -231,6 +231,11 @@ export class BenchSandboxes {
     }
   }
 
+  /** A file of the job's configuration (`config/…`, `jobs/…`), for a benchmark to change a setting. */
+  file(relative: string): string {
+    return join(this.dir, relative);
+  }
+
   private folder(path: string): StoredDoc {
     return this.repository.store.getByPath(path) as StoredDoc;
   }

@@ -21,6 +21,24 @@ t.test('validate checks the shipped configuration without a server', async (t) =
   t.match(ok.stdout, /configuration is valid: 3 task\(s\), 1 ERP system\(s\)/);
 });
 
+t.test('validate warns about a key no longer used, and still exits 0', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'c2e-cli-'));
+  const config = join(dir, 'config');
+  cpSync(join(PROJECT, 'config'), config, { recursive: true });
+  cpSync(join(PROJECT, 'jobs'), join(dir, 'jobs'), { recursive: true });
+  writeFileSync(
+    join(dir, 'jobs', 'link.yaml'),
+    `${readFileSync(join(dir, 'jobs', 'link.yaml'), 'utf8')}concurrency: 2\n`,
+  );
+  const result = await cli(['validate', '--config', config]);
+  t.equal(result.code, 0, result.stderr);
+  t.match(result.stdout, /configuration is valid/);
+  t.match(
+    result.stdout,
+    /\nwarning: \S+\/jobs\/link\.yaml: concurrency: no longer used: a task reads ahead as far as the maxConcurrentCalls of its ERP systems need/,
+  );
+});
+
 t.test('validate lists every problem and exits 2', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'c2e-cli-'));
   const config = join(dir, 'config');

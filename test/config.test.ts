@@ -43,6 +43,43 @@ t.test('the shipped configuration is valid', async (t) => {
     'password from ${env:…}',
   );
   t.equal(config.storage.tls.rejectUnauthorized, true, 'TLS verification on by default');
+  t.same(config.advice, [], 'and sized so that nothing holds a run back');
+});
+
+t.test('settings that hold a run back, and keys no longer used, are warnings with file and key', async (t) => {
+  const advice = (files: Record<string, string>) =>
+    loadConfig(configDir(files)).advice.map((p) => `${p.file.split('/').slice(-2).join('/')}|${p.path}|${p.message}`);
+  const twoSystems = `${ERP}    maxConcurrentCalls: 32\n  - name: ECC\n    client: "200"\n    rfc: {url: "http://127.0.0.1:8081/sap/bc/soap/rfc", auth: {username: U, password: x}}\n`;
+  t.same(
+    advice({
+      'config/storage.yaml': STORAGE,
+      'config/erpHttp.yaml': twoSystems,
+      'jobs/link.yaml': `${TASK}batchSize: 10\nconcurrency: 2\n`,
+      'jobs/barcode.yaml': 'name: barcode\nuseCase: barcode\nfunction: RFC\nschedule: "* * * * *"\nbatchSize: 2\n',
+      'jobs/workflow.yaml':
+        'name: workflow\nuseCase: workflow\nfunction: RFC\nschedule: "* * * * *"\nbatchSize: 1\nenabled: false\n',
+    }),
+    [
+      'jobs/link.yaml|concurrency|no longer used: a task reads ahead as far as the maxConcurrentCalls of its ERP systems need (erpHttp.yaml); remove the key',
+      'jobs/link.yaml|batchSize|pages of 10 documents keep the 32 calls of ERP system "S4H" busy only while the repository answers a search 2.2 times as fast as SAP a call: raise it to 32 or more',
+      'config/storage.yaml|maxConcurrentRequests|8 requests in flight keep the 32 calls of ERP system "S4H" busy only while the repository answers 7 times as fast as SAP (each call needs its document\'s claim and outcome written): raise it to 32',
+    ],
+    'the bar codes send a page in one call and the disabled task sends nothing: neither is held back; ECC has the 8 calls a default gives',
+  );
+  t.same(
+    advice({
+      'config/storage.yaml': `${STORAGE}maxConcurrentRequests: 24\n`,
+      'config/erpHttp.yaml': twoSystems,
+      'jobs/link.yaml': `${TASK}batchSize: 16\nsystems: [S4H]\n`,
+      'jobs/barcode.yaml':
+        'name: barcode\nuseCase: barcode\nfunction: RFC\nschedule: "* * * * *"\nsystems: [ECC]\nbatchSize: 2\nrfc:\n  function: Z_BARCODE_ONE\n  parameters:\n    BARCODE: {property: "erpBarcode:barcode"}\n  result: {erpReference: "{BARCODE}"}\n',
+    }),
+    [
+      'jobs/barcode.yaml|batchSize|pages of 2 documents keep the 8 calls of ERP system "ECC" busy only while the repository answers a search 3 times as fast as SAP a call: raise it to 8 or more',
+      'config/storage.yaml|maxConcurrentRequests|24 requests in flight keep the 32 calls of ERP system "S4H" busy only while the repository answers 1.7 times as fast as SAP (each call needs its document\'s claim and outcome written): raise it to 32',
+    ],
+    "a task's own call of one document at a time is held back by small pages like the built-in ones; half the calls in documents per page is enough",
+  );
 });
 
 t.test('a secret can come from a mounted file', async (t) => {

@@ -114,21 +114,21 @@ t.test(
     env.erp.faults.hold(); // SAP has the first calls and has not answered when the run dies
     env.sandbox.index.catchUp();
     const run = startCli(['run', '--task', 'workflow', '--config', env.location.configDir]);
-    await env.erp.faults.whenHeld(4);
+    await env.erp.faults.whenHeld(8);
     run.child.kill('SIGKILL');
     await run.exited;
     t.equal(
       uids.filter((uid) => status(env, uid) === 'IN_PROGRESS').length,
-      4,
-      'only the documents whose calls were out were claimed',
+      8,
+      'only the documents whose calls were out were claimed (maxConcurrentCalls 8)',
     );
     env.erp.faults.release(); // SAP does the work it had; the answers go nowhere
     await sleep(1100); // the dead run's claims expire
     const next = await workflow(env);
     t.same(
       next.tasks.workflow.counts,
-      { FAILED: 4, DONE: 36 },
-      'the 4 that may be in SAP go to an operator, the 36 others are sent',
+      { FAILED: 8, DONE: 32 },
+      'the 8 that may be in SAP go to an operator, the 32 others are sent',
     );
     t.equal(env.erp.tables.inbox.length, 40, 'one work item each: none lost, none twice');
     t.equal(new Set(env.erp.tables.inbox.map((item) => item.ARC_DOC_ID)).size, 40);

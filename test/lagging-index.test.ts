@@ -137,12 +137,10 @@ t.test("what the intake labelled is sent in the same run only as the task's syst
 t.test('a task stopped while it sends what the intake labelled claims nothing more', async (t) => {
   const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
   const workflowYaml = join(env.location.jobsDir, 'workflow.yaml');
-  writeFileSync(
-    workflowYaml,
-    readFileSync(workflowYaml, 'utf8')
-      .replace('batchSize: 50', 'batchSize: 1')
-      .replace('concurrency: 2', 'concurrency: 1'),
-  );
+  writeFileSync(workflowYaml, readFileSync(workflowYaml, 'utf8').replace('batchSize: 50', 'batchSize: 1'));
+  // One call at a time: the documents are sent one after another, so the stop falls between them.
+  const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+  writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
   await uploadMany(env, 'ERP/Workflow', 'approval', 4);
   const stop = new AbortController();
   const report = await runJob(

@@ -107,16 +107,16 @@ t.test(
   async (t) => {
     const env = await sandboxEnv(t);
     appendFileSync(join(env.location.jobsDir, 'link.yaml'), 'claimTimeoutMs: 1500\n');
-    const uids = await uploadMany(env, 'ERP/Invoices', 'invoice', 12);
+    const uids = await uploadMany(env, 'ERP/Invoices', 'invoice', 16);
     await env.job({ task: 'link' });
     uids.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
     env.erp.faults.hold(); // SAP answers none of the calls: they are still under way when the grace period ends
     const run = runProcess(env, ['--task', 'link', '--grace', '500ms', '--report', join(env.dir, 'report.json')]);
-    await env.erp.faults.whenHeld(4);
+    await env.erp.faults.whenHeld(8);
     t.equal(
       count(statuses(env, uids), 'IN_PROGRESS'),
-      4,
-      'claimed at the pace of sending: only the documents whose calls are out (maxConcurrentCalls 4)',
+      8,
+      'claimed at the pace of sending: only the documents whose calls are out (maxConcurrentCalls 8)',
     );
     run.child.kill('SIGTERM');
     await run.logged(/"message":"run stopping"/);
@@ -132,13 +132,13 @@ t.test(
     const report = readReport(join(env.dir, 'report.json'));
     t.equal(report.interrupted?.graceExpired, true);
     const left = report.interrupted?.leftClaimed ?? [];
-    t.equal(left.length, 4, 'the calls in flight stay claimed');
+    t.equal(left.length, 8, 'the calls in flight stay claimed');
     t.same(
       statuses(
         env,
         left.map((d) => d.uid),
       ),
-      ['IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS'],
+      Array(8).fill('IN_PROGRESS'),
     );
     t.same(report.tasks.link.counts, { RELEASED: 8 }, 'what was settled before the grace period ran out is counted');
     t.equal(
@@ -150,21 +150,21 @@ t.test(
     env.erp.faults.release(); // SAP does the held work after all; its answers go nowhere
     await sleep(1600); // the claims expire
     const next = await env.job({ task: 'link' });
-    t.equal(next.tasks.link.counts.DONE, 12);
-    t.equal(env.erp.tables.links.length, 12, 'one link per invoice: the taken-over ones are looked up first');
-    t.equal(new Set(env.erp.tables.links.map((l) => l.ARC_DOC_ID)).size, 12);
+    t.equal(next.tasks.link.counts.DONE, 16);
+    t.equal(env.erp.tables.links.length, 16, 'one link per invoice: the taken-over ones are looked up first');
+    t.equal(new Set(env.erp.tables.links.map((l) => l.ARC_DOC_ID)).size, 16);
   },
 );
 
 t.test('--max-duration stops a run like SIGTERM does', async (t) => {
   const env = await sandboxEnv(t);
-  const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 12);
+  const uids = await uploadMany(env, 'ERP/Workflow', 'approval', 16);
   await env.job({ task: 'link' }); // the intake makes them READY
   // SAP holds its answers: the backlog is still under way when the deadline comes, however fast the
-  // machine. The deadline only has to come after the run's first four calls, a few requests in.
+  // machine. The deadline only has to come after the run's first eight calls, a few requests in.
   env.erp.faults.hold();
   const run = runProcess(env, ['--task', 'workflow', '--max-duration', '3s', '--report', join(env.dir, 'report.json')]);
-  await env.erp.faults.whenHeld(4);
+  await env.erp.faults.whenHeld(8);
   await run.logged(/"message":"run stopping".*"reason":"--max-duration"/);
   env.erp.faults.release();
   const { code, stdout } = await run.exited;
@@ -174,16 +174,16 @@ t.test('--max-duration stops a run like SIGTERM does', async (t) => {
   t.match(stdout, /interrupted \(--max-duration\)/);
   t.match(
     stdout,
-    /\ntask workflow: stopped early \(--max-duration\); the rest of its backlog waits for the next run; (4 DONE, 8 RELEASED|8 RELEASED, 4 DONE)\n/,
+    /\ntask workflow: stopped early \(--max-duration\); the rest of its backlog waits for the next run; 8 (DONE|RELEASED), 8 (DONE|RELEASED)\n/,
     'the summary says the task was cut short, and why',
   );
   t.same(
     report.tasks.workflow.counts,
-    { DONE: 4, RELEASED: 8 },
-    'the 4 calls under way finish, the 8 waiting are released',
+    { DONE: 8, RELEASED: 8 },
+    'the 8 calls under way finish, the 8 waiting are released',
   );
   t.equal(count(statuses(env, uids), 'IN_PROGRESS'), 0);
-  t.equal(env.erp.tables.inbox.length, 4);
+  t.equal(env.erp.tables.inbox.length, 8);
 });
 
 t.test('a bad duration is a configuration error', async (t) => {

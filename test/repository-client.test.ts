@@ -20,7 +20,7 @@ import {
 } from '../common/errors.js';
 import { RepositoryClient, PropertiesDroppedError } from '../src/repository/client.js';
 import { shardCondition } from '../src/job/shard.js';
-import { drain, eachPage } from '../src/repository/pager.js';
+import { drain, eachPage, pagesAtOnce } from '../src/repository/pager.js';
 import { featureRegistry } from '../common/nuxeo/schemas.js';
 import { RepositorySandbox } from '../sandbox/repository/server.js';
 import { NO_BLOBS } from '../sandbox/repository/store.js';
@@ -557,7 +557,7 @@ t.test(
     let running = 0;
     let most = 0;
     const finished: number[] = [];
-    const work = eachPage(pages(), 3, async ([i]) => {
+    const work = eachPage(pages(), pagesAtOnce(3), async ([i]) => {
       most = Math.max(most, ++running);
       await sleep(i === 1 ? 10 : 50);
       running--;

@@ -2,6 +2,7 @@ import { deploymentSchedules } from '../config/crontab.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { featureRegistry } from '../../common/nuxeo/schemas.js';
+import { formatProblem } from '../../common/errors.js';
 import { EXIT } from '../exit-codes.js';
 import { parseMapping } from '../job/intake/mapping-file.js';
 import { callFor } from '../job/tasks/templates.js';
@@ -34,6 +35,7 @@ function validateCommand(
   );
   if (mapping !== undefined)
     process.stdout.write(`mapping file ${mappingFile} is valid: ${mapping.mapping.length} folder(s) mapped\n`);
+  for (const advice of config.advice) process.stdout.write(`warning: ${formatProblem(advice)}\n`);
   for (const task of config.tasks) {
     const { call } = callFor(task);
     if ('function' in call && call.function === 'ARCHIV_PROCESS_RFCINPUT') {

@@ -22,7 +22,11 @@ const system = z
     rest: z.strictObject({ url: httpUrl, auth: basicAuth }).optional(),
     tls: tlsSchema,
     timeouts: timeoutsSchema,
-    maxConcurrentCalls: z.number().int().min(1).max(64).default(4),
+    /**
+     * Calls in flight to this system: the dialog work processes its administrators give the
+     * connector (README, "Sizing"). It also sets how far a task reads ahead.
+     */
+    maxConcurrentCalls: z.number().int().min(1).max(64).default(8),
   })
   .refine((s) => s.rfc !== undefined || s.rest !== undefined, { message: 'needs an rfc or a rest connection' });
 

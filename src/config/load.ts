@@ -8,6 +8,7 @@ import type { ConfigLocation } from './location.js';
 import { erpSchema, type ErpConfig } from './erp-schema.js';
 import { hintedMessage, yamlMessage } from './hints.js';
 import { resolveReferences } from './secrets.js';
+import { sizingAdvice } from './sizing.js';
 import { storageSchema, type StorageConfig } from './storage-schema.js';
 import { taskSchema, type TaskConfig } from './task-schema.js';
 
@@ -17,6 +18,8 @@ export interface Config {
   tasks: TaskConfig[];
   /** `contentServer.yaml`, when the deployment has one (`connect2erp serve` needs it). */
   contentServer?: ContentServerConfig;
+  /** Settings that load but hold a run back, and keys no longer used (sizing.ts): warnings. */
+  advice: ConfigProblem[];
 }
 
 /** The content server's file, beside storage.yaml. */
@@ -182,7 +185,8 @@ export function selectTasks(tasks: TaskConfig[], name: string | undefined, jobsD
  */
 export function loadConfig(location: Required<ConfigLocation>, parts: { contentServer?: boolean } = {}): Config {
   const problems: ConfigProblem[] = [];
-  const storage = loadFile(join(location.configDir, 'storage.yaml'), storageSchema, problems);
+  const storagePath = join(location.configDir, 'storage.yaml');
+  const storage = loadFile(storagePath, storageSchema, problems);
   const erpPath = join(location.configDir, 'erpHttp.yaml');
   const erp = loadFile(erpPath, erpSchema, problems);
   const tasks: Array<{ file: string; task: TaskConfig }> = [];
@@ -199,5 +203,6 @@ export function loadConfig(location: Required<ConfigLocation>, parts: { contentS
   if (erp) crossCheck(erpPath, erp, tasks, problems);
   if (erp && contentServer) crossCheckContentServer(contentServerPath, contentServer, erp, problems);
   if (problems.length > 0 || !storage || !erp) throw new ConfigError(problems);
-  return { storage, erp, tasks: tasks.map((t) => t.task), contentServer };
+  const advice = sizingAdvice({ file: storagePath, config: storage }, erp, tasks);
+  return { storage, erp, tasks: tasks.map((t) => t.task), contentServer, advice };
 }

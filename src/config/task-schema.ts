@@ -37,8 +37,11 @@ export const taskSchema = z
     filter: nxqlCondition.optional(),
     /** Documents per page read, and per call when the call takes a table (bar codes). */
     batchSize: z.number().int().min(1).max(1000).default(50),
-    /** Pages worked on at once; requests are bounded by storage.yaml's and erpHttp.yaml's limits. */
-    concurrency: z.number().int().min(1).max(8).default(2),
+    /**
+     * No longer used: a task reads ahead as far as its systems' `maxConcurrentCalls` need. Still
+     * read, so that files written for earlier versions load; `validate` and `run` say to remove it.
+     */
+    concurrency: z.number().int().min(1).max(8).optional(),
     attempts: z.number().int().min(1).max(100).default(5),
     backoff: z
       .strictObject({

@@ -132,6 +132,8 @@ async function work(
   inFlight: Map<string, ClaimedDocument>,
 ): Promise<void> {
   const config = loadConfig(options.location);
+  for (const { file, path, message } of config.advice)
+    log.warn('configuration advice', { file, key: path, advice: message });
   const tasks = selectTasks(config.tasks, options.task, options.location.jobsDir).filter((t) => t.enabled);
   // Every task is reported, whether it runs or not.
   for (const task of tasks) taskSummary(report, task.name);

@@ -58,14 +58,15 @@ export async function* concat<T>(...sources: Array<AsyncIterable<T> | Iterable<T
 }
 
 /**
- * Work on up to `depth` pages at once, with the next page already read: its search runs
- * while earlier pages are worked on, so the repository and the ERP are never idle waiting
- * for a page boundary. Rejects with the first error once the pages under way have settled;
- * no page is read after it.
+ * Work on pages as they are read, with the next page already read: its search runs while earlier
+ * pages are worked on, so the repository and the ERP are never idle waiting for a page boundary.
+ * After handing a page over, the next one waits for `room` (given the pages under way): a number
+ * of pages at once (`pagesAtOnce`), or what the work ahead allows (a task's call slots). Rejects
+ * with the first error once the pages under way have settled; no page is read after it.
  */
 export async function eachPage<T>(
   pages: AsyncIterable<T[]>,
-  depth: number,
+  room: (running: ReadonlySet<Promise<void>>) => Promise<unknown> | undefined,
   handle: (page: T[]) => Promise<void>,
 ): Promise<void> {
   const iterator = pages[Symbol.asyncIterator]();
@@ -83,7 +84,7 @@ export async function eachPage<T>(
           running.delete(work);
         });
       running.add(work);
-      if (running.size >= depth) await Promise.race(running);
+      await room(running);
       if (failure) break;
     }
   } finally {
@@ -94,3 +95,9 @@ export async function eachPage<T>(
   }
   if (failure) throw failure.error;
 }
+
+/** Room for the next page while fewer than `depth` are under way. */
+export const pagesAtOnce =
+  (depth: number) =>
+  (running: ReadonlySet<Promise<void>>): Promise<void> | undefined =>
+    running.size >= depth ? Promise.race(running) : undefined;

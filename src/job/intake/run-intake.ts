@@ -1,4 +1,4 @@
-import { drain, eachPage } from '../../repository/pager.js';
+import { drain, eachPage, pagesAtOnce } from '../../repository/pager.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import type { IntakeRecord } from '../records.js';
 import { applyPlans, type IntakeDeps } from './apply.js';
@@ -35,7 +35,7 @@ export async function runIntake(
     const reads = [...intakeReads(entry), ...deps.alsoReads(useCaseOf(entry))];
     await eachPage(
       drain(deps.client, `${intakeQuery(entry, paths)}${deps.shard}`, deps.pageSize, deps.stop, reads, deps.found),
-      PAGES_IN_FLIGHT,
+      pagesAtOnce(PAGES_IN_FLIGHT),
       async (page) => {
         const plans = page.filter((doc) => stillNew(entry, paths, doc)).map((doc) => planDocument(entry, doc));
         for (const outcome of await applyPlans(plans, deps)) {

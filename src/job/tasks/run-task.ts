@@ -7,8 +7,8 @@ import type { RestRequest } from '../erp/rest-client.js';
 import type { RfcRequest } from '../erp/rfc-client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import { concat, drain, eachPage } from '../../repository/pager.js';
-import { StoppableLimit } from '../../stop.js';
 import { admit, type Admitted } from './admit.js';
+import { CallSlots } from './call-slots.js';
 import { execute, type CallAdapter, type CallOutcome } from './calls/execute.js';
 import { restCall } from './calls/rest-call.js';
 import { rfcCall } from './calls/rfc-call.js';
@@ -40,10 +40,12 @@ async function whenAll<T>(promises: Array<Promise<T>>): Promise<T[]> {
  * waiting for input; admitted documents wait, unclaimed, for one of their ERP system's call
  * slots (`maxConcurrentCalls`), and are claimed only once they have one: a run holds no more
  * claimed-but-unsent documents than it has calls going out, so a crash costs those calls and no
- * more. Then the call, then DONE, RETRY (with back-off) or FAILED is written back. `concurrency`
- * pages are worked on at once. Each document's record goes to `onRecord` once it is settled; a
- * repository error on one document is that document's outcome. Bad ERP credentials, or an
- * untrusted certificate, stop the task: what was claimed is released, nothing more is claimed.
+ * more. Then the call, then DONE, RETRY (with back-off) or FAILED is written back. The next page
+ * is read while fewer calls wait for a slot than there are slots (CallSlots), so the calls SAP
+ * agreed to also set how far the task reads ahead. Each document's record goes to `onRecord` once
+ * it is settled; a repository error on one document is that document's outcome. Bad ERP
+ * credentials, or an untrusted certificate, stop the task: what was claimed is released, nothing
+ * more is claimed.
  */
 export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (record: TaskRecord) => void): Promise<void> {
   const taskCall = callFor(task);
@@ -58,7 +60,10 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
     return restCall(taskCall.call, deps.erpFor(system, 'Rest') as ErpPort<RestRequest>, download);
   };
   const refusal = new AbortController();
-  const slots = callSlots(deps, AbortSignal.any([deps.stop, refusal.signal]));
+  const slots = new CallSlots(
+    (system) => deps.system(system).maxConcurrentCalls,
+    AbortSignal.any([deps.stop, refusal.signal]),
+  );
   const seen = new Set<string>();
   const found = async function* found(): AsyncGenerator<RepositoryDocument[]> {
     for await (const page of drain(
@@ -82,29 +87,26 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
     }
   };
   const pages = concat(found(), added());
-  await eachPage(pages, task.concurrency, async (page) => {
+  // Pages being handed over: their calls are not waiting for a slot yet, but will be.
+  const handing = new Set<Promise<unknown>>();
+  const room = async (): Promise<void> => {
+    await Promise.allSettled(handing);
+    await slots.room();
+  };
+  /** Admits a page's documents and starts their calls, which then wait for their slots: resolves with them. */
+  const handOver = async (page: RepositoryDocument[]): Promise<Array<Promise<void>>> => {
     const admitted = (await whenAll(page.map((doc) => admit(ctx, doc)))).filter(defined);
-    await whenAll(
-      bySystem(admitted).flatMap(([system, items]) =>
-        units(taskCall.call, items).map((unit) => send(ctx, adapter(system), slots(system), unit, refusal)),
-      ),
+    return bySystem(admitted).flatMap(([system, items]) =>
+      units(taskCall.call, items).map((unit) => send(ctx, adapter(system), slots, system, unit, refusal)),
     );
+  };
+  await eachPage(pages, room, async (page) => {
+    const handed = handOver(page);
+    handing.add(handed);
+    await whenAll(await handed.finally(() => handing.delete(handed)));
     // Refused credentials stop the task once the page's documents are settled or released.
     if (refusal.signal.aborted) throw refusal.signal.reason;
   });
-}
-
-/** Per ERP system, as many slots as it takes calls at once; once `stop` fires, nothing waiting gets one. */
-function callSlots(deps: TaskDeps, stop: AbortSignal): (system: string) => StoppableLimit {
-  const slots = new Map<string, StoppableLimit>();
-  return (system) => {
-    let limit = slots.get(system);
-    if (limit === undefined) {
-      limit = new StoppableLimit(deps.system(system).maxConcurrentCalls, stop);
-      slots.set(system, limit);
-    }
-    return limit;
-  };
 }
 
 function bySystem(items: Admitted[]): Array<[string, Admitted[]]> {
@@ -130,7 +132,8 @@ const units = (call: RfcCallConfig | RestCallConfig, items: Admitted[]): Admitte
 async function send(
   ctx: TaskContext,
   adapter: CallAdapter,
-  slot: StoppableLimit,
+  slots: CallSlots,
+  system: string,
   unit: Admitted[],
   refusal: AbortController,
 ): Promise<void> {
@@ -138,7 +141,7 @@ async function send(
     unit.length === 1 ? `${adapter.name} for ${unit[0].doc.path}` : `${adapter.name} for ${unit.length} documents`;
   let sent: { claimed: Admitted[]; outcomes: CallOutcome[] };
   try {
-    sent = await slot.run(what, async () => {
+    sent = await slots.run(system, what, async () => {
       const claimed = (
         await whenAll(
           unit.map(async (item) => {
