@@ -5,25 +5,27 @@
 
 # Node.js 26, the Active LTS line since 2026-10-28 (supported until 2029-04-30); the code itself
 # needs 20.18.1 or later (package.json "engines"), which is what CI tests on.
-# Build stage: compile TypeScript with the dev dependencies.
+# Build stage: type-check and compile TypeScript with the dev dependencies, then bundle the program
+# with its libraries (deploy/bundle.mjs): a per-minute CronJob starts one file per command instead
+# of some 150 modules and their libraries' (BENCHMARKS.md, "Start-up").
 FROM node:26-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 # The product only: the sandboxes (sandbox/) are not copied, built or shipped.
 COPY src ./src
 COPY common ./common
+COPY deploy/bundle.mjs ./deploy/
 RUN npm ci --ignore-scripts --no-audit --no-fund && npm run build:product
 
-# Runtime stage: production dependencies and the compiled code only. Nothing is written
+# Runtime stage: the bundle only, with the libraries inside it: no node_modules. Nothing is written
 # to the image's file system at run time, so it runs with a read-only root file system;
 # reports (--report, --report-html) go to a mounted folder such as /tmp.
 FROM node:26-trixie-slim
 WORKDIR /app
 ENV NODE_ENV=production CONNECT2ERP_CONFIG=/app/config CONNECT2ERP_JOBS=/app/jobs CONNECT2ERP_CRONTAB=/app/crontab
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
-COPY --from=build /app/dist ./dist
-COPY bin ./bin
+# "type": "module" for the bundle's files, and the version --version prints.
+COPY package.json ./
+COPY --from=build /app/dist/bundle ./dist/bundle
 # The facet declarations the job reads ship with the program, outside the folders users mount over.
 COPY nuxeo-package ./nuxeo-package
 # Example configuration (it points at the sandboxes' addresses); mount your own over /app/config,
@@ -35,5 +37,5 @@ COPY crontab ./crontab
 USER 1000:1000
 # `serve`, the ArchiveLink content server, listens here (contentServer.yaml, listen.port).
 EXPOSE 8090
-ENTRYPOINT ["node", "/app/bin/connect2erp.js"]
+ENTRYPOINT ["node", "/app/dist/bundle/main.js"]
 CMD ["run"]

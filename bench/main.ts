@@ -353,7 +353,7 @@ const LINKS_LATENCY = { repositoryMs: 20, erpMs: 100 };
 /** The shipped configuration, and the large one README's "Sizing" documents. */
 const SIZINGS: Sizing[] = [
   { name: 'shipped', maxConcurrentCalls: 8, maxConcurrentRequests: 8, batchSize: 50 },
-  { name: 'large (README, Sizing)', maxConcurrentCalls: 32, maxConcurrentRequests: 32, batchSize: 100 },
+  { name: 'large (README, Sizing)', maxConcurrentCalls: 64, maxConcurrentRequests: 64, batchSize: 100 },
 ];
 const HISTORY = 10_000_000;
 

@@ -15,6 +15,8 @@ import { requestEnvelope } from '../dist/src/job/erp/soap.js';
 
 const PROJECT = join(import.meta.dirname, '..');
 export const CLI = join(PROJECT, 'bin', 'connect2erp.js');
+/** The program as the image runs it: one bundle (deploy/bundle.mjs, written by npm run build). */
+export const BUNDLE = join(PROJECT, 'dist', 'bundle', 'main.js');
 export const USAGE = pathToFileURL(join(import.meta.dirname, 'usage.js')).href;
 export const WORKSPACES = '/default-domain/workspaces/ERP';
 
@@ -327,6 +329,8 @@ export class BenchSandboxes {
     nodeArgs?: string[];
     /** `--max-duration`: the run stops there (exit 3). */
     maxDuration?: string;
+    /** The program's entry: the clone's modules (CLI, the default) or the image's BUNDLE. */
+    entry?: string;
   }): Promise<JobRun> {
     this.repository.index.catchUp();
     this.repositoryRequests.clear();
@@ -339,7 +343,7 @@ export class BenchSandboxes {
       ...(what.nodeArgs ?? []),
       '--import',
       USAGE,
-      CLI,
+      what.entry ?? CLI,
       'run',
       '--config',
       this.configDir,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BenchSandboxes, CLI, spawnJob, USAGE } from './sandboxes.js';
+import { BenchSandboxes, BUNDLE, CLI, spawnJob, USAGE } from './sandboxes.js';
 
 export interface Startup {
   what: string;
@@ -38,19 +38,23 @@ async function medianOf(what: string, rounds: number, once: () => Promise<Omit<S
 
 /**
  * What a per-minute CronJob pays before any work: `node -e 0`, `connect2erp --version` and a run
- * with nothing to do against the sandboxes (no latency), each the median of `rounds` processes.
+ * with nothing to do against the sandboxes (no latency), as the image runs them (the bundle), and
+ * the run once more as a clone runs it (its modules, bin/connect2erp.js); each the median of
+ * `rounds` processes.
  */
 export async function startupBench(rounds = STARTUP_ROUNDS): Promise<Startup[]> {
   const sandboxes = await BenchSandboxes.start({ repositoryMs: 0, erpMs: 0 });
+  const idle = (entry: string) => async () => {
+    const run = await sandboxes.run({ intakeOnly: true, entry });
+    return { wallMs: run.wallMs, cpuMs: run.cpuMs, peakRssMb: run.peakRssKb / 1024 };
+  };
   try {
     await sandboxes.warmUp();
     return [
       await medianOf('node -e 0', rounds, () => measure(['-e', '0'])),
-      await medianOf('connect2erp --version', rounds, () => measure([CLI, '--version'])),
-      await medianOf('connect2erp run, nothing to do', rounds, async () => {
-        const run = await sandboxes.run({ intakeOnly: true });
-        return { wallMs: run.wallMs, cpuMs: run.cpuMs, peakRssMb: run.peakRssKb / 1024 };
-      }),
+      await medianOf('connect2erp --version (the image: the bundle)', rounds, () => measure([BUNDLE, '--version'])),
+      await medianOf('connect2erp run, nothing to do (the image: the bundle)', rounds, idle(BUNDLE)),
+      await medianOf('connect2erp run, nothing to do (a clone: its modules)', rounds, idle(CLI)),
     ];
   } finally {
     await sandboxes.stop();

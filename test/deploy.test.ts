@@ -59,27 +59,24 @@ const all = (stage: Stage, keyword: string) =>
 const env = (stage: Stage) =>
   Object.fromEntries(all(stage, 'ENV').flatMap((a) => a.split(/\s+/).map((kv) => kv.split('=') as [string, string])));
 
-t.test('Dockerfile: two stages, production dependencies only, non-root, entrypoint connect2erp', async (t) => {
+t.test('Dockerfile: two stages, the bundle only, non-root, entrypoint connect2erp', async (t) => {
   t.equal(stages.length, 2);
   t.equal(build.name, 'build', 'a build stage…');
   t.equal(runtime.name, undefined, '…and the runtime stage last');
   // Node.js 26 is the Active LTS line from 2026-10-28 (github.com/nodejs/Release, schedule.json); 20 ended on 2026-04-30.
   for (const stage of stages) t.match(stage.image, /^node:26-/, 'the Active LTS line of Node.js');
   t.equal(stages[0].image, stages[1].image, 'built and run on the same Node.js');
-  t.ok(
-    all(runtime, 'RUN').some((r) => r.includes('npm ci --omit=dev')),
-    'the runtime stage installs production dependencies only',
-  );
+  t.same(all(runtime, 'RUN'), [], 'the runtime stage installs nothing: the libraries are in the bundle');
   t.same(
     all(runtime, 'COPY').filter((c) => c.startsWith('--from')),
-    ['--from=build /app/dist ./dist'],
-    'only the compiled code comes from the build stage',
+    ['--from=build /app/dist/bundle ./dist/bundle'],
+    'only the bundle comes from the build stage',
   );
   const user = all(runtime, 'USER').at(-1) as string;
   t.match(user, /^[1-9]\d*(:\d+)?$/, 'a numeric non-root user, which Kubernetes runAsNonRoot can check');
   t.same(
     JSON.parse(all(runtime, 'ENTRYPOINT')[0]),
-    ['node', '/app/bin/connect2erp.js'],
+    ['node', '/app/dist/bundle/main.js'],
     'docker run IMAGE <command> runs connect2erp <command>',
   );
   t.same(JSON.parse(all(runtime, 'CMD')[0]), ['run']);
@@ -173,7 +170,7 @@ t.test(
   "the image builds: its stages' commands succeed in a clean folder, and the result runs a dry run writing nothing to its own files",
   async (t) => {
     const app = buildLocally(t.testdir());
-    t.ok(existsSync(join(app, 'dist', 'src', 'cli.js')), 'compiled code from the build stage');
+    t.ok(existsSync(join(app, 'dist', 'bundle', 'main.js')), 'the bundle from the build stage');
     const shipped = readdirSync(app, { recursive: true, encoding: 'utf8' }).filter(
       (path) => !path.startsWith('node_modules'),
     );
@@ -182,13 +179,11 @@ t.test(
       [],
       'no file of the sandboxes in the image',
     );
-    const modules = readdirSync(join(app, 'node_modules'));
-    t.ok(modules.includes('got') && modules.includes('winston'), 'production dependencies are installed');
+    t.notOk(existsSync(join(app, 'node_modules')), 'no node_modules: every library the program uses is in the bundle');
     t.notOk(
-      ['tap', 'typescript', join('@types', 'node'), 'nuxeo'].some((m) => existsSync(join(app, 'node_modules', m))),
-      'dev dependencies are not',
+      ['src', 'test', join('dist', 'src')].some((dir) => existsSync(join(app, dir))),
+      'no sources, tests or unbundled modules in the image',
     );
-    t.notOk(existsSync(join(app, 'src')) || existsSync(join(app, 'test')), 'no sources or tests in the image');
 
     const sandbox = await sandboxEnv(t);
     await sandbox.upload('ERP/Workflow', 'approval.pdf');
@@ -198,7 +193,7 @@ t.test(
       try {
         const { stdout, stderr } = await execFileAsync(
           process.execPath,
-          [join(app, 'bin', 'connect2erp.js'), ...args],
+          [join(app, 'dist', 'bundle', 'main.js'), ...args],
           {
             cwd: app,
             env: { ...process.env, NODE_ENV: 'production', NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
@@ -262,6 +257,17 @@ t.test(
     );
     const brokenRun = await node(['run', '--dry-run', ...mounted]);
     t.equal(brokenRun.code, 2, 'and stops a run the same way, before any request');
+
+    // A run for real, with a page: the SOAP-RFC client and the HTML renderer come from the bundle too.
+    cpSync(
+      join(PROJECT, 'nuxeo-package', 'schemas', 'erp_task_status.xsd'),
+      join(app, 'nuxeo-package', 'schemas', 'erp_task_status.xsd'),
+    );
+    const page = join(app, '..', 'report.html'); // beside the image's folder, as a mounted one is
+    const real = await node(['run', '--task', 'workflow', '--report-html', page, ...mounted]);
+    t.equal(real.code, 0, real.out);
+    t.equal(sandbox.erp.tables.inbox.length, 1, "SAP's work item for the approval");
+    t.match(readFileSync(page, 'utf8'), '<tr><td>task workflow</td><td>DONE</td><td>1</td></tr>', 'the page');
   },
 );
 

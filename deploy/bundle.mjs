@@ -1,0 +1,31 @@
+// The program as the image runs it: `node deploy/bundle.mjs OUTDIR` bundles src/main.ts and what it
+// imports into OUTDIR (main.js, and a chunk per command and per optional library, loaded when used).
+// One file to compile per command instead of some 150 modules: a run with nothing to do starts in
+// well under half a second of CPU (BENCHMARKS.md, "Start-up"). OUTDIR sits two folders below the
+// project's root (package.json, nuxeo-package/), as dist/bundle does in the image.
+import { build } from 'esbuild';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+
+/** Bundles the program into `outdir`; rejects with esbuild's errors. */
+export async function bundle(outdir) {
+  await build({
+    entryPoints: [join(root, 'src', 'main.ts')],
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // ESM builds of the libraries that ship both: jsonc-parser's CommonJS one requires files by computed names.
+    mainFields: ['module', 'main'],
+    // Libraries written as CommonJS require Node's own modules: they get a require in the bundle.
+    banner: {
+      js: "import { createRequire as bundleRequire } from 'node:module'; const require = bundleRequire(import.meta.url);",
+    },
+    logLevel: 'warning',
+  });
+}
+
+if (process.argv[1] === import.meta.filename) await bundle(process.argv[2] ?? join(root, 'dist', 'bundle'));
