@@ -44,7 +44,35 @@ t.test('the shipped configuration is valid', async (t) => {
   );
   t.equal(config.storage.tls.rejectUnauthorized, true, 'TLS verification on by default');
   t.same(config.advice, [], 'and sized so that nothing holds a run back');
+  t.same(
+    loadConfig(configLocation({ config: join(import.meta.dirname, '..', 'config') }), { schedules: true }).advice,
+    [],
+    'its tasks start at different minutes',
+  );
 });
+
+t.test(
+  'validate warns about tasks whose runs start at the same minutes: both would label the same documents',
+  async (t) => {
+    const location = configDir({
+      'config/storage.yaml': STORAGE,
+      'config/erpHttp.yaml': ERP,
+      'jobs/link.yaml': TASK,
+      'jobs/workflow.yaml': 'name: workflow\nuseCase: workflow\nfunction: RFC\nschedule: "0 * * * *"\n',
+      'jobs/barcode.yaml': 'name: barcode\nuseCase: barcode\nfunction: RFC\nschedule: "*/5 * * * *"\nenabled: false\n',
+    });
+    t.same(loadConfig(location).advice, [], 'only validate asks: a run does not work out a day of schedules');
+    t.same(
+      loadConfig(location, { schedules: true }).advice.map(
+        (p) => `${p.file.split('/').slice(-2).join('/')}|${p.path}|${p.message}`,
+      ),
+      [
+        "jobs/workflow.yaml|schedule|starts at the same minutes as task link (24 times a day): each run labels new documents before its task, so both would label the same ones at once; shift one by a minute or two (e.g. '2-59/5 * * * *' beside '*/5 * * * *')",
+      ],
+      'a disabled task starts nothing',
+    );
+  },
+);
 
 t.test('settings that hold a run back, and keys no longer used, are warnings with file and key', async (t) => {
   const advice = (files: Record<string, string>) =>

@@ -60,7 +60,7 @@ t.test('every problem of a crontab, with its line', async (t) => {
       'line 5: expected "<cron expression> connect2erp run [options]"',
       'line 6: only "connect2erp run" can be scheduled, not "connect2erp retry"',
       "line 7: Unknown option '--config'; a line may give --task, --dry-run, --max-duration, --grace, --report, --report-html",
-      'line 8: runs task workflow at "*/7 * * * *" but its job file says schedule "*/5 * * * *"; make them the same',
+      'line 8: runs task workflow at "*/7 * * * *" but its job file says schedule "2-59/5 * * * *"; make them the same',
       'line 9: no task named "invoices" in jobs',
       ': task barcode is enabled but no line runs it',
     ],

@@ -19,7 +19,7 @@ function validateCommand(
   crontabOption: string | undefined,
   mappingFile: string | undefined,
 ): number {
-  const config = loadConfig(location, { contentServer: true });
+  const config = loadConfig(location, { contentServer: true, schedules: true });
   const registry = featureRegistry();
   const systems = config.erp.systems.map((s) => s.name);
   const mapping =

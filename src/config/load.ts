@@ -8,7 +8,7 @@ import type { ConfigLocation } from './location.js';
 import { erpSchema, type ErpConfig } from './erp-schema.js';
 import { hintedMessage, yamlMessage } from './hints.js';
 import { resolveReferences } from './secrets.js';
-import { sizingAdvice } from './sizing.js';
+import { configAdvice, scheduleAdvice } from './advice.js';
 import { storageSchema, type StorageConfig } from './storage-schema.js';
 import { taskSchema, type TaskConfig } from './task-schema.js';
 
@@ -18,7 +18,7 @@ export interface Config {
   tasks: TaskConfig[];
   /** `contentServer.yaml`, when the deployment has one (`connect2erp serve` needs it). */
   contentServer?: ContentServerConfig;
-  /** Settings that load but hold a run back, and keys no longer used (sizing.ts): warnings. */
+  /** Settings that load but hold runs back, and keys no longer used (advice.ts): warnings. */
   advice: ConfigProblem[];
 }
 
@@ -180,10 +180,14 @@ export function selectTasks(tasks: TaskConfig[], name: string | undefined, jobsD
 
 /**
  * Load and validate `storage.yaml`, `erpHttp.yaml`, `jobs/*.yaml` and, when asked for and
- * present, `contentServer.yaml`. Contacts no server.
+ * present, `contentServer.yaml`; with `schedules`, the advice includes tasks that start together.
+ * Contacts no server.
  * Throws one ConfigError listing every problem with its file and key path.
  */
-export function loadConfig(location: Required<ConfigLocation>, parts: { contentServer?: boolean } = {}): Config {
+export function loadConfig(
+  location: Required<ConfigLocation>,
+  parts: { contentServer?: boolean; schedules?: boolean } = {},
+): Config {
   const problems: ConfigProblem[] = [];
   const storagePath = join(location.configDir, 'storage.yaml');
   const storage = loadFile(storagePath, storageSchema, problems);
@@ -203,6 +207,7 @@ export function loadConfig(location: Required<ConfigLocation>, parts: { contentS
   if (erp) crossCheck(erpPath, erp, tasks, problems);
   if (erp && contentServer) crossCheckContentServer(contentServerPath, contentServer, erp, problems);
   if (problems.length > 0 || !storage || !erp) throw new ConfigError(problems);
-  const advice = sizingAdvice({ file: storagePath, config: storage }, erp, tasks);
+  const advice = configAdvice({ file: storagePath, config: storage }, erp, tasks);
+  if (parts.schedules === true) advice.push(...scheduleAdvice(tasks));
   return { storage, erp, tasks: tasks.map((t) => t.task), contentServer, advice };
 }

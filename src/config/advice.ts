@@ -1,3 +1,4 @@
+import { Cron } from 'croner';
 import type { ConfigProblem } from '../../common/errors.js';
 import { batches } from './call-schema.js';
 import type { ErpConfig } from './erp-schema.js';
@@ -13,13 +14,46 @@ function takesTable(task: TaskConfig): boolean {
   return call === undefined ? task.useCase === 'barcode' : batches(call.parameters);
 }
 
+/** A day from a fixed Monday: a schedule's runs within it stand for those of every day. */
+const DAY_FROM = new Date(2026, 0, 5);
+const DAY_MS = 24 * 3600_000;
+/** The most runs a day has: one a minute. */
+const MINUTES_A_DAY = 24 * 60;
+
+/**
+ * Enabled tasks whose runs start at the same minutes of a day. Only `validate` asks (loadConfig's
+ * `schedules`): working out a day of runs costs more than a run's start-up should.
+ */
+export function scheduleAdvice(tasks: ReadonlyArray<{ file: string; task: TaskConfig }>): ConfigProblem[] {
+  const advice: ConfigProblem[] = [];
+  const earlier: Array<{ name: string; minutes: Set<number> }> = [];
+  for (const { file, task } of tasks.filter((t) => t.task.enabled)) {
+    const runs = new Cron(task.schedule, { paused: true, stopAt: new Date(DAY_FROM.getTime() + DAY_MS) }).nextRuns(
+      MINUTES_A_DAY,
+      new Date(DAY_FROM.getTime() - 1), // the runs after this instant: midnight included
+    );
+    const minutes = new Set(runs.map((run) => run.getTime()));
+    for (const other of earlier) {
+      const shared = [...minutes].filter((minute) => other.minutes.has(minute));
+      if (shared.length === 0) continue;
+      advice.push({
+        file,
+        path: 'schedule',
+        message: `starts at the same minutes as task ${other.name} (${shared.length} times a day): each run labels new documents before its task, so both would label the same ones at once; shift one by a minute or two (e.g. '2-59/5 * * * *' beside '*/5 * * * *')`,
+      });
+    }
+    earlier.push({ name: task.name, minutes });
+  }
+  return advice;
+}
+
 /**
  * Settings that load but cannot reach the throughput `maxConcurrentCalls` allows (README,
- * "Sizing"), and keys no longer used. Each is told as a warning, with its file and key, by
- * `validate` and at the start of `run`; none stops a run. Where a rule depends on latencies the
- * configuration does not know, it says how much faster than SAP the repository would have to be.
+ * "Sizing"), and keys no longer used. Each is told as a warning, with its file and key, by `validate` and at the start of `run`;
+ * none stops a run. Where a rule depends on latencies the configuration does not know, it says how
+ * much faster than SAP the repository would have to be.
  */
-export function sizingAdvice(
+export function configAdvice(
   storage: { file: string; config: StorageConfig },
   erp: ErpConfig,
   tasks: ReadonlyArray<{ file: string; task: TaskConfig }>,
