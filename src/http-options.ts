@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { Agent } from 'undici';
 import type { z } from 'zod';
 import type { basicAuth, timeoutsSchema, tlsSchema } from './config/common-schema.js';
 import { registerSecret } from './log.js';
@@ -37,7 +38,7 @@ export function certificateAuthority(tls: z.infer<typeof tlsSchema>): Buffer | u
 }
 
 /**
- * got options for the ERP's time-outs and TLS settings. `requestMs` is an idle time-out, as the
+ * got options (the Rest client's) for the ERP's time-outs and TLS settings. `requestMs` is an idle time-out, as the
  * repository's is: the answer must begin within it and the connection never pause for longer, so
  * a large upload or answer on a slow link is not cut off while it keeps moving (a deadline on the
  * whole call would cut it off on every retry).
@@ -51,6 +52,27 @@ export function connectionOptions(config: {
     https: {
       rejectUnauthorized: config.tls.rejectUnauthorized,
       certificateAuthority: certificateAuthority(config.tls),
+    },
+  };
+}
+
+/**
+ * undici's options for the same settings: the time-out is its own pair, set once on the pool (the
+ * answer must begin within `requestMs` and never pause longer than that); a deadline of our own,
+ * an AbortController and a timer per request, cost measurably more CPU (BENCHMARKS.md, "What was
+ * changed in the job").
+ */
+export function agentOptions(config: {
+  timeouts: z.infer<typeof timeoutsSchema>;
+  tls: z.infer<typeof tlsSchema>;
+}): Agent.Options {
+  return {
+    headersTimeout: config.timeouts.requestMs,
+    bodyTimeout: config.timeouts.requestMs,
+    connect: {
+      timeout: config.timeouts.connectMs,
+      rejectUnauthorized: config.tls.rejectUnauthorized,
+      ca: certificateAuthority(config.tls),
     },
   };
 }

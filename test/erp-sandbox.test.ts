@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { XMLParser } from 'fast-xml-parser';
 import { erpSchema } from '../src/config/erp-schema.js';
-import { SystemRefusalError } from '../common/errors.js';
+import { SystemRefusalError, TransientError, UncertainError } from '../common/errors.js';
 import { RfcClient } from '../src/job/erp/rfc-client.js';
 import { RfcFault } from '../src/job/erp/rfc-fault.js';
 import { parseAnswer, requestEnvelope, tableRows } from '../src/job/erp/soap.js';
@@ -388,6 +388,22 @@ t.test(
       await (await raw(requestEnvelope('RFC_PING', {}))).text(),
       'check whether service /sap/bc/soap/rfc is active in transaction SICF',
     );
+  },
+);
+
+t.test(
+  'a call SAP has and does not answer in time may have reached it; one to a system that is down never did',
+  async (t) => {
+    const { erp, fault } = await setUp(t, { timeouts: { requestMs: 200 } });
+    erp.faults.hold(); // SAP has the call and never answers
+    const late = await fault('RFC_PING', {});
+    erp.faults.release();
+    t.type(late, UncertainError, 'uncertain: a link is looked up and a workflow start goes to an operator');
+    t.match(late?.message, /^RFC_PING on S4H failed \(ETIMEDOUT\): /);
+    await erp.stop();
+    const down = await fault('RFC_PING', {});
+    t.type(down, TransientError, 'not sent: safe to send again');
+    t.match(down?.message, /^RFC_PING on S4H failed \(ECONNREFUSED\): /);
   },
 );
 

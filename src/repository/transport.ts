@@ -14,7 +14,7 @@ import {
   UntrustedServerError,
   type Connect2ErpError,
 } from '../../common/errors.js';
-import { basicAuthorization, certificateAuthority, certificateRefused } from '../http-options.js';
+import { agentOptions, basicAuthorization, certificateRefused } from '../http-options.js';
 import type { Logger } from '../log.js';
 
 /** Statuses worth another try: the server is overloaded or a gateway lost it. */
@@ -96,19 +96,8 @@ export class RepositoryTransport {
     // Not limited to `maxConcurrentRequests`: the queue limits the requests that start, and a body
     // streamed to its reader (the content server's downloads) keeps its connection after it has
     // given its place back. A pool of that size would then leave new requests no connection.
-    this.dispatcher = new Agent({
-      // The time-out is undici's own pair, set once here: the answer must begin within `requestMs`
-      // and never pause longer than that, so a large download is not cut off while it keeps coming.
-      // A deadline of our own, an AbortController and a timer per request, cost measurably more CPU
-      // (BENCHMARKS.md, "What was changed in the job").
-      headersTimeout: config.timeouts.requestMs,
-      bodyTimeout: config.timeouts.requestMs,
-      connect: {
-        timeout: config.timeouts.connectMs,
-        rejectUnauthorized: config.tls.rejectUnauthorized,
-        ca: certificateAuthority(config.tls),
-      },
-    });
+    // A large download is not cut off while it keeps coming: the time-out is an idle one.
+    this.dispatcher = new Agent(agentOptions(config));
   }
 
   async json<T>(request: RepositoryRequest): Promise<T> {

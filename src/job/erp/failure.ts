@@ -8,13 +8,23 @@ import {
 } from '../../../common/errors.js';
 import { certificateRefused } from '../../http-options.js';
 
-/** Failures where the request never reached the server: safe to send again. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** Failures where the request never reached the server: safe to send again (undici's connect time-out among them). */
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+/** got's phases of a time-out before the request was sent (the Rest client). */
 const BEFORE_SENDING = new Set(['lookup', 'connect', 'secureConnect']);
+/** undici's codes for an answer that did not begin, or paused, for longer than `requestMs`: told as got tells them. */
+const TIMED_OUT = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 /**
- * A network error or time-out of one ERP call, typed by whether SAP may have received it; an
- * untrusted certificate of `system` stops the run instead.
+ * A network error or time-out of one ERP call (got's or undici's), typed by whether SAP may have
+ * received it; an untrusted certificate of `system` stops the run instead.
  */
 export function networkFailure(error: unknown, where: string, system: string): Connect2ErpError {
   const { code, message } = error as RequestError;
@@ -25,7 +35,7 @@ export function networkFailure(error: unknown, where: string, system: string): C
     );
   }
   const event = (error as TimeoutError).event;
-  const text = `${where} failed (${code}): ${message}`;
+  const text = `${where} failed (${TIMED_OUT.has(code) ? 'ETIMEDOUT' : code}): ${message}`;
   if (NOT_SENT.has(code) || BEFORE_SENDING.has(event)) return new TransientError(text, { target: where });
   return new UncertainError(text, { target: where });
 }

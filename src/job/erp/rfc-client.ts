@@ -1,10 +1,10 @@
-import got, { type Got } from 'got';
+import { Agent, request, type Dispatcher } from 'undici';
 import type { ErpSystemConfig } from '../../config/erp-schema.js';
 import { AuthenticationError, SystemRefusalError } from '../../../common/errors.js';
 import { RfcFault } from './rfc-fault.js';
 import { networkFailure, statusFailure } from './failure.js';
 import { NEVER, StoppableLimit } from '../../stop.js';
-import { basicAuthorization, connectionOptions } from '../../http-options.js';
+import { agentOptions, basicAuthorization } from '../../http-options.js';
 import type { Logger } from '../../log.js';
 import type { ErpConnection, PlannedCall } from '../../ports/erp-port.js';
 import { parseAnswer, requestEnvelope, type RfcParams } from './soap.js';
@@ -20,6 +20,9 @@ const SYSTEM_FAULTS = new Set(['SYSTEM_FAILURE', 'COMMUNICATION_FAILURE', 'RFC_N
  * Calls remote-enabled function modules through SAP's SOAP-RFC service
  * (`POST …/sap/bc/soap/rfc?sap-client=NNN`): no proprietary SDK. Calls to one system
  * share one concurrency limit. Never retried here: the task decides, per use case, what is safe.
+ * undici rather than got, as the repository's client: a call is one POST with Basic
+ * authentication, no session to keep, and got cost three to four times its CPU per call
+ * (BENCHMARKS.md, "CPU per call"). The Rest client keeps got for its cookie jar.
  */
 export interface RfcRequest {
   functionName: string;
@@ -27,7 +30,9 @@ export interface RfcRequest {
 }
 
 export class RfcClient implements ErpConnection<RfcRequest> {
-  private readonly http: Got;
+  private readonly dispatcher: Dispatcher;
+  private readonly url: string;
+  private readonly headers: Record<string, string>;
   private readonly limit: StoppableLimit;
 
   constructor(
@@ -37,17 +42,16 @@ export class RfcClient implements ErpConnection<RfcRequest> {
   ) {
     const { rfc } = system;
     this.limit = new StoppableLimit(system.maxConcurrentCalls, stop);
-    this.http = got.extend({
-      searchParams: { 'sap-client': system.client, ...(system.language ? { 'sap-language': system.language } : {}) },
-      headers: {
-        Authorization: basicAuthorization(rfc.auth),
-        'Content-Type': 'text/xml; charset=utf-8',
-        SOAPAction: '',
-      },
-      ...connectionOptions(system),
-      retry: { limit: 0 },
-      throwHttpErrors: false,
-    });
+    const url = new URL(rfc.url);
+    url.searchParams.set('sap-client', system.client);
+    if (system.language !== undefined) url.searchParams.set('sap-language', system.language);
+    this.url = url.href;
+    this.headers = {
+      authorization: basicAuthorization(rfc.auth),
+      'content-type': 'text/xml; charset=utf-8',
+      soapaction: '',
+    };
+    this.dispatcher = new Agent(agentOptions(system));
   }
 
   describe(request: RfcRequest): PlannedCall {
@@ -57,13 +61,19 @@ export class RfcClient implements ErpConnection<RfcRequest> {
   async send({ functionName, params }: RfcRequest): Promise<Record<string, unknown>> {
     return this.limit.run(`${functionName} on ${this.system.name}`, async () => {
       this.log.debug('rfc call', { system: this.system.name, functionName });
-      let response;
+      let answer: { status: number; body: string };
       try {
-        response = await this.http.post(this.system.rfc.url, { body: requestEnvelope(functionName, params) });
+        const response = await request(this.url, {
+          method: 'POST',
+          headers: this.headers,
+          body: requestEnvelope(functionName, params),
+          dispatcher: this.dispatcher,
+        });
+        answer = { status: response.statusCode, body: await response.body.text() };
       } catch (error) {
         throw networkFailure(error, `${functionName} on ${this.system.name}`, this.system.name);
       }
-      return this.answer(functionName, response.statusCode, response.body);
+      return this.answer(functionName, answer.status, answer.body);
     });
   }
 
