@@ -6,8 +6,8 @@
 # Node.js 26, the Active LTS line since 2026-10-28 (supported until 2029-04-30); the code itself
 # needs 20.18.1 or later (package.json "engines"), which is what CI tests on.
 # Build stage: type-check and compile TypeScript with the dev dependencies, then bundle the program
-# with its libraries (deploy/bundle.mjs): a per-minute CronJob starts one file per command instead
-# of some 150 modules and their libraries' (BENCHMARKS.md, "Start-up").
+# with its libraries (deploy/bundle.mjs): a per-minute CronJob loads a few files instead of some
+# 150 modules and their libraries' (BENCHMARKS.md, "Start-up").
 FROM node:26-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./

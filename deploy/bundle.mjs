@@ -1,7 +1,7 @@
 // The program as the image runs it: `node deploy/bundle.mjs OUTDIR` bundles src/main.ts and what it
 // imports into OUTDIR (main.js, and a chunk per command and per optional library, loaded when used).
-// One file to compile per command instead of some 150 modules: a run with nothing to do starts in
-// well under half a second of CPU (BENCHMARKS.md, "Start-up"). OUTDIR sits two folders below the
+// A few files to compile instead of some 150 modules: a run with nothing to do starts in
+// under half a second of CPU (BENCHMARKS.md, "Start-up"). OUTDIR sits two folders below the
 // project's root (package.json, nuxeo-package/), as dist/bundle does in the image.
 import { build } from 'esbuild';
 import { join } from 'node:path';

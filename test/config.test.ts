@@ -67,7 +67,7 @@ t.test(
         (p) => `${p.file.split('/').slice(-2).join('/')}|${p.path}|${p.message}`,
       ),
       [
-        "jobs/workflow.yaml|schedule|starts at the same minutes as task link (24 times a day): each run labels new documents before its task, so both would label the same ones at once; shift one by a minute or two (e.g. '2-59/5 * * * *' beside '*/5 * * * *')",
+        "jobs/workflow.yaml|schedule|starts at the same minutes as task link (168 times a week): each run labels new documents before its task, so both would label the same ones at once; shift one by a minute or two (e.g. '2-59/5 * * * *' beside '*/5 * * * *')",
       ],
       'a disabled task starts nothing',
     );
@@ -89,10 +89,10 @@ t.test('settings that hold a run back, and keys no longer used, are warnings wit
     }),
     [
       'jobs/link.yaml|concurrency|no longer used: a task reads ahead as far as the maxConcurrentCalls of its ERP systems need (erpHttp.yaml); remove the key',
-      'jobs/link.yaml|batchSize|pages of 10 documents keep the 32 calls of ERP system "S4H" busy only while the repository answers a search 2.2 times as fast as SAP a call: raise it to 32 or more',
-      'config/storage.yaml|maxConcurrentRequests|8 requests in flight keep the 32 calls of ERP system "S4H" busy only while the repository answers 7 times as fast as SAP (each call needs its document\'s claim and outcome written): raise it to 32',
+      'jobs/link.yaml|batchSize|pages of 10 documents keep the 40 calls of ERP systems "S4H", "ECC" busy only while the repository answers a search 3 times as fast as SAP a call: raise it to 40 or more',
+      "config/storage.yaml|maxConcurrentRequests|8 requests in flight keep the 40 calls of task barcode busy only while the repository answers 9 times as fast as SAP (each call needs its document's claim and outcome written): raise it to 40",
     ],
-    'the bar codes send a page in one call and the disabled task sends nothing: neither is held back; ECC has the 8 calls a default gives',
+    'a task reads ahead for the calls of all its systems (ECC has the 8 a default gives); the bar codes send a page in one call, so small pages hold them back less, but their claims need requests as much (the first task with the most calls is named); the disabled task sends nothing',
   );
   t.same(
     advice({
@@ -104,7 +104,7 @@ t.test('settings that hold a run back, and keys no longer used, are warnings wit
     }),
     [
       'jobs/barcode.yaml|batchSize|pages of 2 documents keep the 8 calls of ERP system "ECC" busy only while the repository answers a search 3 times as fast as SAP a call: raise it to 8 or more',
-      'config/storage.yaml|maxConcurrentRequests|24 requests in flight keep the 32 calls of ERP system "S4H" busy only while the repository answers 1.7 times as fast as SAP (each call needs its document\'s claim and outcome written): raise it to 32',
+      "config/storage.yaml|maxConcurrentRequests|24 requests in flight keep the 32 calls of task link busy only while the repository answers 1.7 times as fast as SAP (each call needs its document's claim and outcome written): raise it to 32",
     ],
     "a task's own call of one document at a time is held back by small pages like the built-in ones; half the calls in documents per page is enough",
   );

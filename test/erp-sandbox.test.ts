@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +9,7 @@ import { erpSchema } from '../src/config/erp-schema.js';
 import { SystemRefusalError, TransientError, UncertainError } from '../common/errors.js';
 import { RfcClient } from '../src/job/erp/rfc-client.js';
 import { RfcFault } from '../src/job/erp/rfc-fault.js';
+import { networkFailure } from '../src/job/erp/failure.js';
 import { parseAnswer, requestEnvelope, tableRows } from '../src/job/erp/soap.js';
 import { ErpSandbox } from '../sandbox/erp/server.js';
 import { exceptionXml, readCall, responseXml } from '../sandbox/erp/soap-codec.js';
@@ -406,6 +408,65 @@ t.test(
     t.match(down?.message, /^RFC_PING on S4H failed \(ECONNREFUSED\): /);
   },
 );
+
+t.test(
+  'a redirect is the address, not the document: the task stops, nothing is followed with the credentials',
+  async (t) => {
+    const server = createHttpServer((req, res) => {
+      res.writeHead(
+        req.url?.includes('there') ? 307 : 302,
+        req.url?.includes('there') ? {} : { Location: 'https://sap.example.com/sap/bc/soap/rfc' },
+      );
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => server.close());
+    const { port } = server.address() as AddressInfo;
+    const client = (path: string) => {
+      const config = erpSchema.parse({
+        systems: [
+          {
+            name: 'S4H',
+            client: '100',
+            rfc: { url: `http://127.0.0.1:${port}${path}`, auth: { username: 'U', password: 'p' } },
+          },
+        ],
+      }).systems[0];
+      return new RfcClient({ ...config, rfc: config.rfc! }, quietLog);
+    };
+    const moved = await client('/sap/bc/soap/rfc')
+      .send({ functionName: 'RFC_PING', params: {} })
+      .catch((e: unknown) => e as Error);
+    t.type(moved, SystemRefusalError);
+    t.match(
+      moved.message,
+      'RFC_PING on S4H: HTTP 302, redirected to https://sap.example.com/sap/bc/soap/rfc: set rfc.url of system S4H',
+    );
+    const nowhere = await client('/there')
+      .send({ functionName: 'RFC_PING', params: {} })
+      .catch((e: unknown) => e as Error);
+    t.match(nowhere.message, 'HTTP 307, redirected to no address');
+  },
+);
+
+t.test('a host refused on each of its addresses says so for each', async (t) => {
+  const refused = (address: string) =>
+    Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' });
+  const both = Object.assign(new AggregateError([refused('::1:8081'), refused('127.0.0.1:8081')], ''), {
+    code: 'ECONNREFUSED',
+  });
+  const failure = networkFailure(both, 'RFC_PING on S4H', 'S4H');
+  t.type(failure, TransientError);
+  t.equal(
+    failure.message,
+    'RFC_PING on S4H failed (ECONNREFUSED): connect ECONNREFUSED ::1:8081; connect ECONNREFUSED 127.0.0.1:8081',
+  );
+  const worded = Object.assign(new AggregateError([], 'all addresses refused'), { code: 'ECONNREFUSED' });
+  t.equal(
+    networkFailure(worded, 'RFC_PING on S4H', 'S4H').message,
+    'RFC_PING on S4H failed (ECONNREFUSED): all addresses refused',
+  );
+});
 
 t.test('HTTP answers of the service: logon, client, paths, bodies', async (t) => {
   const { url, erp, raw } = await setUp(t);

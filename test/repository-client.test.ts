@@ -545,6 +545,27 @@ t.test('the pager reads no page after the stop, and yields nothing from a search
 });
 
 t.test(
+  'a page read ahead that fails while the work waits for room is the failure of the whole, not a crash',
+  async (t) => {
+    async function* pages() {
+      yield [0];
+      throw new Error('search failed');
+    }
+    let open = (): void => undefined;
+    const room = new Promise<void>((resolve) => (open = resolve));
+    const work = eachPage(
+      pages(),
+      () => room,
+      async () => undefined,
+    );
+    // The failed read settles, and Node looks for unhandled rejections, while the work waits for room.
+    await new Promise((resolve) => setImmediate(resolve));
+    open();
+    await t.rejects(work, /search failed/);
+  },
+);
+
+t.test(
   'pages are worked on a few at once with the next one read ahead; after a failure no further page is read and the failure comes out once the others settle',
   async (t) => {
     const read: number[] = [];

@@ -14,32 +14,42 @@ function takesTable(task: TaskConfig): boolean {
   return call === undefined ? task.useCase === 'barcode' : batches(call.parameters);
 }
 
-/** A day from a fixed Monday: a schedule's runs within it stand for those of every day. */
-const DAY_FROM = new Date(2026, 0, 5);
-const DAY_MS = 24 * 3600_000;
-/** The most runs a day has: one a minute. */
-const MINUTES_A_DAY = 24 * 60;
+/** Advice is about one task: a run tells only its own tasks' (`run --task`), validate all. */
+export type Advice = ConfigProblem & { task: string };
+
+/** A week from a fixed Monday: a schedule's runs within it stand for those of every week. */
+const WEEK_FROM = new Date(2026, 0, 5);
+const WEEK_MS = 7 * 24 * 3600_000;
+const MINUTE_MS = 60_000;
+/** The most runs a week has (one a minute; a schedule with seconds counts by its minutes). */
+const MINUTES_A_WEEK = 7 * 24 * 60;
+
+/** The minutes of a week a schedule starts runs at. */
+function startMinutes(schedule: string): Set<number> {
+  const runs = new Cron(schedule, { paused: true, stopAt: new Date(WEEK_FROM.getTime() + WEEK_MS) }).nextRuns(
+    MINUTES_A_WEEK,
+    new Date(WEEK_FROM.getTime() - 1), // the runs after this instant: Monday's midnight included
+  );
+  return new Set(runs.map((run) => Math.floor(run.getTime() / MINUTE_MS)));
+}
 
 /**
- * Enabled tasks whose runs start at the same minutes of a day. Only `validate` asks (loadConfig's
- * `schedules`): working out a day of runs costs more than a run's start-up should.
+ * Enabled tasks whose runs start at the same minutes of a week. Only `validate` asks (loadConfig's
+ * `schedules`): working out a week of runs costs more than a run's start-up should.
  */
-export function scheduleAdvice(tasks: ReadonlyArray<{ file: string; task: TaskConfig }>): ConfigProblem[] {
-  const advice: ConfigProblem[] = [];
+export function scheduleAdvice(tasks: ReadonlyArray<{ file: string; task: TaskConfig }>): Advice[] {
+  const advice: Advice[] = [];
   const earlier: Array<{ name: string; minutes: Set<number> }> = [];
   for (const { file, task } of tasks.filter((t) => t.task.enabled)) {
-    const runs = new Cron(task.schedule, { paused: true, stopAt: new Date(DAY_FROM.getTime() + DAY_MS) }).nextRuns(
-      MINUTES_A_DAY,
-      new Date(DAY_FROM.getTime() - 1), // the runs after this instant: midnight included
-    );
-    const minutes = new Set(runs.map((run) => run.getTime()));
+    const minutes = startMinutes(task.schedule);
     for (const other of earlier) {
-      const shared = [...minutes].filter((minute) => other.minutes.has(minute));
-      if (shared.length === 0) continue;
+      const shared = [...minutes].filter((minute) => other.minutes.has(minute)).length;
+      if (shared === 0) continue;
       advice.push({
         file,
         path: 'schedule',
-        message: `starts at the same minutes as task ${other.name} (${shared.length} times a day): each run labels new documents before its task, so both would label the same ones at once; shift one by a minute or two (e.g. '2-59/5 * * * *' beside '*/5 * * * *')`,
+        task: task.name,
+        message: `starts at the same minutes as task ${other.name} (${shared} times a week): each run labels new documents before its task, so both would label the same ones at once; shift one by a minute or two (e.g. '2-59/5 * * * *' beside '*/5 * * * *')`,
       });
     }
     earlier.push({ name: task.name, minutes });
@@ -49,49 +59,52 @@ export function scheduleAdvice(tasks: ReadonlyArray<{ file: string; task: TaskCo
 
 /**
  * Settings that load but cannot reach the throughput `maxConcurrentCalls` allows (README,
- * "Sizing"), and keys no longer used. Each is told as a warning, with its file and key, by `validate` and at the start of `run`;
- * none stops a run. Where a rule depends on latencies the configuration does not know, it says how
- * much faster than SAP the repository would have to be.
+ * "Sizing"), and keys no longer used. Each is told as a warning, with its file and key, by
+ * `validate` and at the start of `run`; none stops a run. Where a rule depends on latencies the
+ * configuration does not know, it says how much faster than SAP the repository would have to be,
+ * taking a search or a write to cost the repository about what a claim does.
  */
 export function configAdvice(
   storage: { file: string; config: StorageConfig },
   erp: ErpConfig,
   tasks: ReadonlyArray<{ file: string; task: TaskConfig }>,
-): ConfigProblem[] {
-  const advice: ConfigProblem[] = [];
+): Advice[] {
+  const advice: Advice[] = [];
   const calls = new Map(erp.systems.map((system) => [system.name, system.maxConcurrentCalls]));
-  const used = new Set<string>();
+  // Tasks run one after another: the one with the most call slots needs the most requests.
+  let busiest: { task: string; calls: number } | undefined;
   for (const { file, task } of tasks) {
     if (task.concurrency !== undefined)
       advice.push({
         file,
         path: 'concurrency',
+        task: task.name,
         message:
           'no longer used: a task reads ahead as far as the maxConcurrentCalls of its ERP systems need (erpHttp.yaml); remove the key',
       });
     if (!task.enabled) continue;
-    for (const name of task.systems ?? [...calls.keys()]) {
-      used.add(name);
-      const inFlight = calls.get(name) as number;
-      // A page is read while the one before is worked on, one search at a time: a page a call's time.
-      if (!takesTable(task) && task.batchSize < inFlight / 2)
-        advice.push({
-          file,
-          path: 'batchSize',
-          message: `pages of ${task.batchSize} documents keep the ${inFlight} calls of ERP system "${name}" busy only while the repository answers a search ${factor(inFlight / task.batchSize - 1)} times as fast as SAP a call: raise it to ${inFlight} or more`,
-        });
-    }
-  }
-  const requests = storage.config.maxConcurrentRequests;
-  for (const name of used) {
-    const inFlight = calls.get(name) as number;
-    // Each call's document is claimed before the call and settled after it: two writes.
-    if (requests < inFlight)
+    const systems = task.systems ?? [...calls.keys()];
+    // The task reads ahead for the slots of all its systems (CallSlots).
+    const inFlight = systems.reduce((sum, name) => sum + (calls.get(name) as number), 0);
+    const those = `the ${inFlight} calls of ERP system${systems.length > 1 ? 's' : ''} ${systems.map((name) => `"${name}"`).join(', ')}`;
+    if (busiest === undefined || inFlight > busiest.calls) busiest = { task: task.name, calls: inFlight };
+    // A page is read while the ones before wait for slots, one search at a time.
+    if (!takesTable(task) && task.batchSize < inFlight / 2)
       advice.push({
-        file: storage.file,
-        path: 'maxConcurrentRequests',
-        message: `${requests} requests in flight keep the ${inFlight} calls of ERP system "${name}" busy only while the repository answers ${factor((2 * inFlight) / requests - 1)} times as fast as SAP (each call needs its document's claim and outcome written): raise it to ${inFlight}`,
+        file,
+        path: 'batchSize',
+        task: task.name,
+        message: `pages of ${task.batchSize} documents keep ${those} busy only while the repository answers a search ${factor(inFlight / task.batchSize - 1)} times as fast as SAP a call: raise it to ${inFlight} or more`,
       });
   }
+  const requests = storage.config.maxConcurrentRequests;
+  // Each call's document is claimed before the call and settled after it: two writes.
+  if (busiest !== undefined && requests < busiest.calls)
+    advice.push({
+      file: storage.file,
+      path: 'maxConcurrentRequests',
+      task: busiest.task,
+      message: `${requests} requests in flight keep the ${busiest.calls} calls of task ${busiest.task} busy only while the repository answers ${factor((2 * busiest.calls) / requests - 1)} times as fast as SAP (each call needs its document's claim and outcome written): raise it to ${busiest.calls}`,
+    });
   return advice;
 }

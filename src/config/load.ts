@@ -8,7 +8,7 @@ import type { ConfigLocation } from './location.js';
 import { erpSchema, type ErpConfig } from './erp-schema.js';
 import { hintedMessage, yamlMessage } from './hints.js';
 import { resolveReferences } from './secrets.js';
-import { configAdvice, scheduleAdvice } from './advice.js';
+import { configAdvice, scheduleAdvice, type Advice } from './advice.js';
 import { storageSchema, type StorageConfig } from './storage-schema.js';
 import { taskSchema, type TaskConfig } from './task-schema.js';
 
@@ -19,7 +19,7 @@ export interface Config {
   /** `contentServer.yaml`, when the deployment has one (`connect2erp serve` needs it). */
   contentServer?: ContentServerConfig;
   /** Settings that load but hold runs back, and keys no longer used (advice.ts): warnings. */
-  advice: ConfigProblem[];
+  advice: Advice[];
 }
 
 /** The content server's file, beside storage.yaml. */

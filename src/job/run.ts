@@ -132,9 +132,11 @@ async function work(
   inFlight: Map<string, ClaimedDocument>,
 ): Promise<void> {
   const config = loadConfig(options.location);
-  for (const { file, path, message } of config.advice)
-    log.warn('configuration advice', { file, key: path, advice: message });
   const tasks = selectTasks(config.tasks, options.task, options.location.jobsDir).filter((t) => t.enabled);
+  for (const { file, path, message, task } of config.advice) {
+    // Each CronJob tells what concerns its own task, not its neighbours'.
+    if (tasks.some((t) => t.name === task)) log.warn('configuration advice', { file, key: path, advice: message });
+  }
   // Every task is reported, whether it runs or not.
   for (const task of tasks) taskSummary(report, task.name);
   report.repositoryUrl = config.storage.url;

@@ -76,6 +76,8 @@ export async function eachPage<T>(
   try {
     for (let read = await next; !read.done; read = await next) {
       next = iterator.next();
+      // A read that fails while this one waits for room is thrown when it is awaited, not lost.
+      next.catch(() => undefined);
       const work: Promise<void> = handle(read.value)
         .catch((error: unknown) => {
           failure ??= { error };

@@ -22,12 +22,20 @@ const BEFORE_SENDING = new Set(['lookup', 'connect', 'secureConnect']);
 /** undici's codes for an answer that did not begin, or paused, for longer than `requestMs`: told as got tells them. */
 const TIMED_OUT = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
+/** What went wrong, in words: an AggregateError (one try per address of the host, Node's autoSelectFamily) has them in its errors. */
+function describe(error: Error): string {
+  if (error instanceof AggregateError && error.message === '')
+    return (error.errors as Error[]).map((each) => each.message).join('; ');
+  return error.message;
+}
+
 /**
  * A network error or time-out of one ERP call (got's or undici's), typed by whether SAP may have
  * received it; an untrusted certificate of `system` stops the run instead.
  */
 export function networkFailure(error: unknown, where: string, system: string): Connect2ErpError {
-  const { code, message } = error as RequestError;
+  const { code } = error as RequestError;
+  const message = describe(error as Error);
   if (certificateRefused(error)) {
     return new UntrustedServerError(
       `${where} failed: SAP's TLS certificate is not trusted (${code}: ${message}); check tls.caFile of system ${system} in erpHttp.yaml`,

@@ -22,7 +22,7 @@ const SYSTEM_FAULTS = new Set(['SYSTEM_FAILURE', 'COMMUNICATION_FAILURE', 'RFC_N
  * share one concurrency limit. Never retried here: the task decides, per use case, what is safe.
  * undici rather than got, as the repository's client: a call is one POST with Basic
  * authentication, no session to keep, and got cost three to four times its CPU per call
- * (BENCHMARKS.md, "CPU per call"). The Rest client keeps got for its cookie jar.
+ * (BENCHMARKS.md, "One knob, links per second…": CPU per call). The Rest client keeps got for its cookie jar.
  */
 export interface RfcRequest {
   functionName: string;
@@ -61,7 +61,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
   async send({ functionName, params }: RfcRequest): Promise<Record<string, unknown>> {
     return this.limit.run(`${functionName} on ${this.system.name}`, async () => {
       this.log.debug('rfc call', { system: this.system.name, functionName });
-      let answer: { status: number; body: string };
+      let answer: { status: number; body: string; location?: string };
       try {
         const response = await request(this.url, {
           method: 'POST',
@@ -69,17 +69,31 @@ export class RfcClient implements ErpConnection<RfcRequest> {
           body: requestEnvelope(functionName, params),
           dispatcher: this.dispatcher,
         });
-        answer = { status: response.statusCode, body: await response.body.text() };
+        const { location } = response.headers;
+        answer = {
+          status: response.statusCode,
+          body: await response.body.text(),
+          location: typeof location === 'string' ? location : undefined,
+        };
       } catch (error) {
         throw networkFailure(error, `${functionName} on ${this.system.name}`, this.system.name);
       }
-      return this.answer(functionName, answer.status, answer.body);
+      return this.answer(functionName, answer);
     });
   }
 
-  private answer(functionName: string, status: number, body: string): Record<string, unknown> {
+  private answer(
+    functionName: string,
+    { status, body, location }: { status: number; body: string; location?: string },
+  ): Record<string, unknown> {
     const where = `${functionName} on ${this.system.name}`;
     const details = { status, target: functionName };
+    // The service answers in place; a redirect is the address, never the document's fault (not followed: the credentials stay with rfc.url).
+    if (status >= 300 && status < 400)
+      throw new SystemRefusalError(
+        `${where}: HTTP ${status}, redirected to ${location ?? 'no address'}: set rfc.url of system ${this.system.name} in erpHttp.yaml to the SOAP-RFC service's own address`,
+        details,
+      );
     if (status === 401)
       throw new AuthenticationError(
         `${where}: SAP refused the credentials (HTTP 401); check rfc.auth in erpHttp.yaml`,

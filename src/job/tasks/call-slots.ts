@@ -4,8 +4,9 @@ import { StoppableLimit } from '../../stop.js';
  * A task's calls to the ERP: per system, as many at once as it takes (`maxConcurrentCalls`).
  * The slots also set how far the task reads ahead: the next page is read while fewer calls wait
  * for a slot than the systems met so far take at once, so that each slot has its next call ready
- * when it frees, and no more documents are read ahead than that. One knob, the calls SAP agreed
- * to, sizes both; the documents waiting are not claimed yet (run-task.ts).
+ * when it frees. What waits is then at most a slot's worth of calls less one, plus the page that
+ * crossed the mark and the page read ahead (a call is a document, or a page's list of bar codes).
+ * One knob, the calls SAP agreed to, sizes both; what waits is not claimed yet (run-task.ts).
  */
 export class CallSlots {
   private readonly limits = new Map<string, StoppableLimit>();
@@ -21,6 +22,7 @@ export class CallSlots {
 
   /** `work` in one of the system's slots; a call refused before it had one is a NotSentError. */
   run<T>(system: string, what: string, work: () => Promise<T>): Promise<T> {
+    const limit = this.limit(system);
     this.waiting += 1;
     let waits = true;
     const leave = (): void => {
@@ -29,7 +31,7 @@ export class CallSlots {
       this.waiting -= 1;
       if (this.waiting < this.capacity) this.wakeReader();
     };
-    return this.limit(system)
+    return limit
       .run(what, () => {
         leave();
         return work();

@@ -60,17 +60,16 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
     return restCall(taskCall.call, deps.erpFor(system, 'Rest') as ErpPort<RestRequest>, download);
   };
   const refusal = new AbortController();
-  const slots = new CallSlots(
-    (system) => deps.system(system).maxConcurrentCalls,
-    AbortSignal.any([deps.stop, refusal.signal]),
-  );
+  // Refused credentials stop the reading too: no further page is read, admitted or written to.
+  const stop = AbortSignal.any([deps.stop, refusal.signal]);
+  const slots = new CallSlots((system) => deps.system(system).maxConcurrentCalls, stop);
   const seen = new Set<string>();
   const found = async function* found(): AsyncGenerator<RepositoryDocument[]> {
     for await (const page of drain(
       deps.client,
       `${taskQuery(task, ctx.now())}${deps.shard}`,
       task.batchSize,
-      deps.stop,
+      stop,
       taskReads(task, taskCall.call),
       deps.found,
     )) {
@@ -81,7 +80,7 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
   const added = async function* added(): AsyncGenerator<RepositoryDocument[]> {
     // A page under way during the last round may have labelled a document that round's search found and settled.
     const labelled = deps.labelled.filter((doc) => !deps.settledBefore.has(doc.uid));
-    for await (const page of labelledPages(task, labelled, deps.client, seen, deps.stop)) {
+    for await (const page of labelledPages(task, labelled, deps.client, seen, stop)) {
       deps.found(page.length);
       yield page;
     }
