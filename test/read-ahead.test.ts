@@ -2,12 +2,25 @@ import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { sandboxEnv } from './helpers/env.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parse, stringify } from 'yaml';
+import { quietLog, sandboxEnv } from './helpers/env.js';
+import { erpSchema } from '../src/config/erp-schema.js';
+import { ErpSandbox } from '../sandbox/erp/server.js';
 import { createLogger } from '../src/log.js';
 import { runJob } from '../src/job/run.js';
 import type { StoredDoc } from '../sandbox/repository/store.js';
 
 t.setTimeout(120_000);
+
+/** Waits until `condition` holds, looking every 10 ms: what it waits for is held by the test, not raced. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await sleep(10);
+  }
+}
 
 t.test(
   'one knob: every call SAP agreed to is kept busy whatever the page size, and no more documents are read ahead than the calls need',
@@ -57,5 +70,69 @@ t.test(
       },
       'the run says that pages of 5 hold 16 calls back when the repository is slow',
     );
+  },
+);
+
+t.test(
+  "a slow ERP system does not hold up a task's documents for another: its calls beyond its slots and a page wait for the next run",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const slow = new ErpSandbox(); // a second SAP system, which takes its calls and does not answer
+    const slowUrl = await slow.start();
+    t.teardown(() => slow.stop());
+    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+    const [system] = erpSchema.parse(parse(readFileSync(erpYaml, 'utf8'))).systems;
+    writeFileSync(
+      erpYaml,
+      stringify({
+        systems: [
+          { ...system, rest: undefined, rfc: { ...system.rfc, auth: { username: 'CONNECTOR', password: 'sandbox' } } },
+          {
+            ...system,
+            name: 'ECC',
+            maxConcurrentCalls: 2,
+            rest: undefined,
+            rfc: {
+              ...system.rfc,
+              url: `${slowUrl}/sap/bc/soap/rfc`,
+              auth: { username: 'CONNECTOR', password: 'sandbox' },
+            },
+          },
+        ],
+      }),
+    );
+    const workflowYaml = join(env.location.jobsDir, 'workflow.yaml');
+    writeFileSync(workflowYaml, readFileSync(workflowYaml, 'utf8').replace('batchSize: 50', 'batchSize: 5'));
+    const uids = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => env.upload('ERP/Workflow', `approval-${i}.pdf`)),
+    );
+    await env.job({ task: 'link' }); // the intake makes them READY, for S4H
+    const toEcc = uids.filter((_, i) => i % 2 === 1);
+    for (const uid of toEcc) env.fill(uid, { 'erpHttpContent:source': 'ECC' });
+    env.sandbox.index.catchUp();
+
+    slow.faults.hold();
+    const stop = new AbortController();
+    const run = runJob({ location: env.location, dryRun: false, task: 'workflow', stop: stop.signal }, quietLog);
+    await until(() => env.erp.tables.inbox.length === 30, 'every S4H document is in S4H');
+    stop.abort('SIGTERM');
+    slow.faults.release();
+    const report = await run;
+
+    t.equal(env.erp.tables.inbox.length, 30, 'S4H got all its documents while ECC held its calls');
+    t.equal(slow.tables.inbox.length, 2, 'ECC got the 2 calls it takes at once');
+    const ecc = report.tasks.workflow.documents.filter((r) => toEcc.includes(r.uid));
+    const left = ecc.filter((r) =>
+      /^left for the next run: ERP system ECC has more calls waiting/.test(r.message ?? ''),
+    );
+    t.ok(left.length > 0, `${left.length} ECC documents left for the next run, unclaimed`);
+    t.ok(
+      ecc.filter((r) => r.result === 'RELEASED').length - left.length <= 2 + 5,
+      'at most its slots and a page waited for ECC when the run stopped',
+    );
+    const ready = toEcc.filter(
+      (uid) => (env.sandbox.store.get(uid) as StoredDoc).properties['erpTaskStatus:status'] === 'READY',
+    );
+    t.equal(ready.length, 30 - 2, 'every ECC document but the two sent is as the intake left it, for the next run');
   },
 );

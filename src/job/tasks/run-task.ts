@@ -92,11 +92,24 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
     await Promise.allSettled(handing);
     await slots.room();
   };
-  /** Admits a page's documents and starts their calls, which then wait for their slots: resolves with them. */
+  // What one page can add to a system's waiting calls: a system alone never has more waiting than its slots and this.
+  const pageSlack = batches(taskCall.call.parameters) ? 1 : task.batchSize;
+  /**
+   * Admits a page's documents and starts their calls, which then wait for their slots: resolves
+   * with them. A call to a system that has its slots' and a page's worth waiting already (a slow
+   * one, while the reading goes on for the others) is left unclaimed for the next run.
+   */
   const handOver = async (page: RepositoryDocument[]): Promise<Array<Promise<void>>> => {
     const admitted = (await whenAll(page.map((doc) => admit(ctx, doc)))).filter(defined);
     return bySystem(admitted).flatMap(([system, items]) =>
-      units(taskCall.call, items).map((unit) => send(ctx, adapter(system), slots, system, unit, refusal)),
+      units(taskCall.call, items).map(async (unit) => {
+        if (!slots.full(system, pageSlack)) return send(ctx, adapter(system), slots, system, unit, refusal);
+        released(
+          ctx,
+          unit,
+          `left for the next run: ERP system ${system} has more calls waiting than its slots and a page`,
+        );
+      }),
     );
   };
   await eachPage(pages, room, async (page) => {
@@ -122,6 +135,11 @@ function bySystem(items: Admitted[]): Array<[string, Admitted[]]> {
 /** What goes out in one call: the page's documents of a system together for a call that takes a table (bar codes), one each otherwise. */
 const units = (call: RfcCallConfig | RestCallConfig, items: Admitted[]): Admitted[][] =>
   batches(call.parameters) ? [items] : items.map((item) => [item]);
+
+/** Documents never claimed, as the intake or an earlier run left them: for the next run. */
+function released(ctx: TaskContext, unit: Admitted[], message: string): void {
+  for (const { doc } of unit) ctx.onRecord({ ...base(ctx, doc), result: 'RELEASED', message });
+}
 
 /**
  * One call's documents: a slot, then the claims, then the call; the outcomes are written once
@@ -153,7 +171,7 @@ async function send(
     });
   } catch (error) {
     if (!(error instanceof NotSentError)) throw error;
-    for (const { doc } of unit) ctx.onRecord({ ...base(ctx, doc), result: 'RELEASED', message: error.message });
+    released(ctx, unit, error.message);
     return;
   }
   await whenAll(
