@@ -1,9 +1,9 @@
 import t from 'tap';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, parseDocument } from 'yaml';
 import { Cron } from 'croner';
 import { sandboxEnv } from './helpers/env.js';
 import { PROJECT } from './helpers/run-cli.js';
@@ -268,6 +268,31 @@ t.test(
     t.equal(real.code, 0, real.out);
     t.equal(sandbox.erp.tables.inbox.length, 1, "SAP's work item for the approval");
     t.match(readFileSync(page, 'utf8'), '<tr><td>task workflow</td><td>DONE</td><td>1</td></tr>', 'the page');
+
+    // The Deployment's process: `serve` from the bundle answers SAP, and ends on SIGTERM.
+    const contentServerYaml = join(app, 'config', 'contentServer.yaml');
+    const contentServer = parseDocument(readFileSync(contentServerYaml, 'utf8'));
+    contentServer.set('listen', { host: '127.0.0.1', port: 0 });
+    writeFileSync(contentServerYaml, contentServer.toString());
+    const serve = spawn(process.execPath, [join(app, 'dist', 'bundle', 'main.js'), 'serve', ...mounted], {
+      cwd: app,
+      env: { ...process.env, NODE_ENV: 'production', NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
+    });
+    const exited = new Promise<number | null>((resolve) => serve.on('exit', resolve));
+    let logged = '';
+    const port = await new Promise<number>((resolve, reject) => {
+      serve.stderr.on('data', (chunk: Buffer) => {
+        logged += chunk.toString();
+        const listening = /"message":"content server listening","port":(\d+)/.exec(logged);
+        if (listening) resolve(Number(listening[1]));
+      });
+      void exited.then((code) => reject(new Error(`serve exited with ${code}: ${logged}`)));
+    });
+    const info = await fetch(`http://127.0.0.1:${port}/archivelink/S4H?serverInfo&pVersion=0045&contRep=Z1`);
+    t.equal(info.status, 200, 'serverInfo, as OAC0 tests the connection');
+    t.match(await info.text(), /serverStatus="running";.*contRep="Z1";contRepDescription/s);
+    serve.kill('SIGTERM');
+    t.equal(await exited, 0, 'a graceful end on SIGTERM');
   },
 );
 
