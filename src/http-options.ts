@@ -27,6 +27,22 @@ export function withoutCredentials(url: string): string {
   return shown.href;
 }
 
+/** undici's codes for an answer that did not begin, or paused, for longer than `requestMs`. */
+const TIMED_OUT = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** The code of a failure without an answer: a time-out reads as ETIMEDOUT (as got tells it), one without a code by its error's name. */
+export function failureCode(error: Error & { code?: string }): string {
+  if (error.code !== undefined && TIMED_OUT.has(error.code)) return 'ETIMEDOUT';
+  return error.code ?? error.name;
+}
+
+/** What went wrong, in words: an AggregateError (one try per address of the host, Node's autoSelectFamily) has them in its errors. */
+export function failureText(error: Error): string {
+  if (error instanceof AggregateError && error.message === '')
+    return (error.errors as Error[]).map((each) => each.message).join('; ');
+  return error.message;
+}
+
 /** The connection failed because the server's certificate was not trusted. */
 export function certificateRefused(error: unknown): boolean {
   return CERTIFICATE_CODES.has((error as { code?: string }).code ?? '');

@@ -21,11 +21,17 @@ t.test('validate checks the shipped configuration without a server', async (t) =
   t.match(ok.stdout, /configuration is valid: 3 task\(s\), 1 ERP system\(s\)/);
 });
 
-t.test('validate warns about a key no longer used, and still exits 0', async (t) => {
+/** The shipped configuration and jobs in a folder of their own, for a test to change. */
+function projectCopy(): { dir: string; config: string } {
   const dir = mkdtempSync(join(tmpdir(), 'c2e-cli-'));
   const config = join(dir, 'config');
   cpSync(join(PROJECT, 'config'), config, { recursive: true });
   cpSync(join(PROJECT, 'jobs'), join(dir, 'jobs'), { recursive: true });
+  return { dir, config };
+}
+
+t.test('validate warns about a key no longer used, and still exits 0', async (t) => {
+  const { dir, config } = projectCopy();
   writeFileSync(
     join(dir, 'jobs', 'link.yaml'),
     `${readFileSync(join(dir, 'jobs', 'link.yaml'), 'utf8')}concurrency: 2\n`,
@@ -40,10 +46,7 @@ t.test('validate warns about a key no longer used, and still exits 0', async (t)
 });
 
 t.test('validate lists every problem and exits 2', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'c2e-cli-'));
-  const config = join(dir, 'config');
-  cpSync(join(PROJECT, 'config'), config, { recursive: true });
-  cpSync(join(PROJECT, 'jobs'), join(dir, 'jobs'), { recursive: true });
+  const { config } = projectCopy();
   writeFileSync(
     join(config, 'storage.yaml'),
     readFileSync(join(config, 'storage.yaml'), 'utf8')

@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sandboxEnv, type Env } from './helpers/env.js';
-import { templateYaml } from '../src/job/tasks/templates.js';
+import { templateYaml } from '../src/config/templates.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
 
 /** The Rest transport over real HTTP: the S/4HANA attachment service, with CSRF. */

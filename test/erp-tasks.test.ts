@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { sandboxEnv } from './helpers/env.js';
 import { renderHtml } from '../src/job/report/html.js';
 import { renderReport } from '../src/job/report/table.js';
-import { templateYaml } from '../src/job/tasks/templates.js';
+import { templateYaml } from '../src/config/templates.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
 
 /** The ERP half over real HTTP: tasks against the ERP sandbox's SOAP-RFC service. */

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { readFileSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { until } from './helpers/until.js';
 import { sandboxEnv, type Env } from './helpers/env.js';
 import { startCli, type Running } from './helpers/run-cli.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
@@ -20,14 +21,6 @@ const count = (values: string[], value: string) => values.filter((v) => v === va
 t.setTimeout(360_000);
 const uploadMany = (env: Env, folder: string, prefix: string, n: number) =>
   Promise.all(Array.from({ length: n }, (_, i) => env.upload(folder, `${prefix}-${i}.pdf`)));
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(10);
-  }
-}
 
 function runProcess(env: Env, args: string[]): Running {
   env.sandbox.index.catchUp();

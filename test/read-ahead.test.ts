@@ -2,7 +2,7 @@ import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { until } from './helpers/until.js';
 import { parse, stringify } from 'yaml';
 import { quietLog, sandboxEnv } from './helpers/env.js';
 import { erpSchema } from '../src/config/erp-schema.js';
@@ -12,15 +12,6 @@ import { runJob } from '../src/job/run.js';
 import type { StoredDoc } from '../sandbox/repository/store.js';
 
 t.setTimeout(120_000);
-
-/** Waits until `condition` holds, looking every 10 ms: what it waits for is held by the test, not raced. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(10);
-  }
-}
 
 t.test(
   'one knob: every call SAP agreed to is kept busy whatever the page size, and no more documents are read ahead than the calls need',
@@ -114,7 +105,7 @@ t.test(
     slow.faults.hold();
     const stop = new AbortController();
     const run = runJob({ location: env.location, dryRun: false, task: 'workflow', stop: stop.signal }, quietLog);
-    await until(() => env.erp.tables.inbox.length === 30, 'every S4H document is in S4H');
+    await until(() => env.erp.tables.inbox.length === 30, 'every S4H document is in S4H', 60_000);
     stop.abort('SIGTERM');
     slow.faults.release();
     const report = await run;

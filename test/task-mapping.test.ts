@@ -10,7 +10,7 @@ import { ConfigError } from '../common/errors.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
 import { buildParameters, fill, mapValues } from '../src/job/tasks/mapping.js';
 import { foundIn } from '../src/job/tasks/calls/execute.js';
-import { callFor, TEMPLATE_NAMES, templateYaml } from '../src/job/tasks/templates.js';
+import { callFor, TEMPLATE_NAMES, templateYaml } from '../src/config/templates.js';
 import { sandboxEnv } from './helpers/env.js';
 
 /** Declarative parameter mapping: transforms, targets, templates, and the checks made when a task is loaded. */

@@ -1,5 +1,5 @@
 import { EXIT } from '../exit-codes.js';
-import { TEMPLATE_NAMES, templateYaml, type TemplateName } from '../job/tasks/templates.js';
+import { TEMPLATE_NAMES, templateYaml, type TemplateName } from '../config/templates.js';
 import type { Command } from './command.js';
 
 const isTemplate = (text: string | undefined): text is TemplateName => TEMPLATE_NAMES.includes(text as TemplateName);

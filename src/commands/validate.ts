@@ -5,7 +5,7 @@ import { featureRegistry } from '../../common/nuxeo/schemas.js';
 import { formatProblem } from '../../common/errors.js';
 import { EXIT } from '../exit-codes.js';
 import { parseMapping } from '../job/intake/mapping-file.js';
-import { callFor } from '../job/tasks/templates.js';
+import { callFor } from '../config/templates.js';
 import { readLocalMapping } from '../operator/mapping.js';
 import { CRONTAB, LOCATION, location, type Command } from './command.js';
 

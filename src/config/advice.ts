@@ -1,18 +1,13 @@
 import { Cron } from 'croner';
 import type { ConfigProblem } from '../../common/errors.js';
 import { batches } from './call-schema.js';
+import { callFor } from './templates.js';
 import type { ErpConfig } from './erp-schema.js';
 import type { StorageConfig } from './storage-schema.js';
 import type { TaskConfig } from './task-schema.js';
 
 /** One decimal: a factor of latencies, as a reader compares it with theirs. */
 const factor = (value: number): string => String(Math.round(value * 10) / 10);
-
-/** Whether the task's call sends a page's documents together: of the built-in templates, only the bar codes' (job/tasks/templates.ts). */
-function takesTable(task: TaskConfig): boolean {
-  const call = task.function === 'RFC' ? task.rfc : task.rest;
-  return call === undefined ? task.useCase === 'barcode' : batches(call.parameters);
-}
 
 /** Advice is about one task: a run tells only its own tasks' (`run --task`), validate all. */
 export type Advice = ConfigProblem & { task: string };
@@ -89,7 +84,7 @@ export function configAdvice(
     const those = `the ${inFlight} calls of ERP system${systems.length > 1 ? 's' : ''} ${systems.map((name) => `"${name}"`).join(', ')}`;
     if (busiest === undefined || inFlight > busiest.calls) busiest = { task: task.name, calls: inFlight };
     // A page is read while the ones before wait for slots, one search at a time.
-    if (!takesTable(task) && task.batchSize < inFlight / 2)
+    if (!batches(callFor(task).call.parameters) && task.batchSize < inFlight / 2)
       advice.push({
         file,
         path: 'batchSize',

@@ -66,7 +66,7 @@ export const taskSchema = z
       });
     const call = task[own];
     if (call === undefined) {
-      // Of the Rest calls, only the link's has a built-in template (tasks/templates.ts).
+      // Of the Rest calls, only the link's has a built-in template (templates.ts).
       if (task.function === 'Rest' && task.useCase !== 'link') {
         ctx.addIssue({
           code: 'custom',

@@ -25,7 +25,7 @@ import type { ErpPorts, TaskDeps } from './tasks/context.js';
 import type { ClaimedDocument, IntakeRecord, TaskRecord } from './records.js';
 import { taskReads } from './tasks/reads.js';
 import { runTask } from './tasks/run-task.js';
-import { callFor } from './tasks/templates.js';
+import { callFor } from '../config/templates.js';
 import { withinGrace } from '../stop.js';
 import { INTAKE, taskPhase } from './report/report-file.js';
 import { shardCondition, type Shard } from './shard.js';

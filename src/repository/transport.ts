@@ -14,7 +14,7 @@ import {
   UntrustedServerError,
   type Connect2ErpError,
 } from '../../common/errors.js';
-import { agentOptions, basicAuthorization, certificateRefused } from '../http-options.js';
+import { agentOptions, basicAuthorization, certificateRefused, failureCode, failureText } from '../http-options.js';
 import type { Logger } from '../log.js';
 
 /** Statuses worth another try: the server is overloaded or a gateway lost it. */
@@ -248,15 +248,6 @@ function retryAfterMs(value: string | undefined): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-/** undici's codes for an answer that did not begin, or paused, for longer than `requestMs`. */
-const TIMED_OUT = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
-/** The code of a failure without an answer: a time-out reads as ETIMEDOUT, an unreadable answer by its error's name. */
-function failureCode(error: Error & { code?: string }): string {
-  if (error.code !== undefined && TIMED_OUT.has(error.code)) return 'ETIMEDOUT';
-  return error.code ?? error.name;
-}
-
 /** Classify where the failure is raised, so retry logic never parses messages. */
 function typedError(error: unknown, what: string): Connect2ErpError {
   if (error instanceof StatusError) {
@@ -273,12 +264,12 @@ function typedError(error: unknown, what: string): Connect2ErpError {
   }
   if (certificateRefused(error)) {
     return new UntrustedServerError(
-      `${what} failed: the repository's TLS certificate is not trusted (${failureCode(error as Error)}: ${(error as Error).message}); check tls.caFile in storage.yaml`,
+      `${what} failed: the repository's TLS certificate is not trusted (${failureCode(error as Error)}: ${failureText(error as Error)}); check tls.caFile in storage.yaml`,
       { target: what },
     );
   }
   // Anything else is the connection's: refused, reset, closed, a time-out.
-  return new TransientError(`${what} failed (${failureCode(error as Error)}): ${(error as Error).message}`, {
+  return new TransientError(`${what} failed (${failureCode(error as Error)}): ${failureText(error as Error)}`, {
     target: what,
   });
 }

@@ -6,7 +6,7 @@ import {
   UntrustedServerError,
   type Connect2ErpError,
 } from '../../../common/errors.js';
-import { certificateRefused } from '../../http-options.js';
+import { certificateRefused, failureCode, failureText } from '../../http-options.js';
 
 /** Failures where the request never reached the server: safe to send again (undici's connect time-out among them). */
 const NOT_SENT = new Set([
@@ -19,15 +19,6 @@ const NOT_SENT = new Set([
 ]);
 /** got's phases of a time-out before the request was sent (the Rest client). */
 const BEFORE_SENDING = new Set(['lookup', 'connect', 'secureConnect']);
-/** undici's codes for an answer that did not begin, or paused, for longer than `requestMs`: told as got tells them. */
-const TIMED_OUT = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
-/** What went wrong, in words: an AggregateError (one try per address of the host, Node's autoSelectFamily) has them in its errors. */
-function describe(error: Error): string {
-  if (error instanceof AggregateError && error.message === '')
-    return (error.errors as Error[]).map((each) => each.message).join('; ');
-  return error.message;
-}
 
 /**
  * A network error or time-out of one ERP call (got's or undici's), typed by whether SAP may have
@@ -35,7 +26,7 @@ function describe(error: Error): string {
  */
 export function networkFailure(error: unknown, where: string, system: string): Connect2ErpError {
   const { code } = error as RequestError;
-  const message = describe(error as Error);
+  const message = failureText(error as Error);
   if (certificateRefused(error)) {
     return new UntrustedServerError(
       `${where} failed: SAP's TLS certificate is not trusted (${code}: ${message}); check tls.caFile of system ${system} in erpHttp.yaml`,
@@ -43,7 +34,7 @@ export function networkFailure(error: unknown, where: string, system: string): C
     );
   }
   const event = (error as TimeoutError).event;
-  const text = `${where} failed (${TIMED_OUT.has(code) ? 'ETIMEDOUT' : code}): ${message}`;
+  const text = `${where} failed (${failureCode(error as Error)}): ${message}`;
   if (NOT_SENT.has(code) || BEFORE_SENDING.has(event)) return new TransientError(text, { target: where });
   return new UncertainError(text, { target: where });
 }

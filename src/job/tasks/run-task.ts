@@ -1,4 +1,3 @@
-import type { RestCallConfig, RfcCallConfig } from '../../config/call-schema.js';
 import { batches } from '../../config/call-schema.js';
 import type { TaskConfig } from '../../config/task-schema.js';
 import { AuthenticationError, NotSentError } from '../../../common/errors.js';
@@ -20,7 +19,7 @@ import { taskReads } from './reads.js';
 import type { TaskRecord } from '../records.js';
 import { settle } from './settle.js';
 import { take } from './take.js';
-import { callFor } from './templates.js';
+import { callFor } from '../../config/templates.js';
 
 const defined = <T>(value: T | undefined): value is T => value !== undefined;
 
@@ -92,8 +91,10 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
     await Promise.allSettled(handing);
     await slots.room();
   };
+  // A call that takes a table (bar codes) sends a page's documents of a system together.
+  const table = batches(taskCall.call.parameters);
   // What one page can add to a system's waiting calls: a system alone never has more waiting than its slots and this.
-  const pageSlack = batches(taskCall.call.parameters) ? 1 : task.batchSize;
+  const pageSlack = table ? 1 : task.batchSize;
   /**
    * Admits a page's documents and starts their calls, which then wait for their slots: resolves
    * with them. A call to a system that has its slots' and a page's worth waiting already (a slow
@@ -102,7 +103,7 @@ export async function runTask(task: TaskConfig, deps: TaskDeps, onRecord: (recor
   const handOver = async (page: RepositoryDocument[]): Promise<Array<Promise<void>>> => {
     const admitted = (await whenAll(page.map((doc) => admit(ctx, doc)))).filter(defined);
     return bySystem(admitted).flatMap(([system, items]) =>
-      units(taskCall.call, items).map(async (unit) => {
+      units(table, items).map(async (unit) => {
         if (!slots.full(system, pageSlack)) return send(ctx, adapter(system), slots, system, unit, refusal);
         released(
           ctx,
@@ -133,8 +134,7 @@ function bySystem(items: Admitted[]): Array<[string, Admitted[]]> {
 }
 
 /** What goes out in one call: the page's documents of a system together for a call that takes a table (bar codes), one each otherwise. */
-const units = (call: RfcCallConfig | RestCallConfig, items: Admitted[]): Admitted[][] =>
-  batches(call.parameters) ? [items] : items.map((item) => [item]);
+const units = (table: boolean, items: Admitted[]): Admitted[][] => (table ? [items] : items.map((item) => [item]));
 
 /** Documents never claimed, as the intake or an earlier run left them: for the next run. */
 function released(ctx: TaskContext, unit: Admitted[], message: string): void {

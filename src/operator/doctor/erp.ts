@@ -6,7 +6,7 @@ import { RfcFault } from '../../job/erp/rfc-fault.js';
 import { tableRows, type RfcParams } from '../../job/erp/soap.js';
 import type { MappingEntry } from '../../job/intake/mapping-schema.js';
 import { sapDate, type DateFormat } from '../../job/tasks/mapping.js';
-import { callFor } from '../../job/tasks/templates.js';
+import { callFor } from '../../config/templates.js';
 import { withoutCredentials } from '../../http-options.js';
 import { Section } from './check.js';
 

@@ -1,6 +1,6 @@
 import { stringify } from 'yaml';
-import { restCallSchema, rfcCallSchema, type RestCallConfig, type RfcCallConfig } from '../../config/call-schema.js';
-import type { TaskConfig, UseCase } from '../../config/task-schema.js';
+import { restCallSchema, rfcCallSchema, type RestCallConfig, type RfcCallConfig } from './call-schema.js';
+import type { TaskConfig, UseCase } from './task-schema.js';
 
 /**
  * The built-in calls. A task without its own `rfc:` or `rest:` section uses the one for its use
