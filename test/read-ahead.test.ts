@@ -82,6 +82,8 @@ t.test(
             ...system,
             name: 'ECC',
             maxConcurrentCalls: 2,
+            // The test holds ECC's calls: they must not end by a time-out however slow the machine is.
+            timeouts: { ...system.timeouts, requestMs: 600_000 },
             rest: undefined,
             rfc: {
               ...system.rfc,
@@ -98,7 +100,10 @@ t.test(
       Array.from({ length: 60 }, (_, i) => env.upload('ERP/Workflow', `approval-${i}.pdf`)),
     );
     await env.job({ task: 'link' }); // the intake makes them READY, for S4H
-    const toEcc = uids.filter((_, i) => i % 2 === 1);
+    // Every other document in uuid order, the order the task's pages come in: each page has documents
+    // of both systems. (A task meets a system on its pages: first pages of ECC alone would hold the
+    // reading until ECC freed a slot, as nothing yet says S4H has room.)
+    const toEcc = [...uids].sort().filter((_, i) => i % 2 === 1);
     for (const uid of toEcc) env.fill(uid, { 'erpHttpContent:source': 'ECC' });
     env.sandbox.index.catchUp();
 
