@@ -22,10 +22,12 @@ export interface ContentServerFigures {
     latencyMs: number;
     concurrency: number;
     direct: number;
+    /** Through the benchmark's forwarder (bench/forwarder.ts): the same two requests, and nothing else. */
+    forwarded: number;
     served: number;
     requestsPerGet: number;
-    /** CPU ms per get: serve's, and this process's (clients and repository sandbox) straight and through serve. */
-    cpu: { serve: number; benchDirect: number; benchServed: number };
+    /** CPU ms per get: serve's, the forwarder's, and this process's (clients and repository sandbox) straight and through serve. */
+    cpu: { serve: number; forwarder: number; benchDirect: number; benchServed: number };
   }>;
   big: { bytes: number; seconds: number; rssBeforeMb: number; rssAfterMb: number; rssSmallOnlyMb: number };
 }
@@ -84,14 +86,12 @@ async function bigFile(path: string, bytes: number): Promise<string> {
   return hash.digest('hex');
 }
 
-async function startServe(configDir: string): Promise<{ child: ChildProcess; port: number }> {
-  const file = join(configDir, 'contentServer.yaml');
-  writeFileSync(file, readFileSync(file, 'utf8').replace('port: 8090', 'port: 0'));
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', configDir], {
+/** A process that prints `"port":N` on stderr once it listens; what it logs after that is read and dropped. */
+async function startListening(args: string[]): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  // Its first lines, until it says where it listens; the access log after that is read and dropped.
   let stderr = '';
   const port = await new Promise<number>((resolve, reject) => {
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -100,16 +100,28 @@ async function startServe(configDir: string): Promise<{ child: ChildProcess; por
       const found = /"port":(\d+)/.exec(stderr);
       if (found) resolve(Number(found[1]));
     });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${stderr}`)));
   });
   return { child, port };
+}
+
+function startServe(configDir: string): Promise<{ child: ChildProcess; port: number }> {
+  const file = join(configDir, 'contentServer.yaml');
+  writeFileSync(file, readFileSync(file, 'utf8').replace('port: 8090', 'port: 0'));
+  return startListening([CLI, 'serve', '--config', configDir]);
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  child.kill('SIGINT');
+  child.kill('SIGINT');
+  await once(child, 'exit');
 }
 
 /**
  * `connect2erp serve` in its own process against the repository sandbox in this one, at the
  * repository latency the job is measured at: SAP's `get` of a job's document through the server
- * against the same download straight from the repository, and the server's memory while it streams
- * a 1 GB component.
+ * against the same download straight from the repository and through a forwarder that does nothing
+ * else (bench/forwarder.ts), and the server's memory while it streams a 1 GB component.
  */
 export async function contentServerBench(latencies: number[], quick: boolean): Promise<ContentServerFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'connect2erp-bench-cs-'));
@@ -158,6 +170,7 @@ export async function contentServerBench(latencies: number[], quick: boolean): P
     });
 
     const { child, port } = await startServe(configDir);
+    const forwarder = await startListening([join(import.meta.dirname, 'forwarder.js'), `${baseUrl}/api/v1`]);
     try {
       const caller = new ArchiveLinkCaller(`http://127.0.0.1:${port}/archivelink/S4H`, 'Z1');
       await caller.putCert();
@@ -167,42 +180,38 @@ export async function contentServerBench(latencies: number[], quick: boolean): P
       let repositoryRequests = 0;
       repository.faults.observe = () => void repositoryRequests++;
       const gets = quick ? 128 : 512;
+      const docId = (i: number): string => uids[i % uids.length];
       // Signed before the clock starts, each its own signature, as SAP signs a URL for every access.
-      const served = Array.from({ length: gets }, (_, i) => caller.url('get', [['docId', uids[i % uids.length]]]));
-      const direct = Array.from(
-        { length: gets },
-        (_, i) => `${baseUrl}/api/v1/id/${uids[i % uids.length]}/@blob/file:content`,
-      );
+      const served = Array.from({ length: gets }, (_, i) => caller.url('get', [['docId', docId(i)]]));
+      const direct = Array.from({ length: gets }, (_, i) => `${baseUrl}/api/v1/id/${docId(i)}/@blob/file:content`);
+      const forwarded = Array.from({ length: gets }, (_, i) => `http://127.0.0.1:${forwarder.port}/?docId=${docId(i)}`);
       await download(served.slice(0, 32), 8);
+      await download(forwarded.slice(0, 32), 8);
       const throughput: ContentServerFigures['throughput'] = [];
       for (const [latencyMs, concurrency] of latencies.flatMap((l) => [1, 8, 32].map((c) => [l, c]))) {
         repository.faults.latencyMs = latencyMs;
-        const urls = concurrency === 1 ? served.slice(0, gets / 4) : served;
-        const straight = concurrency === 1 ? direct.slice(0, gets / 4) : direct;
-        const rates = { direct: 0, served: 0 };
-        const cpu = { serve: 0, benchDirect: 0, benchServed: 0 };
-        const pid = child.pid as number;
+        const count = concurrency === 1 ? gets / 4 : gets;
+        const rates = { direct: 0, forwarded: 0, served: 0 };
+        const cpu = { serve: 0, forwarder: 0, benchDirect: 0, benchServed: 0 };
         repositoryRequests = 0;
-        // Alternated, twice each: the machine's drift falls on both alike.
+        let requestsPerGet = 0;
+        // Alternated, twice each: the machine's drift falls on all alike.
         for (let round = 0; round < 2; round++) {
           let own = ownCpuMs();
-          rates.direct += (await download(straight, concurrency, { authorization: ADMIN })) / 2;
-          cpu.benchDirect += (ownCpuMs() - own) / straight.length / 2;
+          rates.direct += (await download(direct.slice(0, count), concurrency, { authorization: ADMIN })) / 2;
+          cpu.benchDirect += (ownCpuMs() - own) / count / 2;
+          const forwarderBefore = cpuMsOf(forwarder.child.pid as number);
+          rates.forwarded += (await download(forwarded.slice(0, count), concurrency)) / 2;
+          cpu.forwarder += (cpuMsOf(forwarder.child.pid as number) - forwarderBefore) / count / 2;
           const before = repositoryRequests;
-          const serveBefore = cpuMsOf(pid);
+          const serveBefore = cpuMsOf(child.pid as number);
           own = ownCpuMs();
-          rates.served += (await download(urls, concurrency)) / 2;
-          cpu.benchServed += (ownCpuMs() - own) / urls.length / 2;
-          cpu.serve += (cpuMsOf(pid) - serveBefore) / urls.length / 2;
-          if (round === 1)
-            throughput.push({
-              latencyMs,
-              concurrency,
-              ...rates,
-              requestsPerGet: (repositoryRequests - before) / urls.length,
-              cpu,
-            });
+          rates.served += (await download(served.slice(0, count), concurrency)) / 2;
+          cpu.benchServed += (ownCpuMs() - own) / count / 2;
+          cpu.serve += (cpuMsOf(child.pid as number) - serveBefore) / count / 2;
+          requestsPerGet = (repositoryRequests - before) / count;
         }
+        throughput.push({ latencyMs, concurrency, ...rates, requestsPerGet, cpu });
       }
       repository.faults.latencyMs = 0;
       const rssSmallOnlyMb = memoryOf(child.pid as number).peakMb;
@@ -213,9 +222,7 @@ export async function contentServerBench(latencies: number[], quick: boolean): P
       const rssAfterMb = memoryOf(child.pid as number).peakMb;
       return { componentKb, throughput, big: { bytes: bigBytes, seconds, rssBeforeMb, rssAfterMb, rssSmallOnlyMb } };
     } finally {
-      child.kill('SIGINT');
-      child.kill('SIGINT');
-      await once(child, 'exit');
+      await Promise.all([stop(child), stop(forwarder.child)]);
     }
   } finally {
     await repository.stop();
