@@ -18,8 +18,17 @@ export async function addressedDocument(context: CommandContext): Promise<Archiv
   const contRep = contRepOf(context);
   const docId = url.get('docId');
   if (!docId) throw new ArchiveLinkError(STATUS.badRequest, 'docId is missing');
-  const document = await documents.find(contRep, docId);
-  await access.require(url, req.method as string, document?.docProt ?? connection.defaultProtection);
+  const method = req.method as string;
+  const found = documents.find(contRep, docId);
+  if (url.get('secKey') === undefined) {
+    await access.require(url, method, (await found)?.docProt ?? connection.defaultProtection);
+  } else {
+    // A URL with a secKey is checked whatever the document's protection (access.ts), so it is
+    // checked while the document is read, and refused at once, the read left to end on its own.
+    found.catch(() => undefined);
+    await access.require(url, method, connection.defaultProtection);
+  }
+  const document = await found;
   if (document === undefined) throw new ArchiveLinkError(STATUS.notFound, `document ${docId} not found`);
   return document;
 }
