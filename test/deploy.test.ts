@@ -208,6 +208,13 @@ t.test(
     const missing = await node(['sandbox']);
     t.equal(missing.code, 2, 'the sandbox command says the part is missing, exit 2');
     t.match(missing.out, 'the sandboxes are not part of this installation (the production image leaves them out)');
+    // The bundle run in a clone finds the sandboxes' sources where it looks, and must not try to load them.
+    mkdirSync(join(app, 'sandbox'));
+    writeFileSync(join(app, 'sandbox', 'part.ts'), 'export const part: unknown = {};\n');
+    const clone = await node(['sandbox']);
+    rmSync(join(app, 'sandbox'), { recursive: true });
+    t.equal(clone.code, 2, 'beside TypeScript sources too');
+    t.match(clone.out, 'the sandboxes are not part of this installation');
     const validate = await node(['validate', '--config', join(app, 'config')]);
     t.equal(validate.code, 0, validate.out);
     t.match(

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { extname } from 'node:path';
 import { ConfigError } from '../../common/errors.js';
 import { EXIT } from '../exit-codes.js';
 import type { Command } from './command.js';
@@ -20,9 +21,11 @@ export interface SandboxPart {
 /**
  * The fakes live beside the product, not in it: compiled to `dist/sandbox/` from a clone, run
  * from their sources under the tests, and left out of the production image. They are found by
- * path, so the product's build never compiles them in.
+ * path, so the product's build never compiles them in; by the extension of this file, so that
+ * the bundle run in a clone (where `../../sandbox/` holds only the sources) says they are missing
+ * instead of failing to load TypeScript.
  */
-const PART = ['part.js', 'part.ts'].map((name) => new URL(`../../sandbox/${name}`, import.meta.url));
+const PART = [new URL(`../../sandbox/part${extname(import.meta.url)}`, import.meta.url)];
 
 /** The part from the first of `places` that holds it; a configuration error (exit 2) when none does. */
 export async function loadPart(command: string, places = PART): Promise<SandboxPart> {
