@@ -4,12 +4,17 @@
 // under half a second of CPU (BENCHMARKS.md, "Start-up"). OUTDIR sits two folders below the
 // project's root (package.json, nuxeo-package/), as dist/bundle does in the image.
 import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 
-/** Bundles the program into `outdir`; rejects with esbuild's errors. */
+/**
+ * Bundles the program into `outdir`, emptied first (its chunks are named by their content, so an
+ * earlier build's would otherwise stay beside the new ones); rejects with esbuild's errors.
+ */
 export async function bundle(outdir) {
+  rmSync(outdir, { recursive: true, force: true });
   await build({
     entryPoints: [join(root, 'src', 'main.ts')],
     outdir,
