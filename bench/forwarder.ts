@@ -25,8 +25,8 @@ const server = createServer((req, res) => {
   });
   const blob = dispatcher.request({ origin: api.origin, path: `${path}/@blob/file:content`, method: 'GET', headers });
   void (async () => {
-    await (await document).body.json();
-    const { body, headers: answered } = await blob;
+    const [read, { body, headers: answered }] = await Promise.all([document, blob]);
+    await read.body.json();
     res.writeHead(200, { 'content-length': Number(answered['content-length']) });
     await pipeline(body, res);
   })().catch(() => res.destroy());

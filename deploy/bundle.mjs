@@ -4,17 +4,19 @@
 // under half a second of CPU (BENCHMARKS.md, "Start-up"). OUTDIR sits two folders below the
 // project's root (package.json, nuxeo-package/), as dist/bundle does in the image.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 
 /**
- * Bundles the program into `outdir`, emptied first (its chunks are named by their content, so an
- * earlier build's would otherwise stay beside the new ones); rejects with esbuild's errors.
+ * Bundles the program into `outdir`, rejecting with esbuild's errors. The `.js` files an earlier
+ * build left there go first: chunks are named by their content, so they would pile up beside the
+ * new ones. Nothing else in `outdir` is touched.
  */
 export async function bundle(outdir) {
-  rmSync(outdir, { recursive: true, force: true });
+  const earlier = existsSync(outdir) ? readdirSync(outdir, { withFileTypes: true }) : [];
+  for (const entry of earlier.filter((e) => e.isFile() && e.name.endsWith('.js'))) rmSync(join(outdir, entry.name));
   await build({
     entryPoints: [join(root, 'src', 'main.ts')],
     outdir,

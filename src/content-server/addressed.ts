@@ -24,9 +24,11 @@ export async function addressedDocument(context: CommandContext): Promise<Archiv
     await access.require(url, method, (await found)?.docProt ?? connection.defaultProtection);
   } else {
     // A URL with a secKey is checked whatever the document's protection (access.ts), so it is
-    // checked while the document is read, and refused at once, the read left to end on its own.
-    found.catch(() => undefined);
-    await access.require(url, method, connection.defaultProtection);
+    // checked while the document is read. A refusal still waits for the read to end: a caller
+    // sending bad signatures holds the repository no more than one read per request it has open.
+    const [signature] = await Promise.allSettled([access.require(url, method, connection.defaultProtection), found]);
+    // Before the repository's failure: a refused caller learns nothing of the repository.
+    if (signature.status === 'rejected') throw signature.reason;
   }
   const document = await found;
   if (document === undefined) throw new ArchiveLinkError(STATUS.notFound, `document ${docId} not found`);
