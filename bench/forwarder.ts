@@ -8,6 +8,7 @@
 import { createServer } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Agent } from 'undici';
+import { DOCUMENT_SCHEMAS } from '../dist/src/content-server/archive.js';
 
 const api = new URL(process.argv[2]);
 const headers = { authorization: `Basic ${Buffer.from('Administrator:Administrator').toString('base64')}` };
@@ -16,12 +17,12 @@ const dispatcher = new Agent();
 const server = createServer((req, res) => {
   const docId = new URL(req.url as string, 'http://forwarder').searchParams.get('docId') as string;
   const path = `${api.pathname}/id/${docId}`;
-  // The schemas serve reads (src/content-server/archive.ts), so the repository does the same work.
+  // The schemas serve reads, so the repository does the same work.
   const document = dispatcher.request({
     origin: api.origin,
     path,
     method: 'GET',
-    headers: { ...headers, properties: 'dublincore,file,erp_http_content,erp_sap_document' },
+    headers: { ...headers, properties: DOCUMENT_SCHEMAS },
   });
   const blob = dispatcher.request({ origin: api.origin, path: `${path}/@blob/file:content`, method: 'GET', headers });
   void (async () => {

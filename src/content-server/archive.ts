@@ -45,7 +45,7 @@ export interface ArchiveDocument {
 }
 
 /** The schemas of what a lookup reads: dates, the blob, the facet's values, SAP's protection. */
-const DOCUMENT_SCHEMAS = 'dublincore,file,erp_http_content,erp_sap_document';
+export const DOCUMENT_SCHEMAS = 'dublincore,file,erp_http_content,erp_sap_document';
 
 /** A Nuxeo document id: the job's documents carry it as their docId. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
