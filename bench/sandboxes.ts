@@ -11,7 +11,7 @@ import { RepositorySandbox } from '../dist/sandbox/repository/server.js';
 import { PRODUCTION_SEARCH_LAG_MS } from '../dist/sandbox/settings.js';
 import { NO_BLOBS, type StoredDoc } from '../dist/sandbox/repository/store.js';
 import type { RunReport } from '../dist/src/job/report/report.js';
-import { requestEnvelope } from '../dist/src/job/erp/soap.js';
+import { requestEnvelope } from '../dist/src/erp/soap.js';
 
 const PROJECT = join(import.meta.dirname, '..');
 export const CLI = join(PROJECT, 'bin', 'connect2erp.js');

@@ -3,7 +3,7 @@ import { deploymentSchedules } from '../config/crontab.js';
 import { loadConfig, type Config } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { EXIT } from '../exit-codes.js';
-import { RfcClient } from '../job/erp/rfc-client.js';
+import { RfcClient } from '../erp/rfc-client.js';
 import { commandLogger } from '../log.js';
 import { renderChecks, Section } from '../operator/doctor/check.js';
 import { checkContentServer } from '../operator/doctor/content-server.js';

@@ -64,12 +64,12 @@ async function erpPorts(
   const byTransport: { [T in keyof ErpPorts]: Map<string, ErpPorts[T]> } = { RFC: new Map(), Rest: new Map() };
   const uses = new Set(tasks.map((task) => task.function));
   if (uses.has('RFC')) {
-    const { RfcClient } = await import('./erp/rfc-client.js');
+    const { RfcClient } = await import('../erp/rfc-client.js');
     for (const system of systems.filter((s) => s.rfc !== undefined))
       byTransport.RFC.set(system.name, port(new RfcClient({ ...system, rfc: system.rfc! }, log, stop)));
   }
   if (uses.has('Rest')) {
-    const { RestClient } = await import('./erp/rest-client.js');
+    const { RestClient } = await import('../erp/rest-client.js');
     for (const system of systems.filter((s) => s.rest !== undefined))
       byTransport.Rest.set(system.name, port(new RestClient({ ...system, rest: system.rest! }, log, stop)));
   }

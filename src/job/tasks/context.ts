@@ -2,8 +2,8 @@ import type { RestCallConfig, RfcCallConfig } from '../../config/call-schema.js'
 import type { ErpSystemConfig } from '../../config/erp-schema.js';
 import type { TaskConfig } from '../../config/task-schema.js';
 import type { ErpPort } from '../../ports/erp-port.js';
-import type { RestRequest } from '../erp/rest-client.js';
-import type { RfcRequest } from '../erp/rfc-client.js';
+import type { RestRequest } from '../../erp/rest-client.js';
+import type { RfcRequest } from '../../erp/rfc-client.js';
 import type { Logger } from '../../log.js';
 import type { RepositoryReader } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';

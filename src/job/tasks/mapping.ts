@@ -1,6 +1,6 @@
 import { PLACEHOLDER, TARGET, type Transform, type ValueSpec } from '../../config/call-schema.js';
 import { DocumentError } from '../../../common/errors.js';
-import type { RfcParams, RfcStructure } from '../erp/soap.js';
+import type { RfcParams, RfcStructure } from '../../erp/soap.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 
 /** One mapped value of one document, after its transforms and length check. */

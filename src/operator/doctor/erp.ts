@@ -1,9 +1,9 @@
 import { AuthenticationError, SystemRefusalError, errorMessage } from '../../../common/errors.js';
 import type { ErpSystemConfig } from '../../config/erp-schema.js';
 import type { TaskConfig } from '../../config/task-schema.js';
-import type { RfcRequest } from '../../job/erp/rfc-client.js';
-import { RfcFault } from '../../job/erp/rfc-fault.js';
-import { tableRows, type RfcParams } from '../../job/erp/soap.js';
+import type { RfcRequest } from '../../erp/rfc-client.js';
+import { RfcFault } from '../../erp/rfc-fault.js';
+import { tableRows, type RfcParams } from '../../erp/soap.js';
 import type { MappingEntry } from '../../job/intake/mapping-schema.js';
 import { sapDate, type DateFormat } from '../../job/tasks/mapping.js';
 import { callFor } from '../../config/templates.js';

@@ -1,6 +1,6 @@
 import type { RestCallConfig } from '../../../config/call-schema.js';
 import type { ErpPort } from '../../../ports/erp-port.js';
-import type { RestRequest } from '../../erp/rest-client.js';
+import type { RestRequest } from '../../../erp/rest-client.js';
 import type { RepositoryDocument } from '../../../repository/document.js';
 import { buildParameters, fill } from '../mapping.js';
 import { foundIn, type CallAdapter, type MappedDocument } from './execute.js';

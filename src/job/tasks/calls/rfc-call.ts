@@ -1,7 +1,7 @@
 import type { RfcCallConfig } from '../../../config/call-schema.js';
 import type { ErpPort } from '../../../ports/erp-port.js';
-import type { RfcRequest } from '../../erp/rfc-client.js';
-import { RfcFault } from '../../erp/rfc-fault.js';
+import type { RfcRequest } from '../../../erp/rfc-client.js';
+import { RfcFault } from '../../../erp/rfc-fault.js';
 import { buildParameters, fill, type DateFormat } from '../mapping.js';
 import { foundIn, type CallAdapter } from './execute.js';
 

@@ -1,12 +1,12 @@
 import got, { type Got, type Response } from 'got';
 import { CookieJar } from 'tough-cookie';
-import type { ErpSystemConfig } from '../../config/erp-schema.js';
-import { AuthenticationError, PermanentError, TransientError } from '../../../common/errors.js';
-import { NEVER, StoppableLimit } from '../../stop.js';
-import { basicAuthorization, certificateRefused, connectionOptions } from '../../http-options.js';
-import type { Logger } from '../../log.js';
+import type { ErpSystemConfig } from '../config/erp-schema.js';
+import { AuthenticationError, PermanentError, TransientError } from '../../common/errors.js';
+import { NEVER, StoppableLimit } from '../stop.js';
+import { basicAuthorization, certificateRefused, connectionOptions } from '../http-options.js';
+import type { Logger } from '../log.js';
 import { networkFailure, statusFailure } from './failure.js';
-import type { ErpConnection, PlannedCall } from '../../ports/erp-port.js';
+import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
 
 export interface RestRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

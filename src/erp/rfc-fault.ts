@@ -1,4 +1,4 @@
-import { PermanentError } from '../../../common/errors.js';
+import { PermanentError } from '../../common/errors.js';
 import type { RfcFaultDetail } from './soap.js';
 
 /** An ABAP exception: the business said no. Permanent; the name and SAP's message are kept. */

@@ -1,12 +1,12 @@
 import { Agent, request, type Dispatcher } from 'undici';
-import type { ErpSystemConfig } from '../../config/erp-schema.js';
-import { AuthenticationError, SystemRefusalError } from '../../../common/errors.js';
+import type { ErpSystemConfig } from '../config/erp-schema.js';
+import { AuthenticationError, SystemRefusalError } from '../../common/errors.js';
 import { RfcFault } from './rfc-fault.js';
 import { networkFailure, statusFailure } from './failure.js';
-import { NEVER, StoppableLimit } from '../../stop.js';
-import { agentOptions, basicAuthorization } from '../../http-options.js';
-import type { Logger } from '../../log.js';
-import type { ErpConnection, PlannedCall } from '../../ports/erp-port.js';
+import { NEVER, StoppableLimit } from '../stop.js';
+import { agentOptions, basicAuthorization } from '../http-options.js';
+import type { Logger } from '../log.js';
+import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
 import { parseAnswer, requestEnvelope, type RfcParams } from './soap.js';
 
 /**

@@ -5,8 +5,8 @@ import {
   UncertainError,
   UntrustedServerError,
   type Connect2ErpError,
-} from '../../../common/errors.js';
-import { certificateRefused, failureCode, failureText } from '../../http-options.js';
+} from '../../common/errors.js';
+import { certificateRefused, failureCode, failureText } from '../http-options.js';
 
 /** Failures where the request never reached the server: safe to send again (undici's connect time-out among them). */
 const NOT_SENT = new Set([
