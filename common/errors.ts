@@ -1,6 +1,6 @@
 /**
- * Typed errors, raised where the failure is known, so that retry logic asks
- * `error.transient` instead of parsing messages.
+ * Typed errors, raised where the failure is known, so that retry logic asks `error.transient`
+ * and `error.scope` instead of parsing messages.
  */
 export interface ErrorDetails {
   /** HTTP status of the answer, when there was one. */
@@ -9,8 +9,22 @@ export interface ErrorDetails {
   target?: string;
 }
 
+/**
+ * Whose failure it is, and so what it stops (the README's "Failure scope"):
+ * - `document`: that document's own outcome (attempts, back-off, FAILED); its neighbours go on;
+ * - `lane`: one task's calls to one SAP system (its function module refused): that lane stops,
+ *   its documents wait with no attempt charged;
+ * - `system`: one SAP system (unreachable, logon or certificate refused, the service off): every
+ *   lane of that system stops, its documents wait with no attempt charged, other systems go on;
+ * - `suspect`: an ABAP runtime error, the document's data or the system's; the document is sent
+ *   alone to tell (src/job/lanes/suspects.ts);
+ * - `run`: the repository or the configuration; the run stops.
+ */
+export type FailureScope = 'document' | 'lane' | 'system' | 'suspect' | 'run';
+
 export abstract class Connect2ErpError extends Error {
   abstract readonly transient: boolean;
+  readonly scope: FailureScope = 'document';
   readonly status?: number;
   readonly target?: string;
 
@@ -44,26 +58,62 @@ export class PermanentError extends Connect2ErpError {
   readonly transient = false;
 }
 
+/**
+ * The ERP answered the call and said no (an ABAP exception, BAPI `RETURN` type E, an OData error):
+ * the document's outcome, and proof that the system and its function module work.
+ */
+export class BusinessRefusal extends PermanentError {}
+
 export class BadRequestError extends PermanentError {}
 export class NotFoundError extends PermanentError {}
 export class ForbiddenError extends PermanentError {}
 
-/** Credentials refused: a configuration problem that stops the run, not a per-document failure. */
-export class AuthenticationError extends PermanentError {}
+/** The repository refused the credentials: a configuration problem that stops the run. */
+export class AuthenticationError extends PermanentError {
+  override readonly scope = 'run';
+}
 
 /**
- * SAP refused the call for a reason of its own, not the document's: the user may not call the
- * function module (S_RFC), the service is inactive in SICF, the function module does not exist,
- * or the system failed (SYSTEM_FAILURE). It stops the task as refused credentials do: the
- * documents go back to READY instead of failing one by one.
- */
-export class SystemRefusalError extends AuthenticationError {}
-
-/**
- * The server's TLS certificate was not trusted (an unknown CA, expired, another host name): a
+ * The repository's TLS certificate was not trusted (an unknown CA, expired, another host name): a
  * configuration problem, so it stops the run as refused credentials do and is never retried.
  */
 export class UntrustedServerError extends AuthenticationError {}
+
+/**
+ * An SAP system could not be reached, or would not take the call now: connection refused, no such
+ * host, the connection's time-out, 429, 502, 503. Nothing reached the function module; the system
+ * is down, not the document.
+ */
+export class SystemUnavailableError extends TransientError {
+  override readonly scope = 'system';
+}
+
+/**
+ * An SAP system refuses the connector itself: the logon (401), its TLS certificate, the SOAP-RFC
+ * service inactive in SICF, a redirect away from the configured address. A person must change
+ * something; until then the system's documents wait, uncharged.
+ */
+export class SystemRefusalError extends PermanentError {
+  override readonly scope = 'system';
+}
+
+/**
+ * An SAP system refuses one function module: the user may not call it (S_RFC, RFC_NO_AUTHORITY)
+ * or it does not exist (FU_NOT_FOUND). The lane that calls it stops; other calls to the system go on.
+ */
+export class FunctionRefusalError extends PermanentError {
+  override readonly scope = 'lane';
+}
+
+/**
+ * An ABAP runtime error (SYSTEM_FAILURE) or a failed connection inside SAP (COMMUNICATION_FAILURE)
+ * in a call: a runtime error rolls back the call's database work, so nothing was done. It comes
+ * from one document's data (a dump) or from the system: the document is sent alone to tell, and
+ * one judged the document's is tried again after its back-off, as a runtime error may pass.
+ */
+export class SystemFailureError extends TransientError {
+  override readonly scope = 'suspect';
+}
 
 /** A document's own data is wrong or incomplete (missing `$` value, property that did not stick). */
 export class DocumentError extends PermanentError {}
@@ -77,6 +127,7 @@ export interface ConfigProblem {
 
 /** Configuration that cannot be used; carries every problem found, not just the first. */
 export class ConfigError extends PermanentError {
+  override readonly scope = 'run';
   readonly problems: ConfigProblem[];
 
   constructor(problems: ConfigProblem[]) {

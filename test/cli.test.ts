@@ -122,7 +122,10 @@ t.test(
         `${option} has a line with what it does`,
       );
     }
-    t.match(run.stdout, /\nexit codes: 0 success, 1 some documents failed, 2 configuration error, 3 interrupted\n$/);
+    t.match(
+      run.stdout,
+      /\nexit codes: 0 success, 1 some documents failed, 2 configuration error, 3 interrupted, 4 an ERP system unavailable\n$/,
+    );
     t.equal((await cli(['run', '-h', '--dry-run', ...config])).stdout, run.stdout, '-h is --help, wherever it stands');
     t.equal(env.snapshot(), before, 'the repository and the ERP tables are as they were');
     t.equal(

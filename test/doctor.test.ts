@@ -81,6 +81,7 @@ t.test('on a landscape set up as the guides say, every check passes: exit 0, and
     /^SOAP-RFC service active, logon accepted \(user CONNECTOR, client 100, RFC_PING\)$/,
     /^ARCHIV_GET_CONNECTIONS may be called \(NOTHING_FOUND\)$/,
     /^BAPI_BARCODE_SENDLIST may be called$/,
+    /^BDS_BAR_EX may be read \(a lost answer is looked up there\)$/,
     /^dates accepted as YYYY-MM-DD/,
     /^content repository Z1 defined \(OAC0\)$/,
     /^document type ZFIINVOICE defined \(OAC2, class PDF\)$/,
@@ -273,7 +274,8 @@ t.test('no adminPath, and a user who may not call RFC_PING', async (t) => {
 
 t.test('a user who may not read the customizing tables leaves them unchecked, not failed: exit 0', async (t) => {
   const env = await sandboxEnv(t);
-  env.erp.customizing.users.CONNECTOR.tables = [];
+  // BDS_BAR_EX only: what the bar-code task's lookup needs.
+  env.erp.customizing.users.CONNECTOR.tables = ['BDS_BAR_EX'];
   // A link the harmless lookup finds: an answer with rows reads as well as NOTHING_FOUND.
   env.erp.tables.links.push({
     client: '100',
@@ -294,6 +296,15 @@ t.test('a user who may not read the customizing tables leaves them unchecked, no
   t.match(find(checks, /^the ArchiveLink customizing: RFC_READ_TABLE refused/), {
     outcome: 'skip',
     advice: /S_TABU_NAM for TOAAR, TOADV, TOAOM/,
+  });
+
+  env.erp.customizing.users.CONNECTOR.tables = [];
+  const without = await doctor(env);
+  t.equal(without.code, 2, "the bar-code task's lookup needs BDS_BAR_EX");
+  t.match(find(without.checks, /^BDS_BAR_EX cannot be read: /), {
+    outcome: 'fail',
+    found: /NOT_AUTHORIZED/,
+    advice: /S_TABU_NAM \(ACTVT 03\) for BDS_BAR_EX .*a document whose answer was lost waits for an operator/,
   });
 });
 
@@ -393,6 +404,7 @@ t.test(
     );
     env.erp.faults.add({
       functionName: 'RFC_READ_TABLE',
+      skip: 1, // the bar-code task's BDS_BAR_EX: the customizing's query is refused
       status: 500,
       headers: { 'content-type': 'text/xml; charset=utf-8' },
       body: exceptionXml('RFC_READ_TABLE', { name: 'OPTION_NOT_VALID', text: 'Selection criterion not valid' }),

@@ -33,7 +33,7 @@ t.test('link over Rest: the file is uploaded to the attachment service once, aft
     'the dry run plans the upload',
   );
   t.match(dry.plannedCalls[0].params, {
-    Slug: 'invoice-1.pdf',
+    Slug: `${uid}_invoice-1.pdf`,
     BusinessObjectTypeName: 'BKPF',
     LinkedSAPObjectKey: '100019000000222023',
     'Content-Type': 'application/pdf',
@@ -51,7 +51,7 @@ t.test('link over Rest: the file is uploaded to the attachment service once, aft
     {
       BusinessObjectTypeName: 'BKPF',
       LinkedSAPObjectKey: '100019000000222023',
-      FileName: 'invoice-1.pdf',
+      FileName: `${uid}_invoice-1.pdf`,
       MimeType: 'application/pdf',
       FileSize: String(blob.length),
     },
@@ -62,17 +62,55 @@ t.test('link over Rest: the file is uploaded to the attachment service once, aft
     'the reference carries the document info record number',
   );
 
-  // The status write was lost. GetAllOriginals cannot tell this document's upload from another's with
-  // the same name and size: no second upload by itself, an operator decides.
+  // The status write was lost (the run died): the next run finds the upload by the uuid its name starts with.
   env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
   const again = await env.run();
-  t.same(again.tasks.link.counts, { FAILED: 1 });
-  t.match(
-    env.props(uid)['erpTaskStatus:message'],
-    /SAP may have it already: check in SAP, then `connect2erp retry --doc /,
-  );
+  t.same(again.tasks.link.counts, { DONE: 1 }, 'taken over: looked up by its key, found, done');
   t.equal(env.erp.tables.attachments.length, 1, 'no second attachment');
 });
+
+t.test(
+  "an upload whose answer was lost is found among the object's attachments by the document's key, never by its name and size",
+  async (t) => {
+    const env = await restEnv(t);
+    const [landed, lost, twin] = await Promise.all(
+      ['landed.pdf', 'lost.pdf', 'twin.pdf'].map((name) => env.upload('ERP/Invoices', name)),
+    );
+    await env.run();
+    for (const uid of [landed, lost, twin]) env.fill(uid, { 'erpCreateALDocument:erpObjectId': '4711' });
+    // Someone attached a file of the same name and size to the same object by hand.
+    env.erp.tables.attachments.push({
+      client: '100',
+      BusinessObjectTypeName: 'BKPF',
+      LinkedSAPObjectKey: '4711',
+      FileName: 'twin.pdf',
+      MimeType: 'application/pdf',
+      FileSize: String(Buffer.byteLength('%PDF-1.4 sample twin.pdf')),
+      DocumentInfoRecordDocNumber: '0000000099',
+      ArchiveDocumentID: 'BYHAND',
+    });
+    // SAP stores the first upload and its answer is lost; the other two never reach SAP. No answer comes back for any.
+    env.erp.faults.add({ functionName: 'AttachmentContentSet', loseAnswer: true });
+    env.erp.faults.add({ functionName: 'AttachmentContentSet', drop: true, times: 2 });
+    const first = await env.run();
+    t.same(first.tasks.link.counts, { RETRY: 3 });
+    t.equal(env.erp.tables.attachments.length, 2, 'one of them reached SAP');
+    for (const uid of [landed, lost, twin])
+      t.match(
+        env.props(uid)['erpTaskStatus:message'],
+        /SAP is asked at the next attempt, before anything is sent again$/,
+      );
+    const later = new Date(Date.now() + 3_600_000);
+    const second = await env.job({ now: () => later });
+    t.same(second.tasks.link.counts, { DONE: 3 });
+    const mine = env.erp.tables.attachments.filter((a) => a.ArchiveDocumentID !== 'BYHAND');
+    t.same(
+      mine.map((a) => a.FileName).sort(),
+      [`${landed}_landed.pdf`, `${lost}_lost.pdf`, `${twin}_twin.pdf`].sort(),
+      'each document attached once: the stored one found by its key, the others sent, the look-alike not taken for one',
+    );
+  },
+);
 
 t.test('link over Rest: SAP refusing the object, a token refused twice, and wrong credentials', async (t) => {
   const env = await restEnv(t);
@@ -105,24 +143,30 @@ t.test('link over Rest: SAP refusing the object, a token refused twice, and wron
   await env.run();
   env.fill(locked, { 'erpCreateALDocument:erpObjectId': '4713' });
   const stopped = await env.run();
-  t.match(stopped.problems.join('\n'), 'SAP refused the credentials (HTTP 401); check rest.auth in erpHttp.yaml');
+  t.equal(stopped.exitCode, 2);
+  t.match(stopped.outages, [
+    {
+      system: 'S4H',
+      kind: 'refused',
+      reason: /SAP refused the credentials \(HTTP 401\); check rest\.auth in erpHttp\.yaml/,
+    },
+  ]);
   t.equal(env.props(locked)['erpTaskStatus:status'], 'READY', 'its claim is released');
   t.equal(env.erp.tables.attachments.length, 0);
 });
 
-t.test('a Rest link call declared with a lookup: a repeat finds the upload by what the lookup matches', async (t) => {
-  const env = await restEnv(t);
-  const file = join(env.location.jobsDir, 'link.yaml');
-  const declared = (templateYaml('link', 'Rest') as string).replace(
-    '  method: POST',
-    '  lookup:\n    path: /GetAllOriginals?BusinessObjectTypeName={q:BusinessObjectTypeName}&LinkedSAPObjectKey={q:LinkedSAPObjectKey}\n    found: { list: results, match: { FileName: "{FileName}" } }\n  method: POST',
-  );
-  writeFileSync(file, `${readFileSync(file, 'utf8')}${declared}`);
-  const uid = await env.upload('ERP/Invoices', 'invoice-1.pdf');
-  await env.run();
-  env.fill(uid, { 'erpCreateALDocument:erpObjectId': '4711' });
-  t.same((await env.run()).tasks.link.counts, { DONE: 1 });
-  env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
-  t.same((await env.run()).tasks.link.counts, { DONE: 1 }, 'taken over: looked up, found, done');
-  t.equal(env.erp.tables.attachments.length, 1, 'one attachment');
-});
+t.test(
+  'the template printed by `template link Rest`, declared in a task file, finds its upload after a crash',
+  async (t) => {
+    const env = await restEnv(t);
+    const file = join(env.location.jobsDir, 'link.yaml');
+    writeFileSync(file, `${readFileSync(file, 'utf8')}${templateYaml('link', 'Rest') as string}`);
+    const uid = await env.upload('ERP/Invoices', 'invoice-1.pdf');
+    await env.run();
+    env.fill(uid, { 'erpCreateALDocument:erpObjectId': '4711' });
+    t.same((await env.run()).tasks.link.counts, { DONE: 1 });
+    env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
+    t.same((await env.run()).tasks.link.counts, { DONE: 1 }, 'taken over: looked up, found, done');
+    t.equal(env.erp.tables.attachments.length, 1, 'one attachment');
+  },
+);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { XMLParser } from 'fast-xml-parser';
 import { erpSchema } from '../src/config/erp-schema.js';
-import { SystemRefusalError, TransientError, UncertainError } from '../common/errors.js';
+import { FunctionRefusalError, SystemRefusalError, SystemUnavailableError, UncertainError } from '../common/errors.js';
 import { RfcClient } from '../src/erp/rfc-client.js';
 import { RfcFault } from '../src/erp/rfc-fault.js';
 import { networkFailure } from '../src/erp/failure.js';
@@ -367,7 +367,7 @@ t.test(
     erp.customizing.users.CONNECTOR.rfc = ['RFC_PING'];
     t.same(await call('RFC_PING', {}), {}, 'authorised');
     const refused = await fault('ARCHIV_CONNECTION_INSERT', LINK);
-    t.type(refused, SystemRefusalError, 'the job stops the task instead of failing the document');
+    t.type(refused, FunctionRefusalError, "the task's calls to the system stop instead of failing the document");
     t.match(
       refused?.message,
       /ARCHIV_CONNECTION_INSERT raised SYSTEM_FAILURE \(00341\): No RFC authorization for function module ARCHIV_CONNECTION_INSERT\./,
@@ -378,10 +378,10 @@ t.test(
       'the golden fault',
     );
     erp.customizing.users.CONNECTOR.rfc = '*';
-    t.type(await fault('Z_UNKNOWN', {}), SystemRefusalError, 'FU_NOT_FOUND');
+    t.type(await fault('Z_UNKNOWN', {}), FunctionRefusalError, 'FU_NOT_FOUND');
     erp.soapRfcActive = false;
     const inactive = await fault('RFC_PING', {});
-    t.type(inactive, SystemRefusalError);
+    t.type(inactive, SystemRefusalError, "the system's: its lanes stop");
     t.match(
       inactive?.message,
       /HTTP 403, not a SOAP answer: is the service \/sap\/bc\/soap\/rfc active in SICF, and may the user call it\?/,
@@ -404,7 +404,7 @@ t.test(
     t.match(late?.message, /^RFC_PING on S4H failed \(ETIMEDOUT\): /);
     await erp.stop();
     const down = await fault('RFC_PING', {});
-    t.type(down, TransientError, 'not sent: safe to send again');
+    t.type(down, SystemUnavailableError, 'not sent: the system is unavailable, not the document');
     t.match(down?.message, /^RFC_PING on S4H failed \(ECONNREFUSED\): /);
   },
 );
@@ -456,7 +456,7 @@ t.test('a host refused on each of its addresses says so for each', async (t) => 
     code: 'ECONNREFUSED',
   });
   const failure = networkFailure(both, 'RFC_PING on S4H', 'S4H');
-  t.type(failure, TransientError);
+  t.type(failure, SystemUnavailableError);
   t.equal(
     failure.message,
     'RFC_PING on S4H failed (ECONNREFUSED): connect ECONNREFUSED ::1:8081; connect ECONNREFUSED 127.0.0.1:8081',

@@ -208,7 +208,7 @@ t.test(
     t.same((await env.run()).tasks.workflow.counts, { FAILED: 1 });
     t.match(
       env.props(dumped)['erpTaskStatus:message'],
-      /failed with HTTP 500; SAP may have received it, so it is not sent again by itself: check in SAP, then `connect2erp retry --doc [0-9a-f-]+` to send it again/,
+      /failed with HTTP 500; SAP may have it, so it is not sent again by itself: check in SAP transaction SWI1 \(work items by date\) or the inbox of the agents of document type ZINVWF \(SBWP\): a work item for document [0-9a-f-]+, then `connect2erp retry --doc [0-9a-f-]+` to send it again/,
     );
 
     // The document's own agent: the workflow-to-agent call, with the customer's workflow template.
@@ -238,7 +238,7 @@ t.test(
 );
 
 t.test(
-  'wrong ERP credentials stop the task and release its claims, and the summary says which tasks never ran; an unreachable ERP is retried',
+  "wrong ERP credentials stop the system's lanes and release their claims, none charged, exit 2; an unreachable ERP is an outage, exit 4",
   async (t) => {
     const env = await sandboxEnv(t);
     const uid = await env.upload('ERP/Workflow', 'wf.pdf');
@@ -247,38 +247,49 @@ t.test(
     env.fill(invoice, { 'erpCreateALDocument:erpObjectId': '4711' });
     process.env.SAP_PASSWORD = 'wrong';
     const refused = await env.run().finally(() => (process.env.SAP_PASSWORD = 'sandbox'));
-    t.equal(refused.exitCode, 2);
-    t.match(refused.problems[0], /SAP refused the credentials \(HTTP 401\); check rfc.auth in erpHttp.yaml/);
-    t.equal(env.props(invoice)['erpTaskStatus:status'], 'READY', 'released, not failed');
-    t.equal(
-      env.props(uid)['erpTaskStatus:status'],
-      'READY',
-      'the workflow task, after the link task, never claimed it',
+    t.equal(refused.exitCode, 2, 'a person must change something');
+    t.same(refused.problems, [], 'the configuration files are valid');
+    t.match(refused.outages, [
+      {
+        system: 'S4H',
+        kind: 'refused',
+        reason: /SAP refused the credentials \(HTTP 401\); check rfc.auth in erpHttp.yaml/,
+      },
+    ]);
+    t.same(
+      [invoice, uid].map((doc) => [env.props(doc)['erpTaskStatus:status'], env.props(doc)['erpTaskStatus:attempts']]),
+      [
+        ['READY', 0],
+        ['READY', 0],
+      ],
+      'released or never claimed, no attempt charged',
     );
     t.match(refused.tasks, {
-      barcode: { state: 'finished' },
-      link: { state: 'stopped', reason: /SAP refused the credentials/ },
-      workflow: { state: 'not run', reason: /SAP refused the credentials/ },
+      link: { state: 'stopped', reason: /ERP system S4H refused: .*SAP refused the credentials/ },
+      workflow: { state: 'stopped', reason: /ERP system S4H refused/ },
     });
+    t.same(refused.tasks.link.counts, { RELEASED: 1 });
     const text = renderReport(refused);
-    t.match(text, /\ntask barcode: nothing to do\n/);
     t.match(
       text,
-      /\ntask link: stopped early \(ARCHIV_CONNECTION_INSERT on S4H: SAP refused the credentials \(HTTP 401\); check rfc\.auth in erpHttp\.yaml\); the rest of its backlog waits for the next run; 1 RELEASED\n/,
+      /\noutage: ERP system S4H refused: .*SAP refused the credentials .*\(its documents wait, none charged\)\n/,
     );
     t.match(
       text,
-      /\ntask workflow: not run: the run ended before it \(ARCHIV_CONNECTION_INSERT on S4H: SAP refused the credentials/,
-      'not "nothing to do": it never ran',
+      /\ntask link: stopped early \(ERP system S4H refused: ARCHIV_CONNECTION_INSERT on S4H: SAP refused the credentials \(HTTP 401\); check rfc\.auth in erpHttp\.yaml\); the rest of its backlog waits for the next run; 1 RELEASED\n/,
     );
-    t.match(
-      renderHtml(refused),
-      /<tr><td>task workflow<\/td><td>not run: the run ended before it \(ARCHIV_CONNECTION_INSERT on S4H: SAP refused the credentials/,
-    );
+    t.match(renderHtml(refused), /<li class="bad">outage: ERP system S4H refused: /);
+
     await env.erp.stop();
-    await env.run();
-    t.equal(env.props(uid)['erpTaskStatus:status'], 'RETRY');
-    t.match(env.props(uid)['erpTaskStatus:message'], /ECONNREFUSED/);
+    const down = await env.run();
+    t.equal(down.exitCode, 4, 'an SAP system unavailable');
+    t.match(down.outages, [{ system: 'S4H', kind: 'unavailable', reason: /ECONNREFUSED/ }]);
+    t.same(
+      [env.props(uid)['erpTaskStatus:status'], env.props(uid)['erpTaskStatus:attempts']],
+      ['READY', 0],
+      'the outage charges the document nothing',
+    );
+    t.match(down.tasks.workflow.documents, [{ uid, result: 'RELEASED', message: /ECONNREFUSED.*no attempt charged/ }]);
   },
 );
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { until } from './helpers/until.js';
@@ -94,6 +94,9 @@ t.test(
         ],
       }),
     );
+    // A claim must outlast its calls: those to ECC may take ten minutes each.
+    for (const task of ['link', 'barcode', 'workflow'])
+      appendFileSync(join(env.location.jobsDir, `${task}.yaml`), 'claimTimeoutMs: 5000000\n');
     const workflowYaml = join(env.location.jobsDir, 'workflow.yaml');
     writeFileSync(workflowYaml, readFileSync(workflowYaml, 'utf8').replace('batchSize: 50', 'batchSize: 5'));
     const uids = await Promise.all(

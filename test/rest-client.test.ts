@@ -5,12 +5,12 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { PermanentError, TransientError, UncertainError, UntrustedServerError } from '../common/errors.js';
+import { PermanentError, SystemRefusalError, SystemUnavailableError, UncertainError } from '../common/errors.js';
 import { dryRunErp, type PlannedCall } from '../src/ports/erp-port.js';
 import { RestClient, RestFault, type RestRequest } from '../src/erp/rest-client.js';
 import { RfcClient } from '../src/erp/rfc-client.js';
 import { ErpSandbox } from '../sandbox/erp/server.js';
-import { restCall } from '../src/job/tasks/calls/rest-call.js';
+import { restCall } from '../src/job/calls/rest-call.js';
 import { restCallSchema } from '../src/config/call-schema.js';
 import { quietLog } from './helpers/env.js';
 import { trickleServer } from './helpers/trickle.js';
@@ -88,8 +88,8 @@ t.test('each failure is typed where it is raised', async (t) => {
   erp.faults.add({ functionName: '', drop: true });
   t.type(
     await failure(upload({ Slug: 'a' })),
-    TransientError,
-    'a handshake that fails: nothing was written, try again',
+    SystemUnavailableError,
+    "a handshake that fails: nothing was written, the system's to answer",
   );
   erp.faults.add({ functionName: '', status: 200 });
   t.match(await failure(upload({ Slug: 'a' })), {
@@ -115,7 +115,7 @@ t.test('each failure is typed where it is raised', async (t) => {
     status: 503,
     body: '{"error":{"code":"X","message":{"value":"busy"}}}',
   });
-  t.type(await failure(look()), TransientError, 'a 503 is an outage even with a message');
+  t.type(await failure(look()), SystemUnavailableError, 'a 503 is an outage even with a message');
   erp.faults.add({ functionName: 'GetAllOriginals', status: 500, body: 'boom' });
   t.type(await failure(look()), UncertainError, 'a bare 500 may come after the work');
   erp.faults.add({ functionName: 'AttachmentContentSet', drop: true });
@@ -128,7 +128,7 @@ t.test('a server that is not there: the request was never sent', async (t) => {
   const error = await rest
     .send({ method: 'GET', service: SERVICE, path: '/x', headers: {}, csrf: true })
     .catch((e: unknown) => e);
-  t.type(error, TransientError);
+  t.type(error, SystemUnavailableError, 'the system is unavailable, not the document');
   t.notOk(error instanceof UncertainError);
 });
 
@@ -267,7 +267,7 @@ t.test(
 );
 
 t.test(
-  'an SAP server whose TLS certificate is not trusted stops the run, over RFC and Rest, naming the setting',
+  "an SAP server whose TLS certificate is not trusted stops that system's work, over RFC and Rest, naming the setting",
   async (t) => {
     const tls = join(import.meta.dirname, 'fixtures', 'tls');
     const server = createHttpsServer(
@@ -293,7 +293,7 @@ t.test(
         .catch((e: unknown) => e),
     ];
     for (const [i, failure] of failures.entries()) {
-      t.type(failure, UntrustedServerError, `call ${i}: typed as a configuration problem, not a document's`);
+      t.type(failure, SystemRefusalError, `call ${i}: the system's refusal (its lanes stop), not a document's`);
       t.match(
         (failure as Error).message,
         /TLS certificate is not trusted \(\w+: .+\); check tls\.caFile of system S4H in erpHttp\.yaml$/,

@@ -8,8 +8,8 @@ import { loadConfig } from '../src/config/load.js';
 import { taskSchema } from '../src/config/task-schema.js';
 import { ConfigError } from '../common/errors.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
-import { buildParameters, fill, mapValues } from '../src/job/tasks/mapping.js';
-import { foundIn } from '../src/job/tasks/calls/execute.js';
+import { buildParameters, fill, mapValues } from '../src/job/calls/values.js';
+import { foundIn } from '../src/job/calls/execute.js';
 import { callFor, TEMPLATE_NAMES, templateYaml } from '../src/config/templates.js';
 import { sandboxEnv } from './helpers/env.js';
 
@@ -247,6 +247,19 @@ t.test('a broken call declaration is reported with every key path at load', asyn
     },
   });
   task('link-three', { useCase: 'link', function: 'RFC', ...parse(templateYaml('link', 'Rest') as string) });
+  task('barcode-two', {
+    useCase: 'barcode',
+    function: 'RFC',
+    rfc: {
+      function: 'F',
+      parameters: { 'T[].A': { property: 'a:b' } },
+      result: { erpReference: '{T[].A}' },
+      lookup: [
+        { table: 'BDS_BAR_EX', where: { BARCODE: '{NOPE}' } },
+        { function: 'G', parameters: { P: '{T[].A}' }, found: { list: 'L', startsWith: { X: '{GONE}' } } },
+      ],
+    },
+  });
   task('link-two', {
     useCase: 'link',
     function: 'RFC',
@@ -275,7 +288,8 @@ t.test('a broken call declaration is reported with every key path at load', asyn
       /\/jobs\/barcode\.yaml: rest\.headers\.X-A: \{ALSO_MISSING\} is not one of the parameters/,
       /\/jobs\/barcode\.yaml: rest\.lookup\.found\.match\.A: \{GONE\} is not one of the parameters/,
       /\/jobs\/barcode\.yaml: rest\.parameters\.SINGLE: in a call that batches documents \(TABLE\[\]\.FIELD\), values from the document go into table columns/,
-      /\/jobs\/barcode\.yaml: rest\.lookup: a call that batches documents \(TABLE\[\]\.FIELD\) cannot have a lookup/,
+      /\/jobs\/barcode-two\.yaml: rfc\.lookup\.0\.where\.BARCODE: \{NOPE\} is not one of the parameters/,
+      /\/jobs\/barcode-two\.yaml: rfc\.lookup\.1\.found\.startsWith\.X: \{GONE\} is not one of the parameters/,
       /\/jobs\/barcode\.yaml: rest\.body: a call that batches documents \(TABLE\[\]\.FIELD\) sends body: parameters/,
       /\/jobs\/workflow\.yaml: rfc\.parameters: map at least one parameter/,
       /\/jobs\/workflow\.yaml: rfc\.result\.erpReference: \{NOPE\} is not one of the parameters/,

@@ -1,16 +1,20 @@
 import type { Customizing } from './customizing.js';
-import { fail, rows, text, type CallContext } from './functions.js';
+import { fail, rows, text, type CallContext, type ErpTables } from './functions.js';
 import type { SapStructure } from './soap-codec.js';
 
 /**
- * The customizing tables RFC_READ_TABLE reads here, with their columns and lengths as SAP's
- * dictionary declares them (TOAAR: content repositories, OAC0; TOADV: document types and their
+ * The tables RFC_READ_TABLE reads here, with their columns and lengths as SAP's dictionary declares
+ * them: the customizing (TOAAR: content repositories, OAC0; TOADV: document types and their
  * document class, OAC2; TOAOM: which document type an object type takes, in which repository and
- * link table, AR_STATUS 'X' when active, OAC3; field names as public ABAP selects them).
+ * link table, AR_STATUS 'X' when active, OAC3; field names as public ABAP selects them), and the
+ * external bar codes BAPI_BARCODE_SENDLIST stores, BDS_BAR_EX (leanx.eu and docsfortec.com: BARCODE,
+ * CONTREP and EX_DOC_ID CHAR 40 its key, ARDATE, DOCUCLASS CHAR 20; no client field, so every
+ * client's rows; its other seven fields, the physical document, who made and changed it and when,
+ * KEEP_FLAG, are not modelled and asked for are refused FIELD_NOT_VALID).
  */
 const TABLES: Record<
   string,
-  { columns: Record<string, number>; rows: (c: Customizing) => Array<Record<string, string>> }
+  { columns: Record<string, number>; rows: (c: Customizing, t: ErpTables) => Array<Record<string, string>> }
 > = {
   TOAAR: { columns: { ARCHIV_ID: 2 }, rows: (c) => c.contentRepositories.map((id) => ({ ARCHIV_ID: id })) },
   TOADV: {
@@ -28,16 +32,27 @@ const TABLES: Record<
         CONNECTION: 'TOA01',
       })),
   },
+  BDS_BAR_EX: {
+    columns: { BARCODE: 40, CONTREP: 40, EX_DOC_ID: 40, ARDATE: 8, DOCUCLASS: 20 },
+    rows: (_, t) =>
+      t.barcodes.map((row) => ({
+        BARCODE: row.BARCODE,
+        CONTREP: row.CONTREP,
+        EX_DOC_ID: row.DOCID,
+        ARDATE: row.ARDATE,
+        DOCUCLASS: row.DOCTYPE,
+      })),
+  },
 };
 
 /**
- * RFC_READ_TABLE over the sandbox's customizing. The table must be one the user may read
- * (S_TABU_NAM; NOT_AUTHORIZED otherwise) and one of TOAAR, TOADV, TOAOM (TABLE_NOT_AVAILABLE).
+ * RFC_READ_TABLE over the sandbox's tables. The table must be one the user may read (S_TABU_NAM;
+ * NOT_AUTHORIZED otherwise) and one of TOAAR, TOADV, TOAOM, BDS_BAR_EX (TABLE_NOT_AVAILABLE).
  * The WHERE clause is read only as far as a connector needs it — `FIELD = 'value'` or
  * `FIELD EQ 'value'` joined by AND, a quote inside a literal doubled as ABAP writes it — and
  * anything else is OPTION_NOT_VALID: the stricter reading of ABAP's dynamic WHERE.
  */
-export function readTable({ params, customizing, user }: CallContext): SapStructure {
+export function readTable({ params, customizing, user, tables }: CallContext): SapStructure {
   const name = text(params, 'QUERY_TABLE');
   const allowed = customizing.users[user].tables;
   if (allowed !== '*' && !allowed.includes(name)) fail('NOT_AUTHORIZED', `No authorization for table ${name}`);
@@ -54,7 +69,10 @@ export function readTable({ params, customizing, user }: CallContext): SapStruct
     table.columns,
   );
   const delimiter = text(params, 'DELIMITER');
-  const found = table.rows(customizing).filter((row) => where.every(([field, value]) => row[field] === value));
+  // A CHAR field compares with a shorter literal as if the literal were padded with blanks.
+  const found = table
+    .rows(customizing, tables)
+    .filter((row) => where.every(([field, value]) => row[field].trimEnd() === value.trimEnd()));
   let offset = 0;
   const described = fields.map((field) => {
     const length = table.columns[field];

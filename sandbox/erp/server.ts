@@ -50,6 +50,34 @@ export class ErpSandbox {
     await close(this.server as Server);
   }
 
+  /**
+   * A user entering a bar code in a business transaction (OAC5's internal bar code): SAP matches
+   * it with the external one BAPI_BARCODE_SENDLIST stored, links the document to the object and
+   * deletes the external row (its Hold flag, KEEP_FLAG, unset: yuuvis RAD's manual says BDS_BAR_EX
+   * holds documents "not yet assigned"; ARCHIV_BARCODE_INSERT_RFC's ENTRY_NOT_DELETEABLE). False
+   * when no external row has the bar code.
+   */
+  enterBarcode(
+    client: string,
+    barcode: string,
+    object: { SAP_OBJECT: string; OBJECT_ID: string; AR_OBJECT: string },
+  ): boolean {
+    const index = this.tables.barcodes.findIndex((row) => row.BARCODE === barcode);
+    if (index < 0) return false;
+    const [row] = this.tables.barcodes.splice(index, 1);
+    this.tables.links.push({
+      client,
+      ...object,
+      ARCHIV_ID: row.CONTREP,
+      ARC_DOC_ID: row.DOCID,
+      AR_DATE: row.ARDATE,
+      FILENAME: '',
+      DESCR: '',
+      CREATOR: '',
+    });
+    return true;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url as string, 'http://sandbox');
     if (req.method === 'GET' && url.pathname === '/sandbox/tables') return sendJson(res, 200, this.tables);

@@ -87,29 +87,61 @@ const common = {
   /**
    * True when sending the same call twice leaves SAP as after one (no second row or work item).
    * A call that is neither repeatable nor checked by a lookup is not repeated after an
-   * interrupted run: the document goes to FAILED for an operator to check.
+   * interrupted run or a lost answer: the document goes to FAILED for an operator to check.
    */
   repeatable: z.boolean().default(false),
+  /**
+   * How an operator checks by hand whether SAP has the call's work (a transaction, what to look
+   * for), for a call that cannot be looked up: in the message of a document left to them.
+   */
+  manualCheck: template.optional(),
 };
 
-/** A table read back to tell whether the work was done already; `match` narrows its rows. */
+/**
+ * A table read back to tell whether the work was done already: `match` keeps the rows whose fields
+ * equal the filled values, `startsWith` those whose fields start with them (a key the call put at
+ * the start of a name).
+ */
 const found = z.strictObject({
   list: z.string().min(1),
   match: z.record(z.string(), template).optional(),
+  startsWith: z.record(z.string(), template).optional(),
 });
 export type LookupFound = z.infer<typeof found>;
 
+const functionName = z.string().regex(/^[A-Z0-9_/]+$/, 'an upper-case function module name');
+
+/** A function module that reads back what a call did (ARCHIV_GET_CONNECTIONS for a link). */
+const functionLookup = z.strictObject({
+  function: functionName,
+  parameters: z.record(target, template),
+  found,
+  /** The ABAP exception that means "nothing there", e.g. NOTHING_FOUND. */
+  notFound: z.string().optional(),
+});
+
+/**
+ * A table of SAP's read with RFC_READ_TABLE (BDS_BAR_EX for a bar code): found when a row has every
+ * field of `where` equal to its filled value. The job quotes the values as ABAP literals.
+ */
+const tableLookup = z.strictObject({
+  table: z.string().regex(/^[A-Z0-9_/]+$/, 'an upper-case table name'),
+  where: z
+    .record(z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'an upper-case field name'), template)
+    .refine((where) => Object.keys(where).length > 0, { message: 'name at least one field' }),
+});
+export type RfcLookupStep = z.infer<typeof functionLookup> | z.infer<typeof tableLookup>;
+
 export const rfcCallSchema = z.strictObject({
   ...common,
-  function: z.string().regex(/^[A-Z0-9_/]+$/, 'an upper-case function module name'),
+  function: functionName,
+  /**
+   * How to tell whether SAP already has a document's work, before it is sent again: one step, or
+   * several asked in turn, the first that finds it settling the question.
+   */
   lookup: z
-    .strictObject({
-      function: z.string().regex(/^[A-Z0-9_/]+$/, 'an upper-case function module name'),
-      parameters: z.record(target, template),
-      found,
-      /** The ABAP exception that means "nothing there", e.g. NOTHING_FOUND. */
-      notFound: z.string().optional(),
-    })
+    .union([functionLookup, tableLookup, z.array(z.union([functionLookup, tableLookup])).min(1)])
+    .transform((lookup): RfcLookupStep[] => (Array.isArray(lookup) ? lookup : [lookup]))
     .optional(),
   /** SAP message keys (class + number) that mean "already done", e.g. OA403. */
   alreadyDone: z.array(z.string()).default([]),
@@ -166,14 +198,25 @@ export function callProblems(call: RfcCallConfig | RestCallConfig): CallProblem[
   };
   check(call.result.erpReference, ['result', 'erpReference'], true);
   if (call.result.message !== undefined) check(call.result.message, ['result', 'message'], true);
+  if (call.manualCheck !== undefined) check(call.manualCheck, ['manualCheck'], false);
+  const checkFound = (found: LookupFound, path: Array<string | number>): void => {
+    for (const kind of ['match', 'startsWith'] as const)
+      for (const [k, v] of Object.entries(found[kind] ?? {})) check(v, [...path, 'found', kind, k], false);
+  };
   if ('function' in call) {
-    for (const [k, v] of Object.entries(call.lookup?.parameters ?? {})) check(v, ['lookup', 'parameters', k], false);
+    for (const [i, step] of (call.lookup ?? []).entries()) {
+      const path = call.lookup?.length === 1 ? ['lookup'] : ['lookup', i];
+      const [key, templates]: [string, Record<string, string>] =
+        'table' in step ? ['where', step.where] : ['parameters', step.parameters];
+      for (const [k, v] of Object.entries(templates)) check(v, [...path, key, k], false);
+      if ('found' in step) checkFound(step.found, path);
+    }
   } else {
     check(call.path, ['path'], false);
     if (call.lookup) check(call.lookup.path, ['lookup', 'path'], false);
     for (const [k, v] of Object.entries(call.headers)) check(v, ['headers', k], false);
+    if (call.lookup) checkFound(call.lookup.found, ['lookup']);
   }
-  for (const [k, v] of Object.entries(call.lookup?.found.match ?? {})) check(v, ['lookup', 'found', 'match', k], false);
   const batched = batches(call.parameters);
   for (const [k, spec] of Object.entries(call.parameters)) {
     if (batched && !isColumn(k) && spec.property !== undefined) {
@@ -183,8 +226,6 @@ export function callProblems(call: RfcCallConfig | RestCallConfig): CallProblem[
       });
     }
   }
-  if (batched && call.lookup)
-    problems.push({ path: ['lookup'], message: 'a call that batches documents (TABLE[].FIELD) cannot have a lookup' });
   if (batched && 'body' in call && call.body !== 'parameters')
     problems.push({ path: ['body'], message: 'a call that batches documents (TABLE[].FIELD) sends body: parameters' });
   return problems;

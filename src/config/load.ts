@@ -9,6 +9,7 @@ import { erpSchema, type ErpConfig } from './erp-schema.js';
 import { hintedMessage, yamlMessage } from './hints.js';
 import { resolveReferences } from './secrets.js';
 import { configAdvice, scheduleAdvice, type Advice } from './advice.js';
+import { claimProblems } from './claim-budget.js';
 import { storageSchema, type StorageConfig } from './storage-schema.js';
 import { taskSchema, type TaskConfig } from './task-schema.js';
 
@@ -205,6 +206,7 @@ export function loadConfig(
       ? loadFile(contentServerPath, contentServerSchema, problems)
       : undefined;
   if (erp) crossCheck(erpPath, erp, tasks, problems);
+  if (erp) problems.push(...claimProblems(erp, tasks));
   if (erp && contentServer) crossCheckContentServer(contentServerPath, contentServer, erp, problems);
   if (problems.length > 0 || !storage || !erp) throw new ConfigError(problems);
   const advice = configAdvice({ file: storagePath, config: storage }, erp, tasks);

@@ -28,8 +28,8 @@ export const storageSchema = z.strictObject({
    */
   intakeClaimTimeoutMs: z.number().int().min(1).default(600_000),
   /**
-   * With a backlog, the intake hands over to the tasks after labelling this many documents, and
-   * goes on where it was once they have sent them: documents reach SAP from the first minute.
+   * The intake hands each document it labels READY to the tasks at once, so that documents reach
+   * SAP from the first page; it labels no further ahead than this many documents not yet settled.
    */
   intakeRoundSize: z.number().int().min(1).default(1_000),
 });

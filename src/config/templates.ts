@@ -62,7 +62,27 @@ const BARCODE_RFC = {
     },
   },
   failWhen: { field: 'RETURN.TYPE', in: ['E', 'A'], message: 'RETURN.MESSAGE' },
-  // No source says what SAP does with a row it has already: after an interrupted call an operator decides.
+  // No source says what SAP does with a row it has already, so a bar code whose answer was lost (or
+  // whose run was interrupted) is looked up before it is sent again: in the external bar-code table,
+  // BDS_BAR_EX (key BARCODE, CONTREP, EX_DOC_ID; no client field: leanx.eu and docsfortec.com), and,
+  // as SAP deletes that row once it has matched the bar code and linked the document (the Hold bar
+  // code entry flag, KEEP_FLAG, says otherwise), in the links of the document.
+  lookup: [
+    {
+      table: 'BDS_BAR_EX',
+      where: {
+        BARCODE: '{BARCODETABLE[].BARCODE}',
+        CONTREP: '{BARCODETABLE[].CONTREP}',
+        EX_DOC_ID: '{BARCODETABLE[].DOCID}',
+      },
+    },
+    {
+      function: 'ARCHIV_GET_CONNECTIONS',
+      parameters: { ARCHIV_ID: '{BARCODETABLE[].CONTREP}', ARC_DOC_ID: '{BARCODETABLE[].DOCID}' },
+      found: { list: 'CONNECTIONS' },
+      notFound: 'NOTHING_FOUND',
+    },
+  ],
   repeatable: false,
   result: { erpReference: '{BARCODETABLE[].BARCODE}' },
 };
@@ -81,8 +101,11 @@ const WORKFLOW_RFC = {
     'DOCUMENT_ENTRY.BARCODE': p('erpStartWorkflow:erpBarcode', 40),
     'DOCUMENT_ENTRY.LATE': { property: 'erpStartWorkflow:erpLateArchiving', transform: ['flag'] },
   },
-  // A work item cannot be looked up: after an interrupted call the document waits for an operator.
+  // No remote-enabled read finds a work item by its ArchiveLink document: after an interrupted call,
+  // or an answer lost, the document waits for an operator, who looks in SAP.
   repeatable: false,
+  manualCheck:
+    'SAP transaction SWI1 (work items by date) or the inbox of the agents of document type {DOCUMENT_ENTRY.AR_OBJECT} (SBWP): a work item for document {DOCUMENT_ENTRY.BARCODE|DOCUMENT_ENTRY.ARC_DOC_ID}',
   result: { erpReference: '{DOCUMENT_ENTRY.BARCODE|DOCUMENT_ENTRY.ARC_DOC_ID}' },
 };
 
@@ -106,26 +129,36 @@ const WORKFLOW_TO_AGENT_RFC = {
   },
   failWhen: { field: 'RETURN_CODE', in: ['1', '2', '3', '4', '5', '6', '999'], message: 'MESSAGE_LINES.0.LINE' },
   repeatable: false,
+  manualCheck:
+    'SAP transaction SWI1: a work item of task {TASK} for agent {AGENTS[0].OTYPE} {AGENTS[0].OBJID} with document {INPUT_CONTAINER[1].VALUE} in its container',
   result: { erpReference: '{response.WORKITEM_ID}' },
 };
 
 /**
- * S/4HANA attachment service: the file itself is uploaded. The service has no update and
- * GetAllOriginals cannot tell this document's upload from another with the same name and size,
- * so there is no lookup: after an upload whose answer was lost an operator decides.
+ * S/4HANA attachment service: the file itself is uploaded. The service has no update, and the
+ * file name (Slug) is the only text of the caller's that GetAllOriginals gives back (the service's
+ * $metadata: every other property is sap:creatable="false"). So the file is named with the
+ * document's uuid in front, and an upload whose answer was lost is looked for among the business
+ * object's attachments by that key, never by name and size. FileName is 255 characters: 218 are
+ * left for the file's own name.
  */
 const LINK_REST = {
   service: '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV',
   parameters: {
     BusinessObjectTypeName: p('erpCreateALDocument:erpObject', 10),
     LinkedSAPObjectKey: p('erpCreateALDocument:erpObjectId', 90),
-    FileName: p('file:content.name', 255),
+    DocumentKey: p('erpHttpContent:docId', 36),
+    FileName: p('file:content.name', 218),
     MimeType: p('file:content.mime-type', 128),
   },
   method: 'POST',
   path: '/AttachmentContentSet',
+  lookup: {
+    path: '/GetAllOriginals?BusinessObjectTypeName={q:BusinessObjectTypeName}&LinkedSAPObjectKey={q:LinkedSAPObjectKey}',
+    found: { list: 'results', startsWith: { FileName: '{DocumentKey}_' } },
+  },
   headers: {
-    Slug: '{FileName}',
+    Slug: '{DocumentKey}_{FileName}',
     'Content-Type': '{MimeType}',
     BusinessObjectTypeName: '{BusinessObjectTypeName}',
     LinkedSAPObjectKey: '{LinkedSAPObjectKey}',

@@ -1,9 +1,9 @@
 import type { RequestError, TimeoutError } from 'got';
 import {
   PermanentError,
-  TransientError,
+  SystemRefusalError,
+  SystemUnavailableError,
   UncertainError,
-  UntrustedServerError,
   type Connect2ErpError,
 } from '../../common/errors.js';
 import { certificateRefused, failureCode, failureText } from '../http-options.js';
@@ -22,31 +22,34 @@ const BEFORE_SENDING = new Set(['lookup', 'connect', 'secureConnect']);
 
 /**
  * A network error or time-out of one ERP call (got's or undici's), typed by whether SAP may have
- * received it; an untrusted certificate of `system` stops the run instead.
+ * received it: a call that never reached SAP says the system is unavailable, one that left and got
+ * no answer is uncertain (the document's: SAP is asked later). An untrusted certificate is the
+ * system's refusal.
  */
 export function networkFailure(error: unknown, where: string, system: string): Connect2ErpError {
   const { code } = error as RequestError;
   const message = failureText(error as Error);
   if (certificateRefused(error)) {
-    return new UntrustedServerError(
+    return new SystemRefusalError(
       `${where} failed: SAP's TLS certificate is not trusted (${code}: ${message}); check tls.caFile of system ${system} in erpHttp.yaml`,
       { target: where },
     );
   }
   const event = (error as TimeoutError).event;
   const text = `${where} failed (${failureCode(error as Error)}): ${message}`;
-  if (NOT_SENT.has(code) || BEFORE_SENDING.has(event)) return new TransientError(text, { target: where });
+  if (NOT_SENT.has(code) || BEFORE_SENDING.has(event)) return new SystemUnavailableError(text, { target: where });
   return new UncertainError(text, { target: where });
 }
 
 /**
  * An HTTP status without a business answer: 429, 502 and 503 come from a server that did not
- * take the request; a bare 500 or 504 may come after the work was done; anything else is final.
+ * take the request (the system is unavailable, not the document); a bare 500 or 504 may come
+ * after the work was done; anything else is final.
  */
 export function statusFailure(status: number, where: string, hint = ''): Error {
   const details = { status, target: where };
   if (status === 429 || status === 502 || status === 503)
-    return new TransientError(`${where} failed with HTTP ${status}`, details);
+    return new SystemUnavailableError(`${where} failed with HTTP ${status}`, details);
   if (status >= 500) return new UncertainError(`${where} failed with HTTP ${status}`, details);
   return new PermanentError(`${where} failed with HTTP ${status}${hint}`, details);
 }

@@ -1,7 +1,7 @@
 import got, { type Got, type Response } from 'got';
 import { CookieJar } from 'tough-cookie';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import { AuthenticationError, PermanentError, TransientError } from '../../common/errors.js';
+import { BusinessRefusal, PermanentError, SystemRefusalError, SystemUnavailableError } from '../../common/errors.js';
 import { NEVER, StoppableLimit } from '../stop.js';
 import { basicAuthorization, certificateRefused, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
@@ -20,7 +20,7 @@ export interface RestRequest {
 }
 
 /** SAP answered with an error of its own (OData `error.message`): the business said no. */
-export class RestFault extends PermanentError {
+export class RestFault extends BusinessRefusal {
   constructor(
     readonly code: string,
     message: string,
@@ -152,8 +152,10 @@ export class RestClient implements ErpConnection<RestRequest> {
       });
     } catch (error) {
       if (certificateRefused(error)) throw networkFailure(error, `CSRF token for ${where}`, this.system.name);
-      // Nothing was written yet: whatever happened to the handshake, the write is safe to try again.
-      throw new TransientError(`CSRF token for ${where} failed: ${(error as Error).message}`, { target: where });
+      // Nothing was written yet: whatever happened to the handshake, the system did not take the write.
+      throw new SystemUnavailableError(`CSRF token for ${where} failed: ${(error as Error).message}`, {
+        target: where,
+      });
     }
     const token = response.headers['x-csrf-token'];
     if (response.statusCode < 400 && typeof token === 'string' && token !== '' && token.toLowerCase() !== 'required')
@@ -169,7 +171,7 @@ export class RestClient implements ErpConnection<RestRequest> {
     const status = response.statusCode;
     const details = { status, target: where };
     if (status === 401)
-      throw new AuthenticationError(
+      throw new SystemRefusalError(
         `${where}: SAP refused the credentials (HTTP 401); check rest.auth in erpHttp.yaml`,
         details,
       );

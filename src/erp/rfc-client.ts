@@ -1,6 +1,6 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import { AuthenticationError, SystemRefusalError } from '../../common/errors.js';
+import { FunctionRefusalError, SystemFailureError, SystemRefusalError } from '../../common/errors.js';
 import { RfcFault } from './rfc-fault.js';
 import { networkFailure, statusFailure } from './failure.js';
 import { NEVER, StoppableLimit } from '../stop.js';
@@ -10,11 +10,14 @@ import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
 import { parseAnswer, requestEnvelope, type RfcParams } from './soap.js';
 
 /**
- * Faults that are the system's, not the document's: SYSTEM_FAILURE (a runtime error, a missing S_RFC
- * authorisation: RFC_NO_AUTHORITY, message 00 341), COMMUNICATION_FAILURE, and a function module
- * that does not exist (FU_NOT_FOUND).
+ * Faults that are not the business's answer. The function module refused (its lane's): a missing
+ * S_RFC authorisation (RFC_NO_AUTHORITY, or SYSTEM_FAILURE with message 00 341) or a function module
+ * that does not exist (FU_NOT_FOUND). A runtime error (SYSTEM_FAILURE, COMMUNICATION_FAILURE), from
+ * the document's data or the system: decided by sending the document alone.
  */
-const SYSTEM_FAULTS = new Set(['SYSTEM_FAILURE', 'COMMUNICATION_FAILURE', 'RFC_NO_AUTHORITY', 'FU_NOT_FOUND']);
+const FUNCTION_REFUSED = new Set(['RFC_NO_AUTHORITY', 'FU_NOT_FOUND']);
+const NO_RFC_AUTHORITY = '00341';
+const RUNTIME_FAULTS = new Set(['SYSTEM_FAILURE', 'COMMUNICATION_FAILURE']);
 
 /**
  * Calls remote-enabled function modules through SAP's SOAP-RFC service
@@ -95,7 +98,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
         details,
       );
     if (status === 401)
-      throw new AuthenticationError(
+      throw new SystemRefusalError(
         `${where}: SAP refused the credentials (HTTP 401); check rfc.auth in erpHttp.yaml`,
         details,
       );
@@ -103,11 +106,12 @@ export class RfcClient implements ErpConnection<RfcRequest> {
     if (answer.kind === 'response') return answer.values;
     if (answer.kind === 'fault') {
       const fault = new RfcFault(functionName, answer.fault);
-      if (SYSTEM_FAULTS.has(answer.fault.exception))
-        throw new SystemRefusalError(
-          `${fault.message} (not the document's fault: this task stops, its documents wait for the next run)`,
+      if (FUNCTION_REFUSED.has(answer.fault.exception) || fault.messageKey === NO_RFC_AUTHORITY)
+        throw new FunctionRefusalError(
+          `${fault.message} (not the document's fault: the task's calls to ${this.system.name} stop, its documents wait for the next run)`,
           details,
         );
+      if (RUNTIME_FAULTS.has(answer.fault.exception)) throw new SystemFailureError(fault.message, details);
       throw fault;
     }
     // The ICF's own page: the service is inactive in SICF, or the user may not use it.

@@ -1,8 +1,8 @@
-import { PermanentError } from '../../common/errors.js';
+import { BusinessRefusal } from '../../common/errors.js';
 import type { RfcFaultDetail } from './soap.js';
 
 /** An ABAP exception: the business said no. Permanent; the name and SAP's message are kept. */
-export class RfcFault extends PermanentError {
+export class RfcFault extends BusinessRefusal {
   /** SAP's message class and number, e.g. `OA403`; empty when the fault carries none. */
   readonly messageKey: string;
 

@@ -1,34 +1,35 @@
 import { randomUUID } from 'node:crypto';
-import { loadConfig, selectTasks, type Config } from '../config/load.js';
+import { loadConfig, selectTasks } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { ConfigError, AuthenticationError, errorMessage, formatProblem } from '../../common/errors.js';
-import { loadMapping, type LoadedMapping } from './intake/mapping-file.js';
-import { runIntake } from './intake/run-intake.js';
-import type { TaskConfig, UseCase } from '../config/task-schema.js';
-import type { RepositoryDocument } from '../repository/document.js';
+import type { UseCase } from '../config/task-schema.js';
 import type { Logger } from '../log.js';
-import { featureRegistry, type SchemaRegistry } from '../../common/nuxeo/schemas.js';
+import { featureRegistry } from '../../common/nuxeo/schemas.js';
 import { RepositoryClient } from '../repository/client.js';
-import { portsFor, type Ports } from '../ports/ports.js';
+import { portsFor } from '../ports/ports.js';
 import { EXIT } from '../exit-codes.js';
 import {
   finish,
   newReport,
+  outageText,
   recordIntake,
   recordTask,
   taskSummary,
-  type Phase,
   type RunReport,
 } from './report/report.js';
-import type { ErpSystemConfig } from '../config/erp-schema.js';
-import type { ErpPorts, TaskDeps } from './tasks/context.js';
 import type { ClaimedDocument, IntakeRecord, TaskRecord } from './records.js';
-import { taskReads } from './tasks/reads.js';
-import { runTask } from './tasks/run-task.js';
 import { callFor } from '../config/templates.js';
 import { withinGrace } from '../stop.js';
 import { INTAKE, taskPhase } from './report/report-file.js';
 import { shardCondition, type Shard } from './shard.js';
+import { usableMapping } from './intake/usable-mapping.js';
+import { erpPorts } from './erp-ports.js';
+import { InHand } from './lanes/in-hand.js';
+import { Lanes } from './lanes/lanes.js';
+import { dueSource } from './sources/due.js';
+import { intakeSource } from './sources/intake.js';
+import { LabelledFeed } from './sources/labelled-feed.js';
+import { taskReads } from './sources/reads.js';
 
 export interface RunOptions {
   location: Required<ConfigLocation>;
@@ -45,42 +46,20 @@ export interface RunOptions {
   onFound?: (phase: string, count: number) => void;
   /** Only this part of the documents, by uuid: one of n pods that share the work (shard.ts). */
   shard?: Shard;
+  /** The clock claims, back-offs and probes are read from: a test moves it on instead of waiting. */
+  now?: () => Date;
 }
 
 /** Where every document's record goes, by phase (`INTAKE` or `taskPhase(name)`). */
 export type DocumentSink = (phase: string, record: IntakeRecord | TaskRecord) => void;
 
-/**
- * One port per system and transport it has a connection for, for the transports the run's tasks
- * use: a client's module (and its HTTP stack) is loaded only then, so a run starts with less.
- */
-async function erpPorts(
-  systems: ErpSystemConfig[],
-  tasks: TaskConfig[],
-  port: Ports['erp'],
-  log: Logger,
-  stop: AbortSignal,
-): Promise<TaskDeps['erpFor']> {
-  const byTransport: { [T in keyof ErpPorts]: Map<string, ErpPorts[T]> } = { RFC: new Map(), Rest: new Map() };
-  const uses = new Set(tasks.map((task) => task.function));
-  if (uses.has('RFC')) {
-    const { RfcClient } = await import('../erp/rfc-client.js');
-    for (const system of systems.filter((s) => s.rfc !== undefined))
-      byTransport.RFC.set(system.name, port(new RfcClient({ ...system, rfc: system.rfc! }, log, stop)));
-  }
-  if (uses.has('Rest')) {
-    const { RestClient } = await import('../erp/rest-client.js');
-    for (const system of systems.filter((s) => s.rest !== undefined))
-      byTransport.Rest.set(system.name, port(new RestClient({ ...system, rest: system.rest! }, log, stop)));
-  }
-  return <T extends keyof ErpPorts>(name: string, transport: T): ErpPorts[T] | undefined =>
-    byTransport[transport].get(name);
-}
+export const DEFAULT_GRACE_MS = 20_000;
 
 /**
- * One run: load and validate, read the mapping file, label new documents, process each
- * task, report. Once `stop` fires, in-flight work gets `graceMs` to finish; whatever is
- * still claimed after that is listed in the report and taken over by a later run.
+ * One run: load and validate, read the mapping file, then the sources hand documents to the
+ * lanes, which send them (see work), and the report. Once `stop` fires, in-flight work gets
+ * `graceMs` to finish; whatever is still claimed after that is listed in the report and taken
+ * over by a later run.
  */
 export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunReport> {
   const report = newReport(randomUUID(), options.dryRun);
@@ -89,9 +68,7 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
   const stop = options.stop ?? new AbortController().signal;
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   const inFlight = new Map<string, ClaimedDocument>();
-  const onStop = (): void => {
-    log.warn('run stopping', { reason: String(stop.reason), graceMs });
-  };
+  const onStop = (): void => void log.warn('run stopping', { reason: String(stop.reason), graceMs });
   stop.addEventListener('abort', onStop, { once: true });
   const shard = options.shard === undefined ? undefined : `${options.shard.index + 1}/${options.shard.count}`;
   log.info('run started', { dryRun: options.dryRun, shard });
@@ -122,8 +99,11 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
   return report;
 }
 
-export const DEFAULT_GRACE_MS = 20_000;
-
+/**
+ * The sources (the intake, then each task's search for due documents) hand documents to the
+ * lanes, one per task and SAP system, which claim, call and settle them (lanes/lane.ts); a document
+ * is held by one lane at a time (InHand). An SAP system's outage stops its lanes only.
+ */
 async function work(
   options: RunOptions,
   report: RunReport,
@@ -147,193 +127,114 @@ async function work(
   const { writer, ...ports } = portsFor(options.dryRun, client);
   report.plannedCalls = ports.plannedCalls;
   const loaded = await usableMapping(client, config, registry, report, log);
+  if (stop.aborted) return;
   const sink = options.onDocument ?? (() => undefined);
   const onFound = options.onFound ?? (() => undefined);
-  if (stop.aborted) return;
-  const alsoReads = (useCase: UseCase): string[] =>
-    tasks.filter((task) => task.useCase === useCase).flatMap((task) => taskReads(task, callFor(task).call));
-  const intakeDeps = {
+  const now = options.now ?? (() => new Date());
+  const shard = shardCondition(options.shard);
+  const inHand = new InHand(config.storage.intakeRoundSize);
+  const systems = new Map(config.erp.systems.map((system) => [system.name, system]));
+  const deps = {
     client,
     writer,
+    erpFor: await erpPorts(config.erp.systems, tasks, ports.erp, log, stop),
+    // A document naming an unknown system is never admitted (it waits for input), so every lookup finds one.
+    system: (name: string) => systems.get(name)!,
+    systemNames: [...systems.keys()],
     log,
     runId: report.runId,
-    claimTimeoutMs: config.storage.intakeClaimTimeoutMs,
-    pageSize: config.storage.pageSize,
     stop,
-    alsoReads,
-    found: (count: number) => onFound(INTAKE, count),
-    shard: shardCondition(options.shard),
+    inFlight,
+    shard,
+    now,
   };
-  const labelled = new Labelled();
-  const erpFor = await erpPorts(config.erp.systems, tasks, ports.erp, log, stop);
-  const systems = new Map(config.erp.systems.map((system) => [system.name, system]));
-  // A document naming an unknown system is never admitted (it waits for input), so every lookup finds one.
-  const system = (name: string): ErpSystemConfig => systems.get(name) as ErpSystemConfig;
-  // The documents the previous round settled, and those this one settles.
-  let settledBefore = new Set<string>();
-  const runTasks = async (): Promise<void> => {
-    // What was labelled up to now; what pages still under way label meanwhile goes to the next round.
-    const handed = labelled.take();
-    const settled = new Set<string>();
-    for (const task of tasks) {
-      if (stop.aborted) return;
-      const deps: TaskDeps = {
+  const lanes = new Lanes(deps, tasks, (task, record) => {
+    sink(taskPhase(task.name), recordTask(report, record));
+    inHand.done(record.uid);
+  });
+  const reading = AbortSignal.any([stop, lanes.halted]);
+  try {
+    if (loaded === undefined) {
+      report.intake.state = 'skipped';
+      report.intake.reason = 'the mapping file cannot be used (see the problems); the tasks run on';
+    } else {
+      const alsoReads = (useCase: UseCase): string[] =>
+        tasks.filter((task) => task.useCase === useCase).flatMap((task) => taskReads(task, callFor(task).call));
+      const feed = new LabelledFeed(lanes.tasks, inHand, client, reading, (task, count) =>
+        onFound(taskPhase(task.task.name), count),
+      );
+      const intakeDeps = {
         client,
         writer,
-        erpFor,
-        system,
-        log: log.child({ task: task.name }),
-        runId: report.runId,
-        stop,
-        inFlight,
-        labelled: handed.for(task.useCase),
-        found: (count) => onFound(taskPhase(task.name), count),
-        shard: intakeDeps.shard,
-        settledBefore,
+        log,
+        claimToken: lanes.token,
+        claimTimeoutMs: config.storage.intakeClaimTimeoutMs,
+        pageSize: config.storage.pageSize,
+        stop: reading,
+        alsoReads,
+        found: (count: number) => onFound(INTAKE, count),
+        shard,
       };
-      await runPhase(taskSummary(report, task.name), stop, () =>
-        runTask(task, deps, (record) => {
-          settled.add(record.uid);
-          sink(taskPhase(task.name), recordTask(report, record));
-        }),
+      await timed(report.intake, reading, () =>
+        intakeSource(loaded.mapping, intakeDeps, feed, inHand, (record) => sink(INTAKE, recordIntake(report, record))),
       );
     }
-    settledBefore = settled;
-  };
-  if (loaded === undefined) {
-    report.intake.state = 'skipped';
-    report.intake.reason = 'the mapping file cannot be used (see the problems); the tasks run on';
-  } else {
-    const rounds = new Rounds(config.storage.intakeRoundSize, runTasks);
-    await runPhase(report.intake, stop, () =>
-      runIntake(loaded.mapping, { ...intakeDeps, afterPage: () => rounds.afterPage() }, (record, doc) => {
-        sink(INTAKE, recordIntake(report, record));
-        labelled.add(record, doc);
-        rounds.count();
-      }),
+    const dueDeps = { client, inHand, shard, stop: reading };
+    await Promise.all(
+      // A task the run stopped before, with nothing handed to it, never ran.
+      lanes.tasks
+        .filter((task) => !stop.aborted || task.startedAt !== undefined)
+        .map((task) => {
+          const found = (count: number): void => onFound(taskPhase(task.task.name), count);
+          return timed(
+            taskSummary(report, task.task.name),
+            reading,
+            async () => {
+              await dueSource(task, { ...dueDeps, found });
+              await task.drained();
+            },
+            task.startedAt,
+          );
+        }),
     );
-    // The intake's own time: the rounds of the tasks it waited on are theirs.
-    report.intake.durationMs -= rounds.tasksMs;
+  } finally {
+    // Whatever stopped the sources, what the lanes have under way is settled before the run ends.
+    await Promise.all(lanes.tasks.map((task) => task.drained()));
+    reportOutages(report, lanes, log);
   }
-  await runTasks();
+  await lanes.drained();
 }
 
-/**
- * The intake hands over to the tasks every `size` documents and goes on with its next page once
- * they are done: with a backlog of any size, the first documents reach SAP after one round, not
- * after the whole backlog is labelled. A round starts as its last document is labelled; the
- * pages under way wait for it at their end.
- */
-class Rounds {
-  tasksMs = 0;
-  private since = 0;
-  private round: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly size: number,
-    private readonly runTasks: () => Promise<void>,
-  ) {}
-
-  count(): void {
-    this.since += 1;
-    if (this.since < this.size) return;
-    this.since = 0;
-    this.round = this.handOver();
-  }
-
-  async afterPage(): Promise<void> {
-    await this.round;
-  }
-
-  private async handOver(): Promise<void> {
-    const started = performance.now();
-    await this.runTasks();
-    this.tasksMs += Math.round(performance.now() - started);
+/** The run's outages, each task stopped by one of them, and one line at level error each. */
+function reportOutages(report: RunReport, lanes: Lanes, log: Logger): void {
+  report.outages = lanes.outages();
+  for (const outage of report.outages) log.error('ERP outage', { ...outage });
+  for (const task of lanes.tasks) {
+    const stoppedBy = report.outages.filter((o) =>
+      o.task === undefined ? task.systems.includes(o.system) : o.task === task.task.name,
+    );
+    if (stoppedBy.length === 0) continue;
+    const summary = taskSummary(report, task.task.name);
+    summary.state = 'stopped';
+    summary.reason = stoppedBy.map(outageText).join('; ');
   }
 }
 
-/**
- * The mapping file's usable entries. Its problems are the run's (exit 2), but documents already
- * labelled are no less ready: an entry with a problem stops its own folder's intake, a file that
- * cannot be used at all stops the intake, and the tasks run either way.
- */
-async function usableMapping(
-  client: RepositoryClient,
-  config: Config,
-  registry: SchemaRegistry,
-  report: RunReport,
-  log: Logger,
-): Promise<LoadedMapping | undefined> {
-  let loaded: LoadedMapping;
-  try {
-    loaded = await loadMapping(client, {
-      adminPath: config.storage.adminPath,
-      administrators: config.storage.administrators,
-      registry,
-      systems: config.erp.systems.map((s) => s.name),
-    });
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    report.problems.push(...error.problems.map(formatProblem));
-    log.error('mapping file refused', { problems: error.problems.length });
-    return undefined;
-  }
-  report.mappingFile = { uid: loaded.document.uid, path: loaded.document.path, readableBy: loaded.readableBy };
-  if (loaded.problems.length > 0) {
-    report.problems.push(...loaded.problems.map(formatProblem));
-    log.error('mapping entries refused', { problems: loaded.problems.length, kept: loaded.mapping.mapping.length });
-  }
-  if (loaded.readableBy.length > 0) {
-    const warning = `the mapping file ${loaded.document.path} can be read by ${loaded.readableBy.join(', ')}; only administrators should (spec §5.2)`;
-    report.warnings.push(warning);
-    log.warn('mapping file readable by non-administrators', {
-      path: loaded.document.path,
-      readableBy: loaded.readableBy,
-    });
-  }
-  return loaded;
+interface Phase {
+  state: RunReport['intake']['state'];
+  reason?: string;
+  durationMs: number;
 }
 
 /**
- * Documents this run's intake labelled READY, by use case, for this run's tasks (labelledPages):
- * the last LABELLED_HELD of them, so that memory stays bounded. The last ones are those a search
- * index that lags writes is least likely to show the task; the earlier ones the task's search
- * finds, or a later run's.
+ * One phase of the run, timed from `since` (a task: the first document the intake handed it, when
+ * earlier). It is `stopped` until it ends: an error, or the grace period running out, leaves it
+ * so; it is `finished` when it ends before any stop (a signal, or a lane's failure of the run's scope).
  */
-class Labelled {
-  /** In the order labelled: a Map keeps insertion order, so the oldest is its first key. */
-  private readonly held = new Map<string, { useCase: UseCase; doc: RepositoryDocument }>();
-
-  add(record: IntakeRecord, labelled: RepositoryDocument | undefined): void {
-    if (labelled === undefined || record.status !== 'READY') return;
-    this.held.set(labelled.uid, { useCase: record.useCase, doc: labelled });
-    if (this.held.size > LABELLED_HELD) this.held.delete(this.held.keys().next().value as string);
-  }
-
-  for(useCase: UseCase): RepositoryDocument[] {
-    return [...this.held.values()].filter((entry) => entry.useCase === useCase).map((entry) => entry.doc);
-  }
-
-  /** The documents held, handed over to a round of the tasks: a later round gets only those labelled since. */
-  take(): Labelled {
-    const taken = new Labelled();
-    for (const [uid, entry] of this.held) taken.held.set(uid, entry);
-    this.held.clear();
-    return taken;
-  }
-}
-
-export const LABELLED_HELD = 2_000;
-
-/**
- * One phase of the run (the intake, a task), timed. It is `stopped` until it ends: an error, or
- * the grace period running out, leaves it so; it is `finished` when it ends before any stop.
- */
-async function runPhase(phase: Phase, stop: AbortSignal, work: () => Promise<void>): Promise<void> {
-  const started = performance.now();
+async function timed(phase: Phase, stop: AbortSignal, work: () => Promise<void>, since?: number): Promise<void> {
+  const started = since ?? performance.now();
   phase.state = 'stopped';
   await work();
   phase.state = stop.aborted ? 'stopped' : 'finished';
-  // A task runs once per round of the intake: its time is the sum of its rounds.
   phase.durationMs += Math.round(performance.now() - started);
 }

@@ -32,8 +32,8 @@ export const claimedBy = (properties: Properties): unknown => properties[STATUS.
 export const claimExpires = (properties: Properties): unknown => properties[STATUS.claimExpires];
 export const nextAttempt = (properties: Properties): unknown => properties[STATUS.nextAttempt];
 
-/** Claimed by run `runId` for task `task`, and still in progress. */
-export const heldBy = (properties: Properties, runId: string, task: string): boolean =>
-  properties[STATUS.claimedBy] === runId &&
+/** Claimed with `token` (one attempt of one run) for task `task`, and still in progress. */
+export const heldBy = (properties: Properties, token: string, task: string): boolean =>
+  properties[STATUS.claimedBy] === token &&
   properties[STATUS.task] === task &&
   properties[STATUS.status] === 'IN_PROGRESS';

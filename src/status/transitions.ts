@@ -2,19 +2,32 @@ import { STATUS } from './facet.js';
 
 /**
  * The properties each move of a document's status writes, so that every writer moves it the same
- * way. A claim says which run works on a document and until when; it is written with the
+ * way. A claim says which attempt works on a document and until when; it is written with the
  * document's changeToken, so a 409 means another run claimed it first, and once it expires any
  * run may take the document over.
  */
 
 type Properties = Record<string, unknown>;
 
+/**
+ * The tokens a run's claims carry: its id and, after a slash, the claim's number in the run. A
+ * token names one attempt, so a run never takes another run's claim, or another of its own
+ * claims, for the one it wrote (take.ts reads a document again after a 409).
+ */
+export function claimTokens(runId: string): () => string {
+  let claims = 0;
+  return () => `${runId}/${++claims}`;
+}
+
+/** The run a claim token belongs to, for messages. */
+export const runOf = (token: unknown): string => String(token).split('/')[0];
+
 /** A claim given up, written together with the outcome. */
 export const UNCLAIMED = { [STATUS.claimedBy]: null, [STATUS.claimExpires]: null };
 
-/** Run `runId`'s claim, holding for `ms` from `at` (the intake's claim before a folder is made). */
-export function claim(runId: string, at: Date, ms: number): Properties {
-  return { [STATUS.claimedBy]: runId, [STATUS.claimExpires]: new Date(at.getTime() + ms).toISOString() };
+/** The claim `token`, holding for `ms` from `at` (the intake's claim before a folder is made). */
+export function claim(token: string, at: Date, ms: number): Properties {
+  return { [STATUS.claimedBy]: token, [STATUS.claimExpires]: new Date(at.getTime() + ms).toISOString() };
 }
 
 /** Labelled by the intake: READY, or waiting for the values still `missing`; a claim the intake held ends. */
@@ -35,12 +48,12 @@ export const pendingInput = (message: string): Properties => ({
   [STATUS.message]: message,
 });
 
-/** Claimed by a task's run just before its call goes out. */
-export function inProgress(runId: string, task: string, at: Date, ms: number): Properties {
+/** Claimed by a task's attempt `token` just before its call goes out. */
+export function inProgress(token: string, task: string, at: Date, ms: number): Properties {
   return {
     [STATUS.status]: 'IN_PROGRESS',
     [STATUS.task]: task,
-    ...claim(runId, at, ms),
+    ...claim(token, at, ms),
     [STATUS.lastAttempt]: at.toISOString(),
   };
 }

@@ -6,7 +6,7 @@ import { nxqlString } from '../../nxql/literal.js';
 import type { Logger } from '../../log.js';
 import type { DocumentPlan } from './plan.js';
 import { claimedBy, claimExpires } from '../../status/facet.js';
-import { claim, failed } from '../../status/transitions.js';
+import { claim, failed, runOf } from '../../status/transitions.js';
 
 export interface IntakeOutcome {
   plan: DocumentPlan;
@@ -24,7 +24,8 @@ export interface IntakeDeps {
   client: RepositoryReader;
   writer: RepositoryWriter;
   log: Logger;
-  runId: string;
+  /** A new claim token for each claim (status/transitions.ts). */
+  claimToken: () => string;
   /** How long an intake claim holds (storage.yaml `intakeClaimTimeoutMs`). */
   claimTimeoutMs: number;
   /** Hears how many documents each search found, for progress. */
@@ -125,13 +126,12 @@ async function undo(plan: DocumentPlan, error: PropertiesDroppedError, deps: Int
   });
 }
 
-/** Another run holds an unexpired intake claim on the document. */
-function claimedElsewhere(plan: DocumentPlan, deps: IntakeDeps, at: Date): string | undefined {
+/** Another run holds an unexpired intake claim on the document (a run's own pages never meet: they are disjoint). */
+function claimedElsewhere(plan: DocumentPlan, at: Date): string | undefined {
   const owner = claimedBy(plan.doc.properties);
   const expires = claimExpires(plan.doc.properties);
-  if (typeof owner !== 'string' || owner === deps.runId || typeof expires !== 'string' || new Date(expires) <= at)
-    return undefined;
-  return `being labelled by run ${owner} (claim until ${expires})`;
+  if (typeof owner !== 'string' || typeof expires !== 'string' || new Date(expires) <= at) return undefined;
+  return `being labelled by run ${runOf(owner)} (claim until ${expires})`;
 }
 
 /**
@@ -142,10 +142,10 @@ function claimedElsewhere(plan: DocumentPlan, deps: IntakeDeps, at: Date): strin
  */
 async function claimForFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<RepositoryDocument | string> {
   const at = new Date();
-  const elsewhere = claimedElsewhere(plan, deps, at);
+  const elsewhere = claimedElsewhere(plan, at);
   if (elsewhere !== undefined) return elsewhere;
   try {
-    return await deps.writer.update(plan.doc, claim(deps.runId, at, deps.claimTimeoutMs));
+    return await deps.writer.update(plan.doc, claim(deps.claimToken(), at, deps.claimTimeoutMs));
   } catch (error) {
     if (error instanceof ConflictError) return CHANGED_FIRST;
     throw error;

@@ -1,6 +1,6 @@
 import { EXIT, EXIT_MEANING } from '../../exit-codes.js';
 import { html, type Html } from './markup.js';
-import { LISTED_MAX, phaseNote, taskDetail, type Phase, type RunReport } from './report.js';
+import { LISTED_MAX, outageText, phaseNote, taskDetail, type Phase, type RunReport } from './report.js';
 
 /** Rows listed per section; the JSON report has them all. */
 export const MAX_ROWS = 1000;
@@ -178,6 +178,9 @@ export function renderHtml(report: RunReport): string {
   const notes = [
     ...(report.failure === undefined ? [] : [html`<li class="bad">error: the run stopped: ${report.failure}</li>`]),
     ...report.problems.map((p) => html`<li class="bad">configuration problem: ${p}</li>`),
+    ...report.outages.map(
+      (o) => html`<li class="bad">outage: ${outageText(o)} (its documents wait, none charged)</li>`,
+    ),
     ...report.warnings.map((w) => html`<li class="warn">warning: ${w}</li>`),
     ...(unlisted > 0
       ? [

@@ -6,8 +6,9 @@ export const PUSH_TIMEOUT_MS = 10_000;
 
 /**
  * A run's outcome as Prometheus gauges, for a Pushgateway (a batch job is gone before any scrape):
- * documents per phase, task and result, each phase's duration, the exit code and when the run
- * finished. Names follow Prometheus' conventions (base units, `_seconds`).
+ * documents per phase, task and result, each phase's duration, the SAP systems (or a task's lane
+ * of one) that stopped, the exit code and when the run finished. Names follow Prometheus'
+ * conventions (base units, `_seconds`).
  */
 function runMetrics(report: RunReport): Registry {
   const registry = new Registry();
@@ -31,6 +32,14 @@ function runMetrics(report: RunReport): Registry {
     for (const [result, count] of Object.entries(summary.counts)) documents.set({ phase: 'task', task, result }, count);
     duration.set({ phase: 'task', task, state: summary.state }, summary.durationMs / 1000);
   }
+  const outages = new Gauge({
+    name: 'connect2erp_erp_outage',
+    help: "An SAP system (task empty) or one task's calls to it stopped in the last run: 1, by kind (unavailable, refused)",
+    labelNames: ['system', 'task', 'kind'],
+    registers,
+  });
+  for (const outage of report.outages)
+    outages.set({ system: outage.system, task: outage.task ?? '', kind: outage.kind }, 1);
   new Gauge({ name: 'connect2erp_run_exit_code', help: 'Exit code of the last run (README)', registers }).set(
     report.exitCode,
   );

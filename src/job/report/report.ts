@@ -1,4 +1,5 @@
 import type { PlannedCall } from '../../ports/erp-port.js';
+import type { Outage } from '../lanes/system-health.js';
 import type { ClaimedDocument, IntakeRecord, TaskRecord } from '../records.js';
 import { EXIT } from '../../exit-codes.js';
 
@@ -54,6 +55,11 @@ export interface RunReport {
   failure?: string;
   /** Configuration problems that stopped the run. */
   problems: string[];
+  /**
+   * SAP systems, or lanes (a task's calls to one system), that stopped in this run: their
+   * documents wait for the next run, none charged an attempt.
+   */
+  outages: Outage[];
   intake: Phase & {
     counts: { labelled: number; planned: number; ready: number; pendingInput: number; skipped: number; errors: number };
     /** The first LISTED_MAX documents' records; `unlisted` counts the others (the JSON report file has them all). */
@@ -86,6 +92,7 @@ export function newReport(runId: string, dryRun: boolean): RunReport {
     startedAt: new Date().toISOString(),
     warnings: [],
     problems: [],
+    outages: [],
     intake: {
       state: 'not run',
       counts: { labelled: 0, planned: 0, ready: 0, pendingInput: 0, skipped: 0, errors: 0 },
@@ -144,13 +151,26 @@ export function recordTask(report: RunReport, emitted: TaskRecord): TaskRecord {
   return record;
 }
 
-/** Every phase that did not finish gets what ended the run as its reason. */
+/** An outage as a person reads it: what stopped, and why. */
+export function outageText(outage: Outage): string {
+  const what =
+    outage.task === undefined ? `ERP system ${outage.system}` : `task ${outage.task} on ERP system ${outage.system}`;
+  return `${what} ${outage.kind === 'refused' ? 'refused' : 'unavailable'}: ${outage.reason}`;
+}
+
+/**
+ * Every phase that did not finish gets what ended the run as its reason. The exit code: a person
+ * must change something first (configuration, or an SAP system refusing the connector), then an
+ * SAP system unavailable, then the run interrupted, then documents that failed.
+ */
 export function finish(report: RunReport, endedBy: string | undefined): RunReport {
   for (const phase of [report.intake, ...Object.values(report.tasks)]) {
     if (phase.state !== 'finished') phase.reason ??= endedBy;
   }
   report.finishedAt = new Date().toISOString();
-  if (report.problems.length > 0) report.exitCode = EXIT.configuration;
+  if (report.problems.length > 0 || report.outages.some((o) => o.kind === 'refused'))
+    report.exitCode = EXIT.configuration;
+  else if (report.outages.length > 0) report.exitCode = EXIT.unavailable;
   else if (report.interrupted) report.exitCode = EXIT.interrupted;
   else if (
     report.intake.counts.errors > 0 ||

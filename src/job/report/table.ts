@@ -1,4 +1,4 @@
-import { phaseNote, taskDetail, type RunReport } from './report.js';
+import { outageText, phaseNote, taskDetail, type RunReport } from './report.js';
 
 function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
@@ -35,6 +35,7 @@ export function renderReport(report: RunReport): string {
   if (report.mappingFile) out.push(`mapping file: ${report.mappingFile.path}`);
   if (report.failure !== undefined) out.push(`error: the run stopped: ${report.failure}`);
   for (const problem of report.problems) out.push(`configuration problem: ${problem}`);
+  for (const outage of report.outages) out.push(`outage: ${outageText(outage)} (its documents wait, none charged)`);
   for (const warning of report.warnings) out.push(`warning: ${warning}`);
   if (report.interrupted) {
     const { reason, graceExpired, leftClaimed } = report.interrupted;

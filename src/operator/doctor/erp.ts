@@ -1,11 +1,13 @@
-import { AuthenticationError, SystemRefusalError, errorMessage } from '../../../common/errors.js';
+import { FunctionRefusalError, SystemRefusalError, errorMessage } from '../../../common/errors.js';
 import type { ErpSystemConfig } from '../../config/erp-schema.js';
 import type { TaskConfig } from '../../config/task-schema.js';
 import type { RfcRequest } from '../../erp/rfc-client.js';
 import { RfcFault } from '../../erp/rfc-fault.js';
-import { tableRows, type RfcParams } from '../../erp/soap.js';
+import type { RfcParams } from '../../erp/soap.js';
+import { readTableRequest, readTableRows } from '../../erp/read-table.js';
+import type { RfcCallConfig } from '../../config/call-schema.js';
 import type { MappingEntry } from '../../job/intake/mapping-schema.js';
-import { sapDate, type DateFormat } from '../../job/tasks/mapping.js';
+import { sapDate, type DateFormat } from '../../job/calls/values.js';
 import { callFor } from '../../config/templates.js';
 import { withoutCredentials } from '../../http-options.js';
 import { Section } from './check.js';
@@ -47,18 +49,20 @@ export async function checkErp(
 ): Promise<Section> {
   const section = new Section(`ERP system ${system.name} ${withoutCredentials(system.rfc.url)}`);
   if (!(await logOn(section, system, rfc))) return section;
-  const functions = new Set(
-    tasks
-      // A task limited to other systems (`systems`) calls nothing on this one.
-      .filter(
-        (task) => task.enabled && task.function === 'RFC' && (task.systems ?? [system.name]).includes(system.name),
-      )
-      .flatMap((task) => {
-        const { call } = callFor(task) as { call: { function: string; lookup?: { function: string } } };
-        return [call.function, ...(call.lookup === undefined ? [] : [call.lookup.function])];
-      }),
-  );
+  const calls = tasks
+    // A task limited to other systems (`systems`) calls nothing on this one.
+    .filter((task) => task.enabled && task.function === 'RFC' && (task.systems ?? [system.name]).includes(system.name))
+    .map((task) => callFor(task).call as RfcCallConfig);
+  const lookups = calls.flatMap((call) => call.lookup ?? []);
+  const functions = new Set([
+    ...calls.map((call) => call.function),
+    ...lookups.flatMap((step) => ('function' in step ? [step.function] : [])),
+  ]);
   for (const name of functions) await checkCallable(section, rfc, name);
+  const tables = new Map(
+    lookups.flatMap((step) => ('table' in step ? [[step.table, Object.keys(step.where)[0]]] : [])),
+  );
+  for (const [table, field] of tables) await checkLookupTable(section, rfc, table, field);
   await checkDates(section, rfc, system);
   if (mapping !== undefined) await checkCustomizing(section, rfc, system.name, mapping);
   else section.skip('the ArchiveLink customizing: it is checked against the mapping file, which could not be read');
@@ -73,15 +77,13 @@ async function logOn(section: Section, system: RfcSystem, rfc: DoctorRfc): Promi
     );
     return true;
   } catch (error) {
-    if (error instanceof SystemRefusalError)
-      section.failed(
-        'RFC_PING',
-        error,
-        error.status === 403
-          ? `activate default_host/sap/bc/soap/rfc in transaction SICF (${GUIDE})`
-          : `give the user S_RFC for RFC_PING (${GUIDE})`,
-      );
-    else if (error instanceof AuthenticationError)
+    if (error instanceof FunctionRefusalError)
+      section.failed('RFC_PING', error, `give the user S_RFC for RFC_PING (${GUIDE})`);
+    else if (error instanceof SystemRefusalError && error.status === 403)
+      section.failed('RFC_PING', error, `activate default_host/sap/bc/soap/rfc in transaction SICF (${GUIDE})`);
+    else if (error instanceof SystemRefusalError && error.status !== undefined && error.status < 400)
+      section.failed('RFC_PING', error, `set rfc.url to the SOAP-RFC service's own address (${GUIDE})`);
+    else if (error instanceof SystemRefusalError)
       section.failed(
         'logon',
         error,
@@ -91,6 +93,24 @@ async function logOn(section: Section, system: RfcSystem, rfc: DoctorRfc): Promi
       section.failed('not reachable', error, 'check rfc.url in erpHttp.yaml (host, port from SMICM), and the network');
     section.skip(`the other checks of ${system.name}: they need a logon`);
     return false;
+  }
+}
+
+/**
+ * A table a task's lookup reads (BDS_BAR_EX for bar codes), asked for a row no document has.
+ * Without S_RFC for RFC_READ_TABLE and S_TABU_NAM for the table, a document whose answer was lost
+ * cannot be looked up and waits for an operator instead.
+ */
+async function checkLookupTable(section: Section, rfc: DoctorRfc, table: string, field: string): Promise<void> {
+  try {
+    await rfc.send(readTableRequest(table, [field], { [field]: NO_DOCUMENT }));
+    section.pass(`${table} may be read (a lost answer is looked up there)`);
+  } catch (error) {
+    section.failed(
+      `${table} cannot be read`,
+      error,
+      `give the user S_RFC for RFC_READ_TABLE and S_TABU_NAM (ACTVT 03) for ${table} (${GUIDE}, "The RFC user"): without it a document whose answer was lost waits for an operator`,
+    );
   }
 }
 
@@ -163,36 +183,13 @@ interface Link {
   repository: string;
 }
 
-/** ABAP's literal in a WHERE clause: in quotes, a quote doubled. */
-const abapLiteral = (value: string): string => `'${value.replace(/'/g, "''")}'`;
-
 async function readTable(
   rfc: DoctorRfc,
   table: string,
   fields: string[],
   where: Record<string, string>,
 ): Promise<Array<Record<string, string>>> {
-  // One condition per OPTIONS row (72 characters, RFC_DB_OPT-TEXT): a token never spans two rows.
-  const options = Object.entries(where).map(([field, value], i) => ({
-    TEXT: `${i === 0 ? '' : 'AND '}${field} = ${abapLiteral(value)}`,
-  }));
-  const answer = await rfc.send({
-    functionName: 'RFC_READ_TABLE',
-    params: {
-      QUERY_TABLE: table,
-      DELIMITER: '|',
-      OPTIONS: options,
-      FIELDS: fields.map((name) => ({ FIELDNAME: name })),
-      DATA: [],
-    },
-  });
-  return tableRows(answer.DATA).map((row) =>
-    Object.fromEntries(
-      String(row.WA)
-        .split('|')
-        .map((value, i) => [fields[i], value.trim()]),
-    ),
-  );
+  return readTableRows(await rfc.send(readTableRequest(table, fields, where)));
 }
 
 /** A literal value of the mapping, or undefined for a `$` reference or an absent one. */
@@ -250,7 +247,7 @@ async function checkCustomizing(
   } catch (error) {
     // Not allowed to read is "not checked"; anything else is a failure with its cause.
     if (
-      error instanceof SystemRefusalError ||
+      error instanceof FunctionRefusalError ||
       (error instanceof RfcFault && error.fault.exception === 'NOT_AUTHORIZED')
     )
       return section.skip(

@@ -9,6 +9,7 @@ import type { RepositoryReader } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import type { RepositoryWriter } from '../../ports/repository-writer.js';
 import type { ClaimedDocument, TaskRecord } from '../records.js';
+import { fill, mapValues } from '../calls/values.js';
 
 /** A system's port for each transport. */
 export interface ErpPorts {
@@ -16,38 +17,33 @@ export interface ErpPorts {
   Rest: ErpPort<RestRequest>;
 }
 
-export interface TaskDeps {
+/** What every lane of a run shares. */
+export interface LaneDeps {
   client: RepositoryReader;
   writer: RepositoryWriter;
   /** The ERP port for a system and transport, or undefined when erpHttp.yaml has no such connection. */
   erpFor: <T extends keyof ErpPorts>(system: string, transport: T) => ErpPorts[T] | undefined;
   /** A system of erpHttp.yaml by name; asked only for systems documents were admitted for, which exist. */
   system: (name: string) => ErpSystemConfig;
+  /** Every system of erpHttp.yaml, by name. */
+  systemNames: string[];
   log: Logger;
   runId: string;
   /** Fires when the run must stop: nothing more is claimed, calls under way get the grace period. */
   stop: AbortSignal;
   /** Documents claimed by this run and not settled yet, by uid: what a run cut short leaves claimed. */
   inFlight: Map<string, ClaimedDocument>;
-  /** The documents this run's intake labelled READY for the task's use case (see labelledPages). */
-  labelled: readonly RepositoryDocument[];
   /** The run's shard as a condition on the uuid ('' for every document). */
   shard: string;
-  /**
-   * Documents this run settled in its previous round (run.ts): a search index that lags may still
-   * show them as they were, and a claim of one would only meet the run's own write (409).
-   */
-  settledBefore: ReadonlySet<string>;
-  /** Hears how many documents the task found (its search, then the labelled ones it adds), for progress. */
-  found: (count: number) => void;
-  now?: () => Date;
+  /** The clock claims, back-offs and the breakers' probes are read from (a test moves it on). */
+  now: () => Date;
 }
 
-/** What each step of a task works with. */
+/** What each step of a task's work on a document works with. */
 export interface TaskContext {
   task: TaskConfig;
   call: RfcCallConfig | RestCallConfig;
-  deps: TaskDeps;
+  deps: LaneDeps;
   onRecord: (record: TaskRecord) => void;
   now: () => Date;
 }
@@ -62,5 +58,18 @@ export const base = (ctx: TaskContext, doc: RepositoryDocument): ClaimedDocument
 export const safeToRepeat = (call: RfcCallConfig | RestCallConfig): boolean =>
   call.repeatable || call.lookup !== undefined;
 
-export const operatorHint = (uid: string): string =>
-  `check in SAP, then \`connect2erp retry --doc ${uid}\` to send it again`;
+/**
+ * What an operator does with a document SAP may have: where to look (the call's `manualCheck`,
+ * filled with the document's values), then `retry` to send it again.
+ */
+export function operatorHint(ctx: TaskContext, doc: RepositoryDocument): string {
+  let where = 'check in SAP';
+  if (ctx.call.manualCheck !== undefined) {
+    try {
+      where = `check in ${fill(ctx.call.manualCheck, mapValues(ctx.call.parameters, doc))}`;
+    } catch {
+      // A value that does not map never went to SAP either: the general advice stands.
+    }
+  }
+  return `${where}, then \`connect2erp retry --doc ${doc.uid}\` to send it again`;
+}

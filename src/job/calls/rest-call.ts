@@ -1,8 +1,8 @@
-import type { RestCallConfig } from '../../../config/call-schema.js';
-import type { ErpPort } from '../../../ports/erp-port.js';
-import type { RestRequest } from '../../../erp/rest-client.js';
-import type { RepositoryDocument } from '../../../repository/document.js';
-import { buildParameters, fill } from '../mapping.js';
+import type { RestCallConfig } from '../../config/call-schema.js';
+import type { ErpPort } from '../../ports/erp-port.js';
+import type { RestRequest } from '../../erp/rest-client.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import { buildParameters, fill } from './values.js';
 import { foundIn, type CallAdapter, type MappedDocument } from './execute.js';
 
 /** A declared HTTP call; `content` streams nothing until SAP is really written to (never in a dry run). */
@@ -49,5 +49,7 @@ export function restCall(
       });
     },
     alreadyDone: () => false,
+    // The service document: a read the service answers whatever the business objects.
+    probe: () => erp.read({ method: 'GET', service: config.service, path: '/', headers: {}, csrf: false }),
   };
 }

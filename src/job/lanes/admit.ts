@@ -2,24 +2,19 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import { attemptsOf, claimedBy, messageOf, statusOf } from '../../status/facet.js';
 import { stillDue } from '../../status/query.js';
 import { missingValues } from '../../status/readiness.js';
-import { failed, pendingInput, UNCLAIMED, waitingFor } from '../../status/transitions.js';
+import { failed, pendingInput, runOf, UNCLAIMED, waitingFor } from '../../status/transitions.js';
+import type { CallItem } from '../calls/execute.js';
 import { base, operatorHint, safeToRepeat, type TaskContext } from './context.js';
 import { leftAlone } from './record.js';
-
-/** A document to send, and whether an earlier attempt of it may have reached SAP. */
-export interface Admitted {
-  doc: RepositoryDocument;
-  /** It has failed attempts, or its claim was taken over from a run that stopped: look before sending again. */
-  repeat: boolean;
-}
 
 /**
  * What a task does with one search hit before any claim: skip it if it is no longer due (the
  * search index may lag; the document it returned is current), wait for missing values, leave an
- * interrupted workflow start to an operator, or admit it for sending. A repository error on its
- * write is its own outcome.
+ * interrupted call that cannot be looked up to an operator, or admit it for sending. A repository
+ * error on its write is its own outcome. Answers the admitted document, or undefined with its
+ * record made (a hit no longer due makes none).
  */
-export async function admit(ctx: TaskContext, doc: RepositoryDocument): Promise<Admitted | undefined> {
+export async function admit(ctx: TaskContext, doc: RepositoryDocument): Promise<CallItem | undefined> {
   const at = ctx.now();
   const { properties } = doc;
   if (!stillDue(properties, at)) return notDue(ctx, doc);
@@ -31,7 +26,8 @@ export async function admit(ctx: TaskContext, doc: RepositoryDocument): Promise<
     if (missing.length > 0) return await waitForInput(ctx, doc, waitingFor(missing));
     const takenOver = statusOf(properties) === 'IN_PROGRESS';
     if (takenOver && !safeToRepeat(ctx.call)) return await abandon(ctx, doc);
-    return { doc, repeat: takenOver || attemptsOf(properties) > 0 };
+    const attempts = attemptsOf(properties);
+    return { doc, repeat: takenOver || attempts > 0, lastLook: attempts >= ctx.task.attempts };
   } catch (error) {
     ctx.onRecord(leftAlone(base(ctx, doc), error, 'left as it was'));
     return undefined;
@@ -59,7 +55,7 @@ async function waitForInput(ctx: TaskContext, doc: RepositoryDocument, message: 
  * start): the interrupted run may have reached SAP, so an operator decides instead of a retry.
  */
 async function abandon(ctx: TaskContext, doc: RepositoryDocument): Promise<undefined> {
-  const message = `run ${String(claimedBy(doc.properties))} was interrupted while sending this document and SAP may have it already: ${operatorHint(doc.uid)}`;
+  const message = `run ${runOf(claimedBy(doc.properties))} was interrupted while sending this document and SAP may have it already: ${operatorHint(ctx, doc)}`;
   await ctx.deps.writer.update(doc, { ...UNCLAIMED, ...failed(message) });
   ctx.deps.log.warn('document left for an operator', base(ctx, doc));
   ctx.onRecord({ ...base(ctx, doc), result: 'FAILED', message });

@@ -1,0 +1,49 @@
+import { ConfigError, formatProblem } from '../../../common/errors.js';
+import type { Config } from '../../config/load.js';
+import type { SchemaRegistry } from '../../../common/nuxeo/schemas.js';
+import type { RepositoryClient } from '../../repository/client.js';
+import type { Logger } from '../../log.js';
+import type { RunReport } from '../report/report.js';
+import { loadMapping, type LoadedMapping } from './mapping-file.js';
+
+/**
+ * The mapping file's usable entries. Its problems are the run's (exit 2), but documents already
+ * labelled are no less ready: an entry with a problem stops its own folder's intake, a file that
+ * cannot be used at all stops the intake, and the tasks run either way.
+ */
+export async function usableMapping(
+  client: RepositoryClient,
+  config: Config,
+  registry: SchemaRegistry,
+  report: RunReport,
+  log: Logger,
+): Promise<LoadedMapping | undefined> {
+  let loaded: LoadedMapping;
+  try {
+    loaded = await loadMapping(client, {
+      adminPath: config.storage.adminPath,
+      administrators: config.storage.administrators,
+      registry,
+      systems: config.erp.systems.map((s) => s.name),
+    });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    report.problems.push(...error.problems.map(formatProblem));
+    log.error('mapping file refused', { problems: error.problems.length });
+    return undefined;
+  }
+  report.mappingFile = { uid: loaded.document.uid, path: loaded.document.path, readableBy: loaded.readableBy };
+  if (loaded.problems.length > 0) {
+    report.problems.push(...loaded.problems.map(formatProblem));
+    log.error('mapping entries refused', { problems: loaded.problems.length, kept: loaded.mapping.mapping.length });
+  }
+  if (loaded.readableBy.length > 0) {
+    const warning = `the mapping file ${loaded.document.path} can be read by ${loaded.readableBy.join(', ')}; only administrators should (spec §5.2)`;
+    report.warnings.push(warning);
+    log.warn('mapping file readable by non-administrators', {
+      path: loaded.document.path,
+      readableBy: loaded.readableBy,
+    });
+  }
+  return loaded;
+}

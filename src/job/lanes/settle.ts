@@ -1,0 +1,141 @@
+import {
+  ConflictError,
+  errorMessage,
+  NotSentError,
+  UncertainError,
+  type Connect2ErpError,
+} from '../../../common/errors.js';
+import { AttemptsUsedUp, LookupFailedError, type CallOutcome } from '../calls/execute.js';
+import { attemptsOf, claimedBy, heldBy, messageOf, STATUS, statusOf } from '../../status/facet.js';
+import { attemptFailed, done, released } from '../../status/transitions.js';
+import { base, operatorHint, type TaskContext } from './context.js';
+import type { ClaimedDocument, TaskRecord } from '../records.js';
+import { leftAlone } from './record.js';
+import type { Claimed } from './take.js';
+
+/** What a document claimed and not settled is left as, for the record of a write that failed. */
+const STILL_CLAIMED = 'it stays IN_PROGRESS until its claim expires, then a later run takes it over';
+
+/** How often a settling write meets a user's edit before it is given up (a document being edited by the second). */
+const WRITES = 3;
+
+/**
+ * Write a claimed document's outcome. A write that fails is the document's own outcome (GONE, or
+ * ERROR with what it was left as); one that meets another run's takeover leaves the document to it.
+ */
+export async function settle(ctx: TaskContext, claimed: Claimed, outcome: CallOutcome): Promise<TaskRecord> {
+  // An error of the run's own scope stops the run here, and the document stays listed as claimed: it is.
+  const record = await outcomeRecord(ctx, claimed, outcome).catch((error: unknown) =>
+    leftAlone(base(ctx, claimed.doc), error, STILL_CLAIMED),
+  );
+  ctx.deps.inFlight.delete(claimed.doc.uid);
+  return record;
+}
+
+/** The outcome for a document whose call never went out, or went to a system that could not take it: back to READY, no attempt charged. */
+export async function release(ctx: TaskContext, claimed: Claimed, message: string): Promise<TaskRecord> {
+  return settle(ctx, claimed, { error: new NotSentError(message) });
+}
+
+async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: CallOutcome): Promise<TaskRecord> {
+  const { deps } = ctx;
+  const record = base(ctx, claimed.doc);
+  const { error } = outcome;
+  // Not sent (the run is stopping), or refused by a system or for a lane: nothing happened in SAP.
+  if (error instanceof NotSentError || error?.scope === 'system' || error?.scope === 'lane') {
+    const message =
+      error instanceof NotSentError ? error.message : `${error.message}; left for the next run, no attempt charged`;
+    return (await write(ctx, claimed, released()))
+      ? { ...record, result: 'RELEASED', message }
+      : takenOver(ctx, record);
+  }
+  if (error === undefined) {
+    if (outcome.planned)
+      return { ...record, result: 'PLANNED', reference: outcome.reference, planned: outcome.planned };
+    if (!(await write(ctx, claimed, done(outcome.reference, outcome.message)))) return takenOver(ctx, record);
+    deps.log.info('document processed', { ...record, reference: outcome.reference });
+    return { ...record, result: 'DONE', reference: outcome.reference };
+  }
+  const failure = attemptOutcome(ctx, claimed, error);
+  if (!(await write(ctx, claimed, failure.properties))) return takenOver(ctx, record);
+  deps.log.warn('document not processed', {
+    ...record,
+    result: failure.result,
+    attempts: failure.attempts,
+    error: failure.message,
+  });
+  return { ...record, result: failure.result, message: failure.message };
+}
+
+/**
+ * A failed attempt: RETRY after its back-off, or FAILED. An answer lost on the way back is asked of
+ * SAP at the next attempt when the call has a lookup, whatever the attempts (it is never sent again
+ * before); without one, and not safe to repeat, it goes to an operator with where to look.
+ */
+function attemptOutcome(
+  ctx: TaskContext,
+  claimed: Claimed,
+  error: Connect2ErpError,
+): { result: 'RETRY' | 'FAILED'; message: string; attempts: number; properties: Record<string, unknown> } {
+  const { task, call } = ctx;
+  const attempts = attemptsOf(claimed.doc.properties) + 1;
+  const lost = error instanceof UncertainError;
+  const unknowable =
+    (lost && !call.repeatable && call.lookup === undefined) || (error instanceof LookupFailedError && !error.transient);
+  let message = errorMessage(error);
+  if (lost && call.lookup !== undefined) message += '; SAP is asked at the next attempt, before anything is sent again';
+  if (unknowable) message += `; SAP may have it, so it is not sent again by itself: ${operatorHint(ctx, claimed.doc)}`;
+  const retry =
+    !unknowable &&
+    !(error instanceof AttemptsUsedUp) &&
+    error.transient &&
+    (attempts < task.attempts || (lost && call.lookup !== undefined));
+  const delay = Math.min(task.backoff.initialMs * task.backoff.factor ** (attempts - 1), task.backoff.maxMs);
+  const at = ctx.now();
+  return {
+    result: retry ? 'RETRY' : 'FAILED',
+    message,
+    attempts,
+    properties: attemptFailed(message, attempts, retry ? new Date(at.getTime() + delay) : undefined),
+  };
+}
+
+/** The properties a write meant to leave are there: its answer was lost, and the client's repeat met its own write. */
+function landed(now: Record<string, unknown>, written: Record<string, unknown>): boolean {
+  return (
+    statusOf(now) === written[STATUS.status] &&
+    (claimedBy(now) ?? null) === null &&
+    (!(STATUS.message in written) || messageOf(now) === String(written[STATUS.message] ?? ''))
+  );
+}
+
+/**
+ * Writes the outcome with the changeToken the claim left, so that a run which took the document
+ * over (its claim expired meanwhile) is never overwritten. A 409 is read again: still this
+ * attempt's claim (a user's edit came in between) is written again on top of the edit, which it
+ * leaves as it is; the outcome already there (an answer lost) is done. False: taken over.
+ */
+async function write(ctx: TaskContext, claimed: Claimed, properties: Record<string, unknown>): Promise<boolean> {
+  let doc = claimed.doc;
+  for (let tries = 1; ; tries++) {
+    try {
+      await ctx.deps.writer.update(doc, properties);
+      return true;
+    } catch (error) {
+      if (!(error instanceof ConflictError) || tries === WRITES) throw error;
+      const now = await ctx.deps.client.getById(doc.uid);
+      if (landed(now.properties, properties)) return true;
+      if (!heldBy(now.properties, claimed.token, ctx.task.name)) return false;
+      doc = { ...doc, changeToken: now.changeToken };
+    }
+  }
+}
+
+function takenOver(ctx: TaskContext, record: ClaimedDocument): TaskRecord {
+  ctx.deps.log.warn('document taken over by another run', record);
+  return {
+    ...record,
+    result: 'SKIPPED',
+    message: 'its claim expired while this run sent it, and another run took it over: left to that run',
+  };
+}

@@ -1,0 +1,53 @@
+import { ConflictError } from '../../../common/errors.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import { heldBy } from '../../status/facet.js';
+import { inProgress } from '../../status/transitions.js';
+import { base, type TaskContext } from './context.js';
+import { leftAlone } from './record.js';
+
+/** A document this attempt holds: its claim's token, and the changeToken its claim left. */
+export interface Claimed {
+  doc: RepositoryDocument;
+  token: string;
+}
+
+/**
+ * Claim one document just before its call goes out: status IN_PROGRESS, a token new to this
+ * attempt and an expiry, written with the document's changeToken. A 409 means another run, another
+ * attempt or a user changed it first, or that this claim went through and its answer was lost (the
+ * client sent it again with the token the first write used up): the document is read again, and
+ * only this attempt's own token makes it ours. Returns the claimed document, or records why there is none.
+ */
+export async function take(ctx: TaskContext, doc: RepositoryDocument, token: string): Promise<Claimed | undefined> {
+  const at = ctx.now();
+  const { deps } = ctx;
+  try {
+    const claimed = await deps.writer.update(doc, inProgress(token, ctx.task.name, at, ctx.task.claimTimeoutMs));
+    return held(ctx, { ...doc, changeToken: claimed.changeToken }, token);
+  } catch (error) {
+    if (!(error instanceof ConflictError)) return notTaken(ctx, doc, error);
+    return ownClaim(ctx, doc, token);
+  }
+}
+
+async function ownClaim(ctx: TaskContext, doc: RepositoryDocument, token: string): Promise<Claimed | undefined> {
+  try {
+    const now = await ctx.deps.client.getById(doc.uid);
+    if (heldBy(now.properties, token, ctx.task.name)) return held(ctx, { ...doc, changeToken: now.changeToken }, token);
+    ctx.onRecord({ ...base(ctx, doc), result: 'CLAIMED_ELSEWHERE' });
+    return undefined;
+  } catch (error) {
+    return notTaken(ctx, doc, error);
+  }
+}
+
+/** Claimed: listed as in flight until settled. The call works on the values as they were read. */
+function held(ctx: TaskContext, doc: RepositoryDocument, token: string): Claimed {
+  ctx.deps.inFlight.set(doc.uid, base(ctx, doc));
+  return { doc, token };
+}
+
+function notTaken(ctx: TaskContext, doc: RepositoryDocument, error: unknown): undefined {
+  ctx.onRecord(leftAlone(base(ctx, doc), error, 'not claimed, not sent: the next run looks at it again'));
+  return undefined;
+}

@@ -1,0 +1,121 @@
+import type { TaskConfig } from '../../config/task-schema.js';
+import type { ErpPort } from '../../ports/erp-port.js';
+import type { RestRequest } from '../../erp/rest-client.js';
+import type { RfcRequest } from '../../erp/rfc-client.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import { callFor } from '../../config/templates.js';
+import type { CallAdapter } from '../calls/execute.js';
+import { restCall } from '../calls/rest-call.js';
+import { rfcCall } from '../calls/rfc-call.js';
+import type { DateFormat } from '../calls/values.js';
+import type { TaskRecord } from '../records.js';
+import type { LaneDeps, TaskContext } from './context.js';
+import { Lane, type ErpSystemLine } from './lane.js';
+import type { Outage } from './system-health.js';
+
+/** What a task's lanes take from the run: its systems, claim tokens, where a run-scope failure goes. */
+export interface LaneRun {
+  system: (name: string) => ErpSystemLine;
+  token: () => string;
+  failed: (error: unknown) => void;
+}
+
+/**
+ * One task's lanes, one per SAP system its documents name, made as documents come. Its sources
+ * read on while one of its lanes has room (a system met so far has fewer units waiting than slots,
+ * so each slot has its next call ready), and stop reading once every system it may send to is down.
+ */
+export class TaskLanes {
+  readonly ctx: TaskContext;
+  /** When the task's first document reached it (performance.now()), for its duration. */
+  startedAt: number | undefined;
+  private readonly lanes = new Map<string, Lane>();
+  private wakers: Array<() => void> = [];
+  private readonly call;
+
+  constructor(
+    readonly task: TaskConfig,
+    deps: LaneDeps,
+    /** The systems the task may send to: its `systems`, or every system with a connection for its transport. */
+    readonly systems: string[],
+    private readonly run: LaneRun,
+    onRecord: (record: TaskRecord) => void,
+  ) {
+    this.call = callFor(task);
+    this.ctx = {
+      task,
+      call: this.call.call,
+      deps: { ...deps, log: deps.log.child({ task: task.name }) },
+      onRecord,
+      now: deps.now,
+    };
+  }
+
+  /** The lane of `system`, made on first use. */
+  lane(system: string): Lane {
+    let lane = this.lanes.get(system);
+    if (lane === undefined) {
+      lane = new Lane(this.ctx, this.run.system(system), this.adapter(system), {
+        token: this.run.token,
+        roomChanged: () => this.wake(),
+        failed: this.run.failed,
+      });
+      this.lanes.set(system, lane);
+    }
+    return lane;
+  }
+
+  /** A document reached the task: its time starts. */
+  touch(): void {
+    this.startedAt ??= performance.now();
+  }
+
+  /** Every system the task may send to is down, or its lane stopped: nothing more can go out. */
+  get allDown(): boolean {
+    return this.systems.every((name) => this.run.system(name).health.down || this.lanes.get(name)?.down === true);
+  }
+
+  /** Resolves once the task may read its next page: a lane that is not down has room, or none has been met. */
+  async room(stop: AbortSignal): Promise<void> {
+    while (!this.hasRoom() && !stop.aborted) {
+      await new Promise<void>((resolve) => {
+        const woken = (): void => {
+          stop.removeEventListener('abort', woken);
+          resolve();
+        };
+        this.wakers.push(woken);
+        stop.addEventListener('abort', woken, { once: true });
+      });
+    }
+  }
+
+  async drained(): Promise<void> {
+    await Promise.all([...this.lanes.values()].map((lane) => lane.drained()));
+  }
+
+  /** The lanes that stopped on their own (their function module refused, or dumping on every document). */
+  outages(): Outage[] {
+    return [...this.lanes.values()].flatMap((lane) => (lane.outage === undefined ? [] : [lane.outage]));
+  }
+
+  private hasRoom(): boolean {
+    const live = [...this.lanes.values()].filter((lane) => !lane.down);
+    return live.length === 0 || live.some((lane) => lane.hasRoom);
+  }
+
+  private wake(): void {
+    const wakers = this.wakers;
+    this.wakers = [];
+    for (const wake of wakers) wake();
+  }
+
+  private adapter(system: string): CallAdapter {
+    const { deps } = this.ctx;
+    if (this.call.transport === 'RFC') {
+      const { dateFormat } = deps.system(system).rfc as { dateFormat: DateFormat };
+      return rfcCall(this.call.call, deps.erpFor(system, 'RFC') as ErpPort<RfcRequest>, dateFormat);
+    }
+    const download = (doc: RepositoryDocument): Promise<Buffer> => deps.client.downloadBlob(doc.uid);
+    return restCall(this.call.call, deps.erpFor(system, 'Rest') as ErpPort<RestRequest>, download);
+  }
+}

@@ -1,0 +1,255 @@
+import t from 'tap';
+import { PassThrough } from 'node:stream';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sandboxEnv, type Env } from './helpers/env.js';
+import { createLogger } from '../src/log.js';
+import { runJob } from '../src/job/run.js';
+import { exceptionXml } from '../sandbox/erp/soap-codec.js';
+
+/**
+ * Every failure has a scope: an SAP system's outage stops that system's lanes and charges no
+ * document an attempt, a function module refused stops its lane, an ABAP dump on one document is
+ * that document's; the other systems and tasks go on.
+ */
+
+t.setTimeout(120_000);
+
+const uploadMany = (env: Env, folder: string, prefix: string, n: number) =>
+  Promise.all(Array.from({ length: n }, (_, i) => env.upload(folder, `${prefix}-${i}.pdf`)));
+const statusOf = (env: Env, uid: string) => [
+  env.props(uid)['erpTaskStatus:status'],
+  env.props(uid)['erpTaskStatus:attempts'],
+];
+/** Waiting as before the run, or released by it: never charged, never on the way to FAILED. */
+const untouched = (env: Env, uid: string) =>
+  ['READY,0', 'PENDING_INPUT,0'].includes(statusOf(env, uid).join()) &&
+  env.props(uid)['erpTaskStatus:claimedBy'] == null;
+
+/** A run whose log lines are kept, on a clock `hoursLater` ahead of the machine's. */
+async function logged(env: Env, options: { task?: string; hoursLater?: number } = {}) {
+  const stream = new PassThrough();
+  let text = '';
+  stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  const later = new Date(Date.now() + (options.hoursLater ?? 0) * 3_600_000);
+  env.sandbox.index.catchUp();
+  const report = await runJob(
+    { location: env.location, dryRun: false, task: options.task, now: () => later },
+    createLogger({ stream, json: true, level: 'warn' }),
+  );
+  const lines = text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { level: string; message: string; system?: string; kind?: string });
+  return { report, lines };
+}
+
+/** erpHttp.yaml's SOAP-RFC address of S4H, changed to `url`; returns the one it had. */
+function pointS4hAt(env: Env, url: string): string {
+  const file = join(env.location.configDir, 'erpHttp.yaml');
+  const text = readFileSync(file, 'utf8');
+  const [, before] = /url: (http:\/\/[^\s]+\/sap\/bc\/soap\/rfc)/.exec(text) as RegExpExecArray;
+  writeFileSync(file, text.replace(before, url));
+  return before;
+}
+
+const DEAD = 'http://127.0.0.1:1/sap/bc/soap/rfc';
+
+t.test(
+  'SAP unreachable for three runs: no document charged or moved toward FAILED, each run exits 4 with the outage logged as an error; the first run after SAP is back links each once',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const invoices = await uploadMany(env, 'ERP/Invoices', 'invoice', 20);
+    await env.job({ task: 'link' });
+    invoices.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
+    const live = pointS4hAt(env, DEAD);
+    for (const hoursLater of [1, 2, 3]) {
+      const { report, lines } = await logged(env, { task: 'link', hoursLater });
+      t.equal(report.exitCode, 4, `run ${hoursLater}: exit 4`);
+      t.match(report.outages, [{ system: 'S4H', kind: 'unavailable', reason: /ECONNREFUSED/ }]);
+      t.ok(
+        lines.some((l) => l.level === 'error' && l.message === 'ERP outage' && l.system === 'S4H'),
+        'the outage is logged at level error',
+      );
+      t.same(
+        invoices.filter((uid) => !untouched(env, uid)),
+        [],
+        'every invoice waiting, none claimed, no attempt charged',
+      );
+      t.ok(report.tasks.link.counts.RELEASED > 0, 'the calls tried are released');
+      t.equal(
+        (report.tasks.link.counts.RELEASED ?? 0) + (report.tasks.link.counts.DONE ?? 0),
+        report.tasks.link.documents.length,
+      );
+    }
+    pointS4hAt(env, live);
+    const { report } = await logged(env, { task: 'link', hoursLater: 4 });
+    t.equal(report.exitCode, 0);
+    t.same(report.tasks.link.counts, { DONE: 20 });
+    t.equal(env.erp.tables.links.length, 20);
+    t.equal(new Set(env.erp.tables.links.map((l) => l.ARC_DOC_ID)).size, 20, 'each once');
+  },
+);
+
+t.test(
+  'two SAP systems, one unreachable: every document of the other is linked in the same run; the dead one reads nothing once it is known down',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    appendFileSync(
+      join(env.location.configDir, 'erpHttp.yaml'),
+      `  - name: ECC\n    client: "100"\n    rfc: {url: "${DEAD}", auth: {username: CONNECTOR, password: sandbox}}\n`,
+    );
+    const invoices = await uploadMany(env, 'ERP/Invoices', 'invoice', 30);
+    await env.job({ task: 'link' });
+    const toEcc = new Set([...invoices].sort().filter((_, i) => i % 3 === 0));
+    invoices.forEach((uid, i) =>
+      env.fill(uid, {
+        'erpCreateALDocument:erpObjectId': `INV-${i}`,
+        ...(toEcc.has(uid) ? { 'erpHttpContent:source': 'ECC' } : {}),
+      }),
+    );
+    const { report, lines } = await logged(env, { task: 'link', hoursLater: 1 });
+    t.equal(report.exitCode, 4);
+    t.match(report.outages, [{ system: 'ECC', kind: 'unavailable' }]);
+    t.same(
+      invoices.filter((uid) => !toEcc.has(uid) && env.props(uid)['erpTaskStatus:status'] !== 'DONE'),
+      [],
+      "S4H's 20 invoices are all linked in the same run",
+    );
+    t.equal(env.erp.tables.links.length, 20);
+    t.same(
+      [...toEcc].filter((uid) => !untouched(env, uid)),
+      [],
+      "ECC's wait, none charged",
+    );
+    t.ok(lines.some((l) => l.message === 'ERP system unavailable' && l.system === 'ECC'));
+  },
+);
+
+t.test(
+  "a function module SAP refuses the user (S_RFC) stops that task's calls to the system, and the other tasks go on",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 5);
+    const invoices = await uploadMany(env, 'ERP/Invoices', 'invoice', 5);
+    await env.job({ task: 'link' });
+    invoices.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
+    env.erp.customizing.users.CONNECTOR.rfc = ['RFC_PING', 'ARCHIV_CONNECTION_INSERT', 'ARCHIV_GET_CONNECTIONS'];
+    const { report } = await logged(env, { hoursLater: 1 });
+    t.equal(report.exitCode, 2, 'a person must change something');
+    t.match(report.outages, [
+      {
+        system: 'S4H',
+        task: 'workflow',
+        kind: 'refused',
+        reason: /No RFC authorization for function module ARCHIV_PROCESS_RFCINPUT/,
+      },
+    ]);
+    t.same(report.tasks.link.counts, { DONE: 5 }, 'the link task goes on');
+    t.match(report.tasks.workflow, { state: 'stopped', reason: /task workflow on ERP system S4H refused/ });
+    t.same(
+      approvals.filter((uid) => !untouched(env, uid)),
+      [],
+      'the approvals wait, none charged',
+    );
+  },
+);
+
+const dump = {
+  status: 500,
+  headers: { 'content-type': 'text/xml; charset=utf-8' },
+  body: exceptionXml('ARCHIV_PROCESS_RFCINPUT', { name: 'SYSTEM_FAILURE', text: 'Runtime error CONVT_NO_NUMBER' }),
+};
+
+t.test(
+  "an ABAP dump on one document: sent alone once more, then that document's own outcome; its neighbours are sent",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    // One call at a time: the dumps fall on the first document sent, twice.
+    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
+    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 6);
+    await env.job({ task: 'link' });
+    env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', ...dump, times: 2 });
+    const { report } = await logged(env, { task: 'workflow', hoursLater: 1 });
+    t.equal(report.exitCode, 0, 'no outage: SAP answered the others');
+    t.same(report.tasks.workflow.counts, { RETRY: 1, DONE: 5 });
+    const [dumped] = report.tasks.workflow.documents.filter((d) => d.result === 'RETRY');
+    t.match(dumped.message, /SYSTEM_FAILURE.*Runtime error CONVT_NO_NUMBER/);
+    t.same(statusOf(env, dumped.uid), ['RETRY', 1], 'its own attempt, after its back-off');
+    t.equal(env.erp.tables.inbox.length, 5);
+    t.ok(approvals.includes(dumped.uid));
+  },
+);
+
+t.test(
+  'an ABAP dump on every call: after more documents in a row than calls at once the lane stops, none charged, exit 4; the link task goes on',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 2'));
+    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 12);
+    const invoices = await uploadMany(env, 'ERP/Invoices', 'invoice', 3);
+    await env.job({ task: 'link' });
+    invoices.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
+    env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', ...dump, times: 1000 });
+    const { report, lines } = await logged(env, { hoursLater: 1 });
+    t.equal(report.exitCode, 4);
+    t.match(report.outages, [
+      { system: 'S4H', task: 'workflow', kind: 'unavailable', reason: /runtime error for 3 documents in a row/ },
+    ]);
+    t.same(
+      approvals.filter((uid) => !untouched(env, uid)),
+      [],
+      'every approval waits, none charged',
+    );
+    t.equal(env.erp.tables.inbox.length, 0);
+    t.same(report.tasks.link.counts, { DONE: 3 }, 'the link task, on the same system, goes on');
+    t.ok(lines.some((l) => l.level === 'error' && l.message === 'lane stopped'));
+  },
+);
+
+t.test(
+  "a breaker opened by an outage probes the system on the run's clock, and sends again once SAP answers",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
+    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 12);
+    await env.job({ task: 'link' });
+    // SAP's gateway turns the calls away: after three the breaker opens.
+    env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 503, times: 100 });
+    let clock = Date.now();
+    let released = 0;
+    const stream = new PassThrough();
+    let log = '';
+    stream.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    env.sandbox.index.catchUp();
+    const report = await runJob(
+      {
+        location: env.location,
+        dryRun: false,
+        task: 'workflow',
+        now: () => new Date(clock),
+        onDocument: (_, record) => {
+          if (!('result' in record) || record.result !== 'RELEASED' || ++released !== 5) return;
+          // SAP is back, and the time for the breaker's probe has come.
+          env.erp.faults.clear();
+          clock += 10_000;
+        },
+      },
+      createLogger({ stream, json: true, level: 'warn' }),
+    );
+    const { RELEASED, DONE } = report.tasks.workflow.counts;
+    t.ok(RELEASED >= 5 && DONE >= 1 && RELEASED + DONE === 12, `${RELEASED} released, ${DONE} sent after the probe`);
+    t.match(log, /"message":"ERP system unavailable"[^\n]*\n(.*\n)*.*"message":"ERP system answers again"/);
+    t.same(report.outages, [], 'SAP answered again: no outage to report');
+    t.equal(report.exitCode, 0);
+    t.same(
+      approvals.filter((uid) => env.props(uid)['erpTaskStatus:status'] !== 'DONE' && !untouched(env, uid)),
+      [],
+      'none charged',
+    );
+    t.equal(env.erp.tables.inbox.length, DONE);
+  },
+);
