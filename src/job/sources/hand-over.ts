@@ -34,11 +34,12 @@ export async function handOver(
     }),
   );
   const table = batches(task.ctx.call.parameters);
-  // What one page can add to a lane's waiting units: a system alone never has more waiting than its slots and this.
-  const slack = table ? 1 : task.task.batchSize;
   for (const [system, items] of bySystem(admitted.filter(defined))) {
     const lane = task.lane(system);
-    for (const unit of units(table, items)) {
+    const sent = units(table, items);
+    // What one page can add to a lane's waiting units: a system alone never has more waiting than its slots and this.
+    const slack = table ? sent.length : task.task.batchSize;
+    for (const unit of sent) {
       if (from === 'search' && lane.full(slack))
         lane.leave(
           unit,
