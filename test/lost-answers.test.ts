@@ -48,6 +48,7 @@ t.test(
     const mapping = completeMapping((entries) => {
       const invoices = entries.find((entry) => entry.path.endsWith('/Invoices')) as (typeof entries)[number];
       return [
+        ...entries,
         {
           ...invoices,
           path: '/default-domain/workspaces/ERP/Attachments',

@@ -36,9 +36,9 @@ type Entry = { path: string; facets: string[]; createParentALFolder: boolean; pr
 /**
  * The shipped mapping file with every value a document needs from the mapping (no user to fill
  * them in): invoices get an object id, scans their title as bar code, no archive-link folders;
- * plus `extra` entries.
+ * then `change` makes what it will of the entries.
  */
-export function completeMapping(extra: (entries: Entry[]) => Entry[] = () => []): string {
+export function completeMapping(change: (entries: Entry[]) => Entry[] = (entries) => entries): string {
   const { mapping } = JSON.parse(MAPPING) as { mapping: Entry[] };
   const entries = mapping.map((entry): Entry => {
     const properties = { ...entry.properties };
@@ -46,5 +46,5 @@ export function completeMapping(extra: (entries: Entry[]) => Entry[] = () => [])
     if (entry.path.endsWith('/Barcode')) properties['erpBarcode:barcode'] = '$dc:title';
     return { ...entry, createParentALFolder: false, properties };
   });
-  return JSON.stringify({ mapping: [...entries, ...extra(entries)] });
+  return JSON.stringify({ mapping: change(entries) });
 }
