@@ -11,6 +11,8 @@ export interface Sizing {
 
 export interface LinkRate {
   sizing: Sizing;
+  /** Which program ran: this checkout, or the baseline given with --baseline. */
+  program: string;
   docs: number;
   /** Invoices labelled a second, archive-link folders included (the intake alone). */
   intakePerSecond: number;
@@ -35,12 +37,14 @@ function setNumber(file: string, key: string, value: number): void {
 /**
  * `docs` new invoices at the given latencies under one sizing: the intake alone (each gets its
  * archive-link folder), then the link task alone, each a run of its own process, as scheduled
- * runs are. Checks that every invoice is linked once.
+ * runs are, of `program` (this checkout's, or an earlier build's entry). Checks that every invoice
+ * is linked once.
  */
 export async function linksBench(
   docs: number,
   latency: { repositoryMs: number; erpMs: number },
   sizing: Sizing,
+  program: { name: string; entry?: string } = { name: 'this checkout' },
 ): Promise<LinkRate> {
   const sandboxes = await BenchSandboxes.start(latency);
   try {
@@ -49,16 +53,17 @@ export async function linksBench(
     setNumber(sandboxes.file('jobs/link.yaml'), 'batchSize', sizing.batchSize);
     await sandboxes.warmUp();
     sandboxes.addNew('link', docs);
-    const intake = await sandboxes.run({ intakeOnly: true });
+    const intake = await sandboxes.run({ intakeOnly: true, entry: program.entry });
     if (intake.report.intake.counts.ready !== docs)
       throw new Error(`intake: ${JSON.stringify(intake.report.intake.counts)}`);
-    const run = await sandboxes.run({ task: 'link' });
+    const run = await sandboxes.run({ task: 'link', entry: program.entry });
     const { counts, durationMs } = run.report.tasks.link;
     const links = sandboxes.erp.tables.links.length;
     if (counts.DONE !== docs || links !== docs)
       throw new Error(`link: ${JSON.stringify(counts)}, ${links} links in SAP for ${docs} invoices`);
     return {
       sizing,
+      program: program.name,
       docs,
       intakePerSecond: docs / (intake.report.intake.durationMs / 1000),
       linkPerSecond: docs / (durationMs / 1000),

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { contentServerBench, type ContentServerFigures } from './content-server.js';
 import { firstLinkBench, type FirstLink } from './first-link.js';
@@ -28,6 +28,11 @@ const { values } = parseArgs({
     'scale-out-only': { type: 'boolean', default: false },
     /** Only the links-per-second section (shipped and large sizing), the rest of BENCHMARKS.md kept as it is. */
     'links-only': { type: 'boolean', default: false },
+    /**
+     * A build of an earlier commit (a checkout whose `bin/connect2erp.js` runs, its `dist` built):
+     * the links section measures it beside this checkout, in the same run, alternating.
+     */
+    baseline: { type: 'string' },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'BENCHMARKS.md') },
   },
 });
@@ -374,22 +379,49 @@ function linksSection(rates: LinkRate[]): string[] {
     '',
     `${rates[0].docs.toLocaleString('en')} new invoices per sizing, the repository at ${LINKS_LATENCY.repositoryMs} ms and SAP at ${LINKS_LATENCY.erpMs} ms: the intake alone (each invoice gets its archive-link folder), then the link task alone, each one run in its own process. The bound is what the calls allow: each call slot holds a document's claim (one repository round trip) and then its call, so calls ÷ (${LINKS_LATENCY.erpMs} + ${LINKS_LATENCY.repositoryMs} ms); "calls alone" is calls ÷ ${LINKS_LATENCY.erpMs} ms, what a slot would give if the claim cost nothing. The repository side (requests ÷ ${LINKS_LATENCY.repositoryMs} ms ÷ requests per document) is above it in both.`,
     '',
-    '| sizing | calls | requests | batchSize | links/s | bound | ratio | calls alone | ratio | repository requests per link | job CPU ms per link | job peak RSS MB | intake docs/s |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| sizing | program | calls | requests | batchSize | links/s | bound | ratio | calls alone | ratio | repository requests per link | job CPU ms per link | job peak RSS MB | intake docs/s |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rates.map((r) => {
       const alone = r.sizing.maxConcurrentCalls / (LINKS_LATENCY.erpMs / 1000);
-      return `| ${r.sizing.name} | ${r.sizing.maxConcurrentCalls} | ${r.sizing.maxConcurrentRequests} | ${r.sizing.batchSize} | ${f(r.linkPerSecond, 0)} | ${f(slotBound(r), 0)} | ${f(r.linkPerSecond / slotBound(r))} | ${f(alone, 0)} | ${f(r.linkPerSecond / alone)} | ${f(r.repositoryPerDoc, 3)} | ${f(r.jobCpuMsPerDoc, 2)} | ${f(r.peakRssMb, 0)} | ${f(r.intakePerSecond, 0)} |`;
+      return `| ${r.sizing.name} | ${r.program} | ${r.sizing.maxConcurrentCalls} | ${r.sizing.maxConcurrentRequests} | ${r.sizing.batchSize} | ${f(r.linkPerSecond, 0)} | ${f(slotBound(r), 0)} | ${f(r.linkPerSecond / slotBound(r))} | ${f(alone, 0)} | ${f(r.linkPerSecond / alone)} | ${f(r.repositoryPerDoc, 3)} | ${f(r.jobCpuMsPerDoc, 2)} | ${f(r.peakRssMb, 0)} | ${f(r.intakePerSecond, 0)} |`;
     }),
+    ...beforeAfter(rates),
     '',
     `Projected time for a history of ${HISTORY.toLocaleString('en')} documents, labelled and linked, on n pods with shards, each as fast as the one measured here: ${HISTORY.toLocaleString('en')} × (1 ÷ intake docs/s + 1 ÷ links/s) ÷ n. It assumes a repository and an SAP system that keep their latency under n times the load (n × requests in flight, n × calls: SAP gives the connector n × the calls in dialog work processes), pods on nodes of their own (the scale-out section measures what one 2-core machine shared by all pods gives), and a run's rounds one after another (the intake waits while its round's documents are sent).`,
     '',
     `| sizing | ${pods.map((n) => `${n} pod${n === 1 ? '' : 's'}`).join(' | ')} |`,
     `|---|${pods.map(() => '---:').join('|')}|`,
-    ...rates.map(
-      (r) =>
-        `| ${r.sizing.name} | ${pods.map((n) => hours((HISTORY * (1 / r.intakePerSecond + 1 / r.linkPerSecond)) / n)).join(' | ')} |`,
-    ),
+    ...rates
+      .filter((r) => r.program === THIS)
+      .map(
+        (r) =>
+          `| ${r.sizing.name} | ${pods.map((n) => hours((HISTORY * (1 / r.intakePerSecond + 1 / r.linkPerSecond)) / n)).join(' | ')} |`,
+      ),
     LINKS_END,
+  ];
+}
+
+const THIS = 'this checkout';
+
+/** With a baseline measured in the same run: this checkout's links a second ÷ the baseline's, per sizing and round. */
+function beforeAfter(rates: LinkRate[]): string[] {
+  const pairs = rates.flatMap((r, i) => {
+    const before = rates[i - 1];
+    return r.program === THIS && before !== undefined && before.program !== THIS && before.sizing === r.sizing
+      ? [[before, r]]
+      : [];
+  });
+  if (pairs.length === 0) return [];
+  return [
+    '',
+    `Before and after, the two programs one after the other on the same sandboxes in this run (${pairs[0][0].program} first, each pair its own round):`,
+    '',
+    '| sizing | before links/s | after links/s | after ÷ before | before repository requests per link | after |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...pairs.map(
+      ([before, after]) =>
+        `| ${after.sizing.name} | ${f(before.linkPerSecond, 0)} | ${f(after.linkPerSecond, 0)} | ${f(after.linkPerSecond / before.linkPerSecond)} | ${f(before.repositoryPerDoc, 3)} | ${f(after.repositoryPerDoc, 3)} |`,
+    ),
   ];
 }
 
@@ -424,6 +456,31 @@ function withSection(text: string, section: string[]): string {
   return `${text.slice(0, at)}${section.join('\n')}\n\n${text.slice(at)}`;
 }
 
+/**
+ * Links per second per sizing; with --baseline, the baseline's program and this checkout's one
+ * after the other, for `BASELINE_ROUNDS` rounds, so both meet the machine as it is then.
+ */
+async function linkRates(log: (line: string) => void): Promise<LinkRate[]> {
+  const docs = 5_000 / scale;
+  const rounds = values.baseline === undefined ? 1 : BASELINE_ROUNDS;
+  const programs = [
+    ...(values.baseline === undefined
+      ? []
+      : [{ name: `baseline ${basename(values.baseline)}`, entry: join(values.baseline, 'bin', 'connect2erp.js') }]),
+    { name: THIS },
+  ];
+  const rates = [];
+  for (const sizing of SIZINGS)
+    for (let round = 0; round < rounds; round++)
+      for (const program of programs) {
+        log(`links per second, ${sizing.name} sizing, ${docs} invoices, ${program.name}`);
+        rates.push(await linksBench(docs, LINKS_LATENCY, sizing, program));
+      }
+  return rates;
+}
+
+const BASELINE_ROUNDS = 3;
+
 async function main(): Promise<void> {
   const started = Date.now();
   const log = (line: string): void => console.log(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${line}`);
@@ -455,18 +512,7 @@ async function main(): Promise<void> {
         return scaleOutSection(await scaleOutBench(backlog, latency), backlog);
       },
     ],
-    [
-      values['links-only'],
-      async () => {
-        const docs = 5_000 / scale;
-        const rates = [];
-        for (const sizing of SIZINGS) {
-          log(`links per second, ${sizing.name} sizing, ${docs} invoices`);
-          rates.push(await linksBench(docs, LINKS_LATENCY, sizing));
-        }
-        return linksSection(rates);
-      },
-    ],
+    [values['links-only'], async () => linksSection(await linkRates(log))],
   ];
   const asked = separate.find(([flag]) => flag === true);
   if (asked !== undefined) {

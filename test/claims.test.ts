@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
@@ -29,16 +29,23 @@ const workflow = (env: Env) => {
   return runJob({ location: env.location, dryRun: false, task: 'workflow' }, quietLog);
 };
 
-t.test("a user's edit while the call is out: the outcome is written on top of it, the edit kept", async (t) => {
+/** An approval's workflow run, with `meanwhile` done while SAP holds its call. */
+async function whileSending(t: Test, meanwhile: (env: Env, uid: string) => void) {
   const env = await sandboxEnv(t);
   const uid = await env.upload('ERP/Workflow', 'approval.pdf');
   await env.job({ task: 'link' });
   env.erp.faults.hold();
   const run = workflow(env);
   await env.erp.faults.whenHeld(1);
-  edit(env, uid, { 'dc:description': 'checked by the clerk' });
+  meanwhile(env, uid);
   env.erp.faults.release();
-  const report = await run;
+  return { env, uid, report: await run };
+}
+
+t.test("a user's edit while the call is out: the outcome is written on top of it, the edit kept", async (t) => {
+  const { env, uid, report } = await whileSending(t, (env, uid) =>
+    edit(env, uid, { 'dc:description': 'checked by the clerk' }),
+  );
   t.same(report.tasks.workflow.counts, { DONE: 1 });
   t.equal(env.props(uid)['dc:description'], 'checked by the clerk');
   t.equal(env.props(uid)['erpTaskStatus:status'], 'DONE');
@@ -48,22 +55,19 @@ t.test("a user's edit while the call is out: the outcome is written on top of it
 t.test(
   'a claim taken over by another run while the call was out: this run writes nothing over it, and says so',
   async (t) => {
-    const env = await sandboxEnv(t);
-    const uid = await env.upload('ERP/Workflow', 'approval.pdf');
-    await env.job({ task: 'link' });
-    env.erp.faults.hold();
-    const run = workflow(env);
-    await env.erp.faults.whenHeld(1);
-    const mine = env.props(uid)['erpTaskStatus:claimedBy'];
-    t.match(mine, /^[0-9a-f-]{36}\/\d+$/, "a claim's token: the run's id and the claim's number");
-    // The claim expired, and another run took the document over.
     const theirs = 'a-later-run/1';
-    edit(env, uid, {
-      'erpTaskStatus:claimedBy': theirs,
-      'erpTaskStatus:claimExpires': new Date(Date.now() + 600_000).toISOString(),
+    const { env, uid, report } = await whileSending(t, (env, uid) => {
+      t.match(
+        env.props(uid)['erpTaskStatus:claimedBy'],
+        /^[0-9a-f-]{36}\/\d+$/,
+        "a claim's token: the run's id and the claim's number",
+      );
+      // The claim expired, and another run took the document over.
+      edit(env, uid, {
+        'erpTaskStatus:claimedBy': theirs,
+        'erpTaskStatus:claimExpires': new Date(Date.now() + 600_000).toISOString(),
+      });
     });
-    env.erp.faults.release();
-    const report = await run;
     t.match(report.tasks.workflow.documents, [
       { uid, result: 'SKIPPED', message: /its claim expired while this run sent it, and another run took it over/ },
     ]);
@@ -111,5 +115,39 @@ t.test(
       },
     ]);
     t.equal(error?.problems.length, 1, 'the link and workflow tasks keep the default, 15 minutes');
+  },
+);
+
+t.test(
+  'a claim taken over while SAP turned its call away: released by the run that holds it, not this one',
+  async (t) => {
+    const { env, uid, report } = await whileSending(t, (env, uid) => {
+      edit(env, uid, { 'erpTaskStatus:claimedBy': 'a-later-run/1' });
+      env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 503 });
+    });
+    t.match(report.tasks.workflow.documents, [{ uid, result: 'SKIPPED' }]);
+    t.equal(env.props(uid)['erpTaskStatus:claimedBy'], 'a-later-run/1');
+  },
+);
+
+t.test(
+  "a crashed run's workflow start whose values no longer map goes to an operator with the general advice",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const uid = await env.upload('ERP/Workflow', 'approval.pdf');
+    await env.job({ task: 'link' });
+    // A run died during its call; a user has since put a value too long for its field.
+    env.fill(uid, {
+      'erpTaskStatus:status': 'IN_PROGRESS',
+      'erpTaskStatus:claimedBy': 'a-dead-run/7',
+      'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z',
+      'erpStartWorkflow:erpArchiveObject': 'MUCH-TOO-LONG-A-TYPE',
+    });
+    const report = await workflow(env);
+    t.same(report.tasks.workflow.counts, { FAILED: 1 });
+    t.equal(
+      env.props(uid)['erpTaskStatus:message'],
+      `run a-dead-run was interrupted while sending this document and SAP may have it already: check in SAP, then \`connect2erp retry --doc ${uid}\` to send it again`,
+    );
   },
 );

@@ -272,6 +272,21 @@ t.test('no adminPath, and a user who may not call RFC_PING', async (t) => {
   t.match(find(checks, /^RFC_PING: /)?.advice, /give the user S_RFC for RFC_PING/);
 });
 
+t.test('an SOAP-RFC address that redirects: the advice is to set rfc.url', async (t) => {
+  const env = await sandboxEnv(t);
+  env.erp.faults.add({
+    functionName: 'RFC_PING',
+    status: 302,
+    headers: { Location: 'https://sap.example.com/sap/bc/soap/rfc' },
+  });
+  const { checks } = await doctor(env);
+  t.match(find(checks, /^RFC_PING: /), {
+    outcome: 'fail',
+    found: /HTTP 302, redirected to https:\/\/sap\.example\.com\/sap\/bc\/soap\/rfc/,
+    advice: /set rfc\.url to the SOAP-RFC service's own address/,
+  });
+});
+
 t.test('a user who may not read the customizing tables leaves them unchecked, not failed: exit 0', async (t) => {
   const env = await sandboxEnv(t);
   // BDS_BAR_EX only: what the bar-code task's lookup needs.

@@ -2,7 +2,8 @@ import { buffer } from 'node:stream/consumers';
 import t, { type Test } from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sandboxEnv, type Env } from './helpers/env.js';
+import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
+import { runJob } from '../src/job/run.js';
 import { templateYaml } from '../src/config/templates.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
 
@@ -168,5 +169,40 @@ t.test(
     env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
     t.same((await env.run()).tasks.link.counts, { DONE: 1 }, 'taken over: looked up, found, done');
     t.equal(env.erp.tables.attachments.length, 1, 'one attachment');
+  },
+);
+
+t.test(
+  "the attachment service turning uploads away opens its system's breaker; a probe of the service document closes it",
+  async (t) => {
+    const env = await restEnv(t);
+    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
+    const uids = await Promise.all(Array.from({ length: 8 }, (_, i) => env.upload('ERP/Invoices', `invoice-${i}.pdf`)));
+    await env.run();
+    for (const uid of uids) env.fill(uid, { 'erpCreateALDocument:erpObjectId': '4711' });
+    env.erp.faults.add({ functionName: 'AttachmentContentSet', status: 503, times: 3 });
+    let clock = Date.now();
+    let released = 0;
+    let probes = 0;
+    env.erp.faults.observe = (req) =>
+      void (req.method === 'GET' && /API_CV_ATTACHMENT_SRV\/\?/.test(req.url ?? '') && probes++);
+    env.sandbox.index.catchUp();
+    const report = await runJob(
+      {
+        location: env.location,
+        dryRun: false,
+        task: 'link',
+        now: () => new Date(clock),
+        onDocument: (_, record) => {
+          if ('result' in record && record.result === 'RELEASED' && ++released === 4) clock += 10_000;
+        },
+      },
+      quietLog,
+    );
+    const { RELEASED, DONE } = report.tasks.link.counts;
+    t.ok(RELEASED >= 4 && RELEASED + DONE === 8, `${RELEASED} released, ${DONE} uploaded after the probe`);
+    t.equal(probes, 1, 'one probe: the service document');
+    t.equal(env.erp.tables.attachments.length, DONE);
   },
 );

@@ -134,6 +134,21 @@ t.test("what the intake labelled is sent in the same run only as the task's syst
   );
 });
 
+t.test(
+  "the repository refusing the filter's check of what the intake labelled stops the run, naming the search",
+  async (t) => {
+    const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
+    const workflowYaml = join(env.location.jobsDir, 'workflow.yaml');
+    writeFileSync(workflowYaml, `${readFileSync(workflowYaml, 'utf8')}filter: "dc:title <> 'b.pdf'"\n`);
+    await env.upload('ERP/Workflow', 'a.pdf');
+    env.sandbox.faults.add({ path: 'FROM+Document+WHERE+ecm%3Auuid+IN', status: 400, body: 'no' });
+    const report = await run(env);
+    t.equal(report.exitCode, 1);
+    t.match(report.failure, /search failed with HTTP 400/);
+    t.match(report.intake, { state: 'stopped' });
+  },
+);
+
 t.test('a task stopped while it sends what the intake labelled claims nothing more', async (t) => {
   const env = await sandboxEnv(t, { sandbox: { repository: { searchLagMs: NEVER_CAUGHT_UP } } });
   const workflowYaml = join(env.location.jobsDir, 'workflow.yaml');

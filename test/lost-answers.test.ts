@@ -186,6 +186,10 @@ t.test(
     t.equal(env.erp.tables.barcodes.length, 6);
     // A user enters BC-000 in the business transaction: SAP links the document and deletes the external row.
     t.ok(env.erp.enterBarcode('100', 'BC-000', { SAP_OBJECT: 'BKPF', OBJECT_ID: '4711', AR_OBJECT: 'ZBARCODE' }));
+    t.notOk(
+      env.erp.enterBarcode('100', 'BC-999', { SAP_OBJECT: 'BKPF', OBJECT_ID: '4711', AR_OBJECT: 'ZBARCODE' }),
+      'a bar code SAP has no external row for matches nothing',
+    );
     // And BC-005 never made it: as if the list had stopped before it.
     env.erp.tables.barcodes.splice(
       env.erp.tables.barcodes.findIndex((row) => row.BARCODE === 'BC-005'),

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { sandboxEnv } from './helpers/env.js';
@@ -99,6 +101,35 @@ t.test(
     t.match(exposition, /# HELP connect2erp_documents Documents of the last run, per phase, task and result/);
   },
 );
+
+t.test('an SAP system down is pushed as an outage, with the exit code 4', async (t) => {
+  const url = await pushgateway(t);
+  const env = await sandboxEnv(t);
+  const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+  const live = /url: http:\/\/[\d.:]+\/sap\/bc\/soap\/rfc/.exec(readFileSync(erpYaml, 'utf8'))?.[0] as string;
+  writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace(live, 'url: http://127.0.0.1:1/sap/bc/soap/rfc'));
+  await env.upload('ERP/Workflow', 'approval.pdf');
+  const run = await cli(['run', '--metrics-push', url, '--config', env.location.configDir]);
+  t.equal(run.code, 4, run.stderr);
+  const exposition = await (await fetch(`${url}/metrics`)).text();
+  t.same(samples(exposition, 'connect2erp_erp_outage'), [
+    '{instance="",job="connect2erp",kind="unavailable",run="all",system="S4H",task=""} 1',
+  ]);
+  t.ok(samples(exposition, 'connect2erp_run_exit_code').includes('{instance="",job="connect2erp",run="all"} 4'));
+
+  // A function module refused: the task's lane is named.
+  writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('url: http://127.0.0.1:1/sap/bc/soap/rfc', live));
+  env.erp.customizing.users.CONNECTOR.rfc = ['RFC_PING'];
+  await env.upload('ERP/Workflow', 'approval-2.pdf');
+  const refused = await cli(['run', '--task', 'workflow', '--metrics-push', url, '--config', env.location.configDir]);
+  t.equal(refused.code, 2, refused.stderr);
+  const after = await (await fetch(`${url}/metrics`)).text();
+  t.ok(
+    samples(after, 'connect2erp_erp_outage').includes(
+      '{instance="",job="connect2erp",kind="refused",run="workflow",system="S4H",task="workflow"} 1',
+    ),
+  );
+});
 
 t.test(
   'a push that fails is logged at level error without the credentials of the URL; the run keeps its exit code',

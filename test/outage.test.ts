@@ -232,16 +232,19 @@ t.test(
         task: 'workflow',
         now: () => new Date(clock),
         onDocument: (_, record) => {
-          if (!('result' in record) || record.result !== 'RELEASED' || ++released !== 5) return;
-          // SAP is back, and the time for the breaker's probe has come.
-          env.erp.faults.clear();
-          clock += 10_000;
+          if (!('result' in record) || record.result !== 'RELEASED') return;
+          released += 1;
+          // The time for the breaker's probe has come: the first finds SAP still down, the next waits twice as long.
+          if (released === 5) env.erp.faults.add({ functionName: 'RFC_PING', status: 503 });
+          if (released >= 5) clock += 6_000;
+          // SAP is back.
+          if (released === 6) env.erp.faults.clear();
         },
       },
       createLogger({ stream, json: true, level: 'warn' }),
     );
     const { RELEASED, DONE } = report.tasks.workflow.counts;
-    t.ok(RELEASED >= 5 && DONE >= 1 && RELEASED + DONE === 12, `${RELEASED} released, ${DONE} sent after the probe`);
+    t.ok(RELEASED >= 6 && DONE >= 1 && RELEASED + DONE === 12, `${RELEASED} released, ${DONE} sent after the probes`);
     t.match(log, /"message":"ERP system unavailable"[^\n]*\n(.*\n)*.*"message":"ERP system answers again"/);
     t.same(report.outages, [], 'SAP answered again: no outage to report');
     t.equal(report.exitCode, 0);
@@ -251,5 +254,46 @@ t.test(
       'none charged',
     );
     t.equal(env.erp.tables.inbox.length, DONE);
+  },
+);
+
+t.test(
+  "a runtime error on a lane's last document: at the lane's end, SAP answering RFC_PING makes it the document's; SAP not answering, the system's",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const [approval] = await uploadMany(env, 'ERP/Workflow', 'approval', 1);
+    await env.job({ task: 'link' });
+    env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', ...dump, times: 2 });
+    const answered = await logged(env, { task: 'workflow', hoursLater: 1 });
+    t.same(answered.report.tasks.workflow.counts, { RETRY: 1 }, "SAP answers: the document's");
+    t.same(statusOf(env, approval), ['RETRY', 1]);
+
+    env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', ...dump, times: 2 });
+    env.erp.faults.add({ functionName: 'RFC_PING', status: 503 });
+    const silent = await logged(env, { task: 'workflow', hoursLater: 2 });
+    t.same(silent.report.tasks.workflow.counts, { RELEASED: 1 }, "SAP does not answer: the system's");
+    t.equal(silent.report.exitCode, 4);
+    t.same(statusOf(env, approval), ['READY', 1], 'no attempt charged for it');
+  },
+);
+
+t.test(
+  "documents the intake hands to a system that is down open its breaker, and the task's search reads nothing",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    pointS4hAt(env, DEAD);
+    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 6);
+    let searches = 0;
+    env.sandbox.faults.observe = (req) =>
+      void (decodeURIComponent(req.url ?? '').includes("status IN ('READY', 'PENDING_INPUT')") && searches++);
+    const { report } = await logged(env, { task: 'workflow', hoursLater: 1 });
+    t.equal(report.intake.counts.labelled, 6);
+    t.equal(report.exitCode, 4);
+    t.equal(searches, 0, 'no page of due documents is read for a task whose systems are all down');
+    t.same(
+      approvals.filter((uid) => !untouched(env, uid)),
+      [],
+      'labelled, none charged',
+    );
   },
 );

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { loadConfig, selectTasks } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { ConfigError, AuthenticationError, errorMessage, formatProblem } from '../../common/errors.js';
@@ -54,6 +55,9 @@ export interface RunOptions {
 export type DocumentSink = (phase: string, record: IntakeRecord | TaskRecord) => void;
 
 export const DEFAULT_GRACE_MS = 20_000;
+
+/** What listens on a run's stop besides its SAP systems: the run, the grace period, the sources' waits. */
+const RUN_LISTENERS = 10;
 
 /**
  * One run: load and validate, read the mapping file, then the sources hand documents to the
@@ -134,6 +138,8 @@ async function work(
   const shard = shardCondition(options.shard);
   const inHand = new InHand(config.storage.intakeRoundSize);
   const systems = new Map(config.erp.systems.map((system) => [system.name, system]));
+  // Each system's RFC and Rest clients and its call slots listen on the stop: more than Node's default of 10 warns about.
+  setMaxListeners(RUN_LISTENERS + 3 * systems.size, stop);
   const deps = {
     client,
     writer,

@@ -52,11 +52,6 @@ export async function* drain(
   }
 }
 
-/** The pages of each source in turn. */
-export async function* concat<T>(...sources: Array<AsyncIterable<T> | Iterable<T>>): AsyncGenerator<T> {
-  for (const source of sources) yield* source;
-}
-
 /**
  * Work on pages as they are read, with the next page already read: its search runs while earlier
  * pages are worked on, so the repository and the ERP are never idle waiting for a page boundary.

@@ -1,4 +1,4 @@
-import { batches, type LookupFound, type RestCallConfig, type RfcCallConfig } from '../../config/call-schema.js';
+import type { LookupFound, RestCallConfig, RfcCallConfig } from '../../config/call-schema.js';
 import { BusinessRefusal, Connect2ErpError, PermanentError } from '../../../common/errors.js';
 import { isPlanned } from '../../ports/erp-port.js';
 import type { RepositoryDocument } from '../../repository/document.js';
@@ -173,6 +173,3 @@ export async function execute(adapter: CallAdapter, items: CallItem[]): Promise<
   const byDoc = new Map(valid.map((item, i) => [item.doc, outcomes[i]]));
   return mapped.map((m) => ('error' in m ? { error: m.error } : (byDoc.get(m.doc) as CallOutcome)));
 }
-
-/** Whether the call sends a page's documents of a system together (`TABLE[].FIELD` columns: bar codes). */
-export const takesTable = (adapter: CallAdapter): boolean => batches(adapter.config.parameters);

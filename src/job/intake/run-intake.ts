@@ -8,6 +8,15 @@ import { useCaseOf, type MappingFile } from './mapping-schema.js';
 import { intakeQuery, intakeReads, planDocument, stillNew } from './plan.js';
 import { statusOf } from '../../status/facet.js';
 
+/** What the intake works with besides its labelling's (apply.ts). */
+export type IntakeRunDeps = IntakeDeps & {
+  pageSize: number;
+  stop: AbortSignal;
+  alsoReads: (useCase: UseCase) => string[];
+  /** The run's shard as a condition on the uuid ('' for every document). */
+  shard: string;
+};
+
 /** Pages labelled at once: the next page is read and labelled while the one before finishes. */
 const PAGES_IN_FLIGHT = 2;
 
@@ -18,13 +27,8 @@ const PAGES_IN_FLIGHT = 2;
  */
 export async function runIntake(
   mapping: MappingFile,
-  deps: IntakeDeps & {
-    pageSize: number;
-    stop: AbortSignal;
-    alsoReads: (useCase: UseCase) => string[];
-    /** The run's shard as a condition on the uuid ('' for every document). */
-    shard: string;
-    /** After each page: the run may hand over to its tasks here before the next (run.ts, rounds). */
+  deps: IntakeRunDeps & {
+    /** After each page: the intake's source waits here while enough of its documents are unsettled. */
     afterPage: () => Promise<void>;
   },
   onRecord: (record: IntakeRecord, labelled: RepositoryDocument | undefined) => void,

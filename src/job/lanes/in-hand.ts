@@ -1,3 +1,5 @@
+import { Waiters } from './waiters.js';
+
 /** How many settled documents a run remembers, so that a search index lagging behind its writes does not hand them over again. */
 export const RECENT_HELD = 10_000;
 
@@ -13,9 +15,12 @@ export class InHand {
   private readonly held = new Map<string, 'intake' | 'search'>();
   private readonly recent = new Set<string>();
   private intake = 0;
-  private wakers: Array<() => void> = [];
+  private readonly waiters = new Waiters();
 
-  constructor(private readonly intakeAhead: number) {}
+  constructor(
+    private readonly intakeAhead: number,
+    private readonly recentHeld = RECENT_HELD,
+  ) {}
 
   /** True when the caller now holds the document; false when a lane has it, or had it in this run. */
   take(uid: string, from: 'intake' | 'search'): boolean {
@@ -31,29 +36,14 @@ export class InHand {
     if (from === undefined) return;
     this.held.delete(uid);
     this.recent.add(uid);
-    if (this.recent.size > RECENT_HELD) this.recent.delete(this.recent.values().next().value as string);
+    if (this.recent.size > this.recentHeld) this.recent.delete(this.recent.values().next().value as string);
     if (from !== 'intake') return;
     this.intake -= 1;
-    if (this.intake < this.intakeAhead) this.wake();
+    if (this.intake < this.intakeAhead) this.waiters.wake();
   }
 
   /** Resolves once fewer than `intakeAhead` of the intake's documents are held, or `stop` fires. */
-  async intakeRoom(stop: AbortSignal): Promise<void> {
-    while (this.intake >= this.intakeAhead && !stop.aborted) {
-      await new Promise<void>((resolve) => {
-        const woken = (): void => {
-          stop.removeEventListener('abort', woken);
-          resolve();
-        };
-        this.wakers.push(woken);
-        stop.addEventListener('abort', woken, { once: true });
-      });
-    }
-  }
-
-  private wake(): void {
-    const wakers = this.wakers;
-    this.wakers = [];
-    for (const wake of wakers) wake();
+  intakeRoom(stop: AbortSignal): Promise<void> {
+    return this.waiters.until(() => this.intake < this.intakeAhead, stop);
   }
 }

@@ -12,6 +12,7 @@ import type { TaskRecord } from '../records.js';
 import type { LaneDeps, TaskContext } from './context.js';
 import { Lane, type ErpSystemLine } from './lane.js';
 import type { Outage } from './system-health.js';
+import { Waiters } from './waiters.js';
 
 /** What a task's lanes take from the run: its systems, claim tokens, where a run-scope failure goes. */
 export interface LaneRun {
@@ -30,7 +31,7 @@ export class TaskLanes {
   /** When the task's first document reached it (performance.now()), for its duration. */
   startedAt: number | undefined;
   private readonly lanes = new Map<string, Lane>();
-  private wakers: Array<() => void> = [];
+  private readonly waiters = new Waiters();
   private readonly call;
 
   constructor(
@@ -57,7 +58,7 @@ export class TaskLanes {
     if (lane === undefined) {
       lane = new Lane(this.ctx, this.run.system(system), this.adapter(system), {
         token: this.run.token,
-        roomChanged: () => this.wake(),
+        roomChanged: () => this.waiters.wake(),
         failed: this.run.failed,
       });
       this.lanes.set(system, lane);
@@ -76,17 +77,8 @@ export class TaskLanes {
   }
 
   /** Resolves once the task may read its next page: a lane that is not down has room, or none has been met. */
-  async room(stop: AbortSignal): Promise<void> {
-    while (!this.hasRoom() && !stop.aborted) {
-      await new Promise<void>((resolve) => {
-        const woken = (): void => {
-          stop.removeEventListener('abort', woken);
-          resolve();
-        };
-        this.wakers.push(woken);
-        stop.addEventListener('abort', woken, { once: true });
-      });
-    }
+  room(stop: AbortSignal): Promise<void> {
+    return this.waiters.until(() => this.hasRoom(), stop);
   }
 
   async drained(): Promise<void> {
@@ -101,12 +93,6 @@ export class TaskLanes {
   private hasRoom(): boolean {
     const live = [...this.lanes.values()].filter((lane) => !lane.down);
     return live.length === 0 || live.some((lane) => lane.hasRoom);
-  }
-
-  private wake(): void {
-    const wakers = this.wakers;
-    this.wakers = [];
-    for (const wake of wakers) wake();
   }
 
   private adapter(system: string): CallAdapter {

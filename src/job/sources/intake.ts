@@ -1,9 +1,7 @@
 import type { RepositoryDocument } from '../../repository/document.js';
 import type { InHand } from '../lanes/in-hand.js';
-import type { IntakeDeps } from '../intake/apply.js';
 import type { MappingFile } from '../intake/mapping-schema.js';
-import { runIntake } from '../intake/run-intake.js';
-import type { UseCase } from '../../config/task-schema.js';
+import { runIntake, type IntakeRunDeps } from '../intake/run-intake.js';
 import type { IntakeRecord } from '../records.js';
 import type { LabelledFeed } from './labelled-feed.js';
 
@@ -16,12 +14,7 @@ import type { LabelledFeed } from './labelled-feed.js';
  */
 export async function intakeSource(
   mapping: MappingFile,
-  deps: IntakeDeps & {
-    pageSize: number;
-    stop: AbortSignal;
-    alsoReads: (useCase: UseCase) => string[];
-    shard: string;
-  },
+  deps: IntakeRunDeps,
   feed: LabelledFeed,
   inHand: InHand,
   onRecord: (record: IntakeRecord) => void,
