@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -22,21 +23,30 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** A Pushgateway of its own, on a free port, in memory; stopped with the test. */
+/**
+ * A Pushgateway of its own, on a free port, in memory (Debian's build persists to
+ * /var/lib/prometheus/pushgateway.data unless told otherwise, which every test and run would share);
+ * stopped with the test. Its routes are under a prefix of its own, so that another gateway that
+ * took the port first (another suite running on the machine) is never taken for it: then it exits,
+ * and it is started again on another port.
+ */
 async function pushgateway(t: Test): Promise<string> {
-  const port = await freePort();
-  const child = spawn(PUSHGATEWAY, [`--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
-  t.teardown(() => void child.kill());
-  const url = `http://127.0.0.1:${port}`;
-  // Started when it says so on /-/ready; until then connections are refused.
   for (;;) {
-    const ready = await fetch(`${url}/-/ready`).then(
-      (res) => res.ok,
-      () => false,
-    );
-    if (ready) return url;
-    if (child.exitCode !== null) throw new Error(`prometheus-pushgateway exited (${child.exitCode})`);
-    await sleep(50);
+    const port = await freePort();
+    const prefix = `/gateway-${randomUUID()}`;
+    const args = [`--web.listen-address=127.0.0.1:${port}`, `--web.route-prefix=${prefix}`, '--persistence.file='];
+    const child = spawn(PUSHGATEWAY, args, { stdio: 'ignore' });
+    t.teardown(() => void child.kill());
+    const url = `http://127.0.0.1:${port}${prefix}`;
+    // Started when it says so on /-/ready; until then connections are refused.
+    while (child.exitCode === null) {
+      const ready = await fetch(`${url}/-/ready`).then(
+        (res) => res.ok,
+        () => false,
+      );
+      if (ready) return url;
+      await sleep(50);
+    }
   }
 }
 
