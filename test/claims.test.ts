@@ -151,3 +151,26 @@ t.test(
     );
   },
 );
+
+t.test(
+  'an outcome that meets a change at every one of its three writes is left as it is, the document still claimed',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const uid = await env.upload('ERP/Workflow', 'approval.pdf');
+    await env.job({ task: 'link' });
+    // The claim goes through; every write of the outcome meets a 409, and the document is still this claim's.
+    env.sandbox.faults.add({
+      method: 'PUT',
+      path: `/id/${uid}`,
+      skip: 1,
+      times: 3,
+      status: 409,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ 'entity-type': 'exception', status: 409, message: `${uid}, Invalid change token` }),
+    });
+    const report = await workflow(env);
+    t.match(report.tasks.workflow.documents, [{ uid, result: 'SKIPPED', message: /changed by a user or another run/ }]);
+    t.equal(env.props(uid)['erpTaskStatus:status'], 'IN_PROGRESS', 'a later run takes it over once its claim expires');
+    t.equal(env.erp.tables.inbox.length, 1);
+  },
+);

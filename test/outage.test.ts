@@ -219,8 +219,17 @@ t.test(
     await env.job({ task: 'link' });
     // SAP's gateway turns the calls away: after three the breaker opens.
     env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 503, times: 100 });
+    // The first probe finds SAP still down too.
+    env.erp.faults.add({ functionName: 'RFC_PING', status: 503 });
     let clock = Date.now();
     let released = 0;
+    const probes: number[] = [];
+    env.erp.faults.observe = (_req, res, functionName) => {
+      if (functionName !== 'RFC_PING') return;
+      probes.push(clock);
+      // SAP is back once its first probe is answered; the next probe is due twice as long after.
+      if (probes.length === 1) res.once('finish', () => env.erp.faults.clear());
+    };
     const stream = new PassThrough();
     let log = '';
     stream.on('data', (chunk: Buffer) => (log += chunk.toString()));
@@ -232,19 +241,19 @@ t.test(
         task: 'workflow',
         now: () => new Date(clock),
         onDocument: (_, record) => {
-          if (!('result' in record) || record.result !== 'RELEASED') return;
-          released += 1;
-          // The time for the breaker's probe has come: the first finds SAP still down, the next waits twice as long.
-          if (released === 5) env.erp.faults.add({ functionName: 'RFC_PING', status: 503 });
-          if (released >= 5) clock += 6_000;
-          // SAP is back.
-          if (released === 6) env.erp.faults.clear();
+          // Each document left while the breaker is open moves the clock on: 6 s, less than a probe's 10 s after a failed one.
+          if ('result' in record && record.result === 'RELEASED' && ++released >= 4) clock += 6_000;
         },
       },
       createLogger({ stream, json: true, level: 'warn' }),
     );
     const { RELEASED, DONE } = report.tasks.workflow.counts;
-    t.ok(RELEASED >= 6 && DONE >= 1 && RELEASED + DONE === 12, `${RELEASED} released, ${DONE} sent after the probes`);
+    t.ok(RELEASED >= 5 && DONE >= 1 && RELEASED + DONE === 12, `${RELEASED} released, ${DONE} sent after the probes`);
+    t.equal(probes.length, 2, 'a probe that fails, then one that SAP answers');
+    t.ok(
+      probes[1] - probes[0] >= 10_000,
+      `the second ${(probes[1] - probes[0]) / 1000} s after the first: twice as long`,
+    );
     t.match(log, /"message":"ERP system unavailable"[^\n]*\n(.*\n)*.*"message":"ERP system answers again"/);
     t.same(report.outages, [], 'SAP answered again: no outage to report');
     t.equal(report.exitCode, 0);
@@ -280,12 +289,15 @@ t.test(
 t.test(
   "documents the intake hands to a system that is down open its breaker, and the task's search reads nothing",
   async (t) => {
-    const env = await sandboxEnv(t);
-    pointS4hAt(env, DEAD);
+    // The intake waits after each page until its document is settled: the breaker is open before the search.
+    const env = await sandboxEnv(t, { storage: { pageSize: '1', intakeRoundSize: '1' } });
+    const live = pointS4hAt(env, DEAD);
     const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 6);
     let searches = 0;
-    env.sandbox.faults.observe = (req) =>
-      void (decodeURIComponent(req.url ?? '').includes("status IN ('READY', 'PENDING_INPUT')") && searches++);
+    env.sandbox.faults.observe = (req) => {
+      const query = new URL(req.url ?? '', 'http://x').searchParams.get('query') ?? '';
+      if (query.includes("erpTaskStatus:status IN ('READY', 'PENDING_INPUT')")) searches += 1;
+    };
     const { report } = await logged(env, { task: 'workflow', hoursLater: 1 });
     t.equal(report.intake.counts.labelled, 6);
     t.equal(report.exitCode, 4);
@@ -295,5 +307,8 @@ t.test(
       [],
       'labelled, none charged',
     );
+    pointS4hAt(env, live);
+    await logged(env, { task: 'workflow', hoursLater: 2 });
+    t.ok(searches > 0, 'with SAP up, the same run reads its page (the count sees the search)');
   },
 );

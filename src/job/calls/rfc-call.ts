@@ -15,8 +15,8 @@ async function lookUpStep(erp: ErpPort<RfcRequest>, step: RfcLookupStep, values:
     try {
       request = readTableRequest(step.table, Object.keys(where).slice(0, 1), where);
     } catch (error) {
-      if (error instanceof ConditionTooLong) throw new DocumentError(error.message, { target: step.table });
-      throw error;
+      // The one thing the request can fail on: a condition longer than a WHERE row.
+      throw new DocumentError((error as ConditionTooLong).message, { target: step.table });
     }
     return readTableRows(await erp.read(request))[0];
   }

@@ -168,7 +168,6 @@ export class Lane {
       this.system.health.answered();
       await this.clearSuspects();
     }
-    if (error?.scope === 'run') throw error;
     if (error?.scope === 'suspect') return this.suspect(claimed, outcome);
     if (error?.scope === 'system') this.system.health.failed(error);
     if (error?.scope === 'lane') this.stop('refused', error.message);

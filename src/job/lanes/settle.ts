@@ -123,11 +123,11 @@ async function write(ctx: TaskContext, claimed: Claimed, properties: Record<stri
       return true;
     } catch (error) {
       if (!(error instanceof ConflictError) || tries === WRITES) throw error;
-      const now = await ctx.deps.client.getById(doc.uid);
-      if (landed(now.properties, properties)) return true;
-      if (!heldBy(now.properties, claimed.token, ctx.task.name)) return false;
-      doc = { ...doc, changeToken: now.changeToken };
     }
+    const now = await ctx.deps.client.getById(doc.uid);
+    if (landed(now.properties, properties)) return true;
+    if (!heldBy(now.properties, claimed.token, ctx.task.name)) return false;
+    doc = { ...doc, changeToken: now.changeToken };
   }
 }
 

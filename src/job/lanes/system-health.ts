@@ -102,8 +102,8 @@ export class SystemHealth {
       const failure = error as Connect2ErpError;
       if (failure.scope === 'system' || failure instanceof UncertainError) {
         this.failed(failure);
-        this.probeAt = this.now().getTime() + this.probeDelayMs;
         this.probeDelayMs = Math.min(this.probeDelayMs * 2, LAST_PROBE_MS);
+        this.probeAt = this.now().getTime() + this.probeDelayMs;
         return false;
       }
     }

@@ -40,21 +40,22 @@ export class LabelledFeed {
       const page = this.pages.get(task) ?? [];
       page.push(doc);
       this.pages.set(task, page);
-      if (page.length >= config.batchSize) this.hand(task);
+      if (page.length < config.batchSize) continue;
+      this.pages.delete(task);
+      this.hand(task, page);
     }
   }
 
   /** Hands over what is gathered, and resolves once every page handed is with the lanes; throws the first failure. */
   async flush(): Promise<void> {
-    for (const task of [...this.pages.keys()]) this.hand(task);
+    for (const [task, page] of this.pages) this.hand(task, page);
+    this.pages.clear();
     while (this.handing.size > 0) await Promise.all(this.handing);
     if (this.failure) throw this.failure.error;
   }
 
-  private hand(task: TaskLanes): void {
-    const page = this.pages.get(task) ?? [];
-    this.pages.delete(task);
-    if (page.length === 0 || this.stop.aborted) return;
+  private hand(task: TaskLanes, page: RepositoryDocument[]): void {
+    if (this.stop.aborted) return;
     const handing: Promise<void> = this.filtered(task, page)
       .then((kept) => {
         this.found(task, kept.length);
