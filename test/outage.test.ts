@@ -312,3 +312,66 @@ t.test(
     t.ok(searches > 0, 'with SAP up, the same run reads its page (the count sees the search)');
   },
 );
+
+t.test(
+  "SAP refusing the logon: the first call's 401 stops the system's lanes at once, the other documents are never claimed",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
+    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 4);
+    await env.job({ task: 'link' });
+    let calls = 0;
+    env.erp.faults.observe = (_req, _res, functionName) => void (functionName === 'ARCHIV_PROCESS_RFCINPUT' && calls++);
+    process.env.SAP_PASSWORD = 'wrong';
+    const { report } = await logged(env, { task: 'workflow', hoursLater: 1 }).finally(
+      () => (process.env.SAP_PASSWORD = 'sandbox'),
+    );
+    t.equal(report.exitCode, 2);
+    t.equal(calls, 0, 'refused at the door: the 401 comes before the call is read');
+    t.match(
+      report.tasks.workflow.documents.filter((d) => /^left for the next run/.test(d.message ?? '')),
+      [{ result: 'RELEASED', message: /^left for the next run: ERP system S4H refused the connector \(.*HTTP 401/ }],
+    );
+    t.same(
+      approvals.filter((uid) => !untouched(env, uid)),
+      [],
+      'none charged',
+    );
+  },
+);
+
+t.test('a probe SAP does not answer in time is a failed probe: the breaker stays open', async (t) => {
+  const env = await sandboxEnv(t);
+  const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+  writeFileSync(
+    erpYaml,
+    `${readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1')}    timeouts: {requestMs: 200}\n`,
+  );
+  const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 8);
+  await env.job({ task: 'link' });
+  env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 503, times: 3 });
+  // SAP takes the probe and never answers within the 200 ms the job waits.
+  env.erp.faults.add({ functionName: 'RFC_PING', delayMs: 1_000, times: 1 });
+  let clock = Date.now();
+  let released = 0;
+  env.sandbox.index.catchUp();
+  const report = await runJob(
+    {
+      location: env.location,
+      dryRun: false,
+      task: 'workflow',
+      now: () => new Date(clock),
+      onDocument: (_, record) => {
+        if ('result' in record && record.result === 'RELEASED' && ++released === 4) clock += 6_000;
+      },
+    },
+    createLogger({ stream: new PassThrough(), level: 'error' }),
+  );
+  t.same(report.tasks.workflow.counts, { RELEASED: 8 }, 'the probe timed out: nothing more is sent in this run');
+  t.match(report.outages, [{ system: 'S4H', kind: 'unavailable', reason: /RFC_PING on S4H failed \(ETIMEDOUT\)/ }]);
+  t.same(
+    approvals.filter((uid) => !untouched(env, uid)),
+    [],
+  );
+});

@@ -159,7 +159,7 @@ export class Lane {
   }
 
   private downReason(): string {
-    return this.stopped?.reason ?? `ERP system ${this.system.name} unavailable (${this.system.health.reason})`;
+    return this.stopped?.reason ?? this.system.health.reason;
   }
 
   private async outcome(claimed: Claimed, outcome: CallOutcome): Promise<void> {

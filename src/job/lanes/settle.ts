@@ -115,20 +115,23 @@ function landed(now: Record<string, unknown>, written: Record<string, unknown>):
  * attempt's claim (a user's edit came in between) is written again on top of the edit, which it
  * leaves as it is; the outcome already there (an answer lost) is done. False: taken over.
  */
-async function write(ctx: TaskContext, claimed: Claimed, properties: Record<string, unknown>): Promise<boolean> {
-  let doc = claimed.doc;
-  for (let tries = 1; ; tries++) {
-    try {
-      await ctx.deps.writer.update(doc, properties);
-      return true;
-    } catch (error) {
-      if (!(error instanceof ConflictError) || tries === WRITES) throw error;
-    }
-    const now = await ctx.deps.client.getById(doc.uid);
-    if (landed(now.properties, properties)) return true;
-    if (!heldBy(now.properties, claimed.token, ctx.task.name)) return false;
-    doc = { ...doc, changeToken: now.changeToken };
+async function write(
+  ctx: TaskContext,
+  claimed: Claimed,
+  properties: Record<string, unknown>,
+  doc = claimed.doc,
+  tries = 1,
+): Promise<boolean> {
+  try {
+    await ctx.deps.writer.update(doc, properties);
+    return true;
+  } catch (error) {
+    if (!(error instanceof ConflictError) || tries === WRITES) throw error;
   }
+  const now = await ctx.deps.client.getById(doc.uid);
+  if (landed(now.properties, properties)) return true;
+  if (!heldBy(now.properties, claimed.token, ctx.task.name)) return false;
+  return write(ctx, claimed, properties, { ...doc, changeToken: now.changeToken }, tries + 1);
 }
 
 function takenOver(ctx: TaskContext, record: ClaimedDocument): TaskRecord {

@@ -50,7 +50,9 @@ export class SystemHealth {
 
   /** Why calls do not go out, for the records of the documents left unsent. */
   get reason(): string {
-    return errorMessage(this.refused ?? this.last);
+    return this.refused === undefined
+      ? `ERP system ${this.name} unavailable (${errorMessage(this.last)})`
+      : `ERP system ${this.name} refused the connector (${this.refused.message})`;
   }
 
   /** Whether a call may go out now: closed, or open and a probe due now finds the system answering. */
