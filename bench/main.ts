@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -387,7 +388,7 @@ function linksSection(rates: LinkRate[]): string[] {
     }),
     ...beforeAfter(rates),
     '',
-    `Projected time for a history of ${HISTORY.toLocaleString('en')} documents, labelled and linked, on n pods with shards, each as fast as the one measured here: ${HISTORY.toLocaleString('en')} × (1 ÷ intake docs/s + 1 ÷ links/s) ÷ n. It assumes a repository and an SAP system that keep their latency under n times the load (n × requests in flight, n × calls: SAP gives the connector n × the calls in dialog work processes), pods on nodes of their own (the scale-out section measures what one 2-core machine shared by all pods gives), and a run's rounds one after another (the intake waits while its round's documents are sent).`,
+    `Projected time for a history of ${HISTORY.toLocaleString('en')} documents, labelled and linked, on n pods with shards, each as fast as the one measured here: ${HISTORY.toLocaleString('en')} × (1 ÷ intake docs/s + 1 ÷ links/s) ÷ n. It assumes a repository and an SAP system that keep their latency under n times the load (n × requests in flight, n × calls: SAP gives the connector n × the calls in dialog work processes), pods on nodes of their own (the scale-out section measures what one 2-core machine shared by all pods gives), and labelling and linking one after the other: an upper bound, as a run hands what its intake labels to the sending at once and the two overlap (measured here each alone).`,
     '',
     `| sizing | ${pods.map((n) => `${n} pod${n === 1 ? '' : 's'}`).join(' | ')} |`,
     `|---|${pods.map(() => '---:').join('|')}|`,
@@ -414,7 +415,7 @@ function beforeAfter(rates: LinkRate[]): string[] {
   if (pairs.length === 0) return [];
   return [
     '',
-    `Before and after, the two programs one after the other on the same sandboxes in this run (${pairs[0][0].program} first, each pair its own round):`,
+    `Before and after: the earlier build (${pairs[0][0].program}) and this checkout one after the other on the same sandboxes, in this run, each pair its own round:`,
     '',
     '| sizing | before links/s | after links/s | after ÷ before | before repository requests per link | after |',
     '|---|---:|---:|---:|---:|---:|',
@@ -466,7 +467,7 @@ async function linkRates(log: (line: string) => void): Promise<LinkRate[]> {
   const programs = [
     ...(values.baseline === undefined
       ? []
-      : [{ name: `baseline ${basename(values.baseline)}`, entry: join(values.baseline, 'bin', 'connect2erp.js') }]),
+      : [{ name: `before: ${commitOf(values.baseline)}`, entry: join(values.baseline, 'bin', 'connect2erp.js') }]),
     { name: THIS },
   ];
   const rates = [];
@@ -480,6 +481,15 @@ async function linkRates(log: (line: string) => void): Promise<LinkRate[]> {
 }
 
 const BASELINE_ROUNDS = 3;
+
+/** The commit a checkout is at (its short hash), or its folder's name when git cannot tell. */
+function commitOf(dir: string): string {
+  try {
+    return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    return basename(dir);
+  }
+}
 
 async function main(): Promise<void> {
   const started = Date.now();

@@ -7,6 +7,9 @@ import { loadConfig } from '../src/config/load.js';
 import type { ConfigError } from '../common/errors.js';
 import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 
+// Runs over real HTTP: 3 s idle, several times that on a busy machine.
+t.setTimeout(120_000);
+
 /**
  * A claim is one attempt's: its token is new to the attempt, its outcome is written with the
  * change token the claim left, and it must outlast the calls it covers.

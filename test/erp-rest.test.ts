@@ -7,6 +7,9 @@ import { runJob } from '../src/job/run.js';
 import { templateYaml } from '../src/config/templates.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
 
+// Runs over real HTTP: 2 s idle, several times that on a busy machine.
+t.setTimeout(120_000);
+
 /** The Rest transport over real HTTP: the S/4HANA attachment service, with CSRF. */
 
 async function restEnv(t: Test): Promise<Env> {

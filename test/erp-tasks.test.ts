@@ -7,6 +7,9 @@ import { renderReport } from '../src/job/report/table.js';
 import { templateYaml } from '../src/config/templates.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
 
+// Runs over real HTTP: 3 s idle, several times that on a busy machine.
+t.setTimeout(120_000);
+
 /** The ERP half over real HTTP: tasks against the ERP sandbox's SOAP-RFC service. */
 
 t.test('link: waits for its object id, links once, and a re-run or an existing link never links twice', async (t) => {

@@ -8,6 +8,9 @@ import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 import { renderReport } from '../src/job/report/table.js';
 import { renderHtml } from '../src/job/report/html.js';
 
+// Runs over real HTTP: 5 s idle, several times that on a busy machine.
+t.setTimeout(120_000);
+
 /** What goes wrong during intake, and what the run and the documents show for it. */
 
 t.test('a failed batch AddFacet is retried per document, so one bad document fails alone', async (t) => {

@@ -5,6 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { MAPPING, sandboxEnv } from './helpers/env.js';
 import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 
+// Dozens of runs over real HTTP: 7 s idle, several times that on a busy machine.
+t.setTimeout(120_000);
+
 const INVOICES = '/default-domain/workspaces/ERP/Invoices';
 
 function snapshot(docs: Iterable<StoredDoc>): string {

@@ -5,6 +5,9 @@ import { MAPPING, quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { runJob } from '../src/job/run.js';
 import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 
+// Runs over real HTTP, one of 605 documents: 4 s idle, several times that on a busy machine.
+t.setTimeout(120_000);
+
 /**
  * The job against a search index that lags its writes, as Elasticsearch behind a stock Nuxeo:
  * here it never catches up unless the test says so, so every search answers from the state the

@@ -7,6 +7,9 @@ import { PassThrough } from 'node:stream';
 import { errorMessage } from '../common/errors.js';
 import { createLogger, registerSecret } from '../src/log.js';
 
+// Runs at debug level over real HTTP: 5 s idle, several times that on a busy machine.
+t.setTimeout(120_000);
+
 /** The log of whole runs, as an administrator's log collector receives it. */
 
 const NUXEO_SECRET = 'Nx-S3cret-4711';

@@ -26,6 +26,9 @@ import { RepositorySandbox } from '../sandbox/repository/server.js';
 import { NO_BLOBS } from '../sandbox/repository/store.js';
 import { trickleServer } from './helpers/trickle.js';
 
+// Every request over real HTTP: 7 s idle, several times that on a busy machine.
+t.setTimeout(120_000);
+
 const WS = '/default-domain/workspaces';
 
 /** A logger whose lines the test can read. */

@@ -3,6 +3,9 @@ import { shardCondition, shardOf } from '../src/job/shard.js';
 import { cli } from './helpers/run-cli.js';
 import type { ConfigError, ConfigProblem } from '../common/errors.js';
 
+// Runs over real HTTP: 2 s idle, several times that on a busy machine.
+t.setTimeout(120_000);
+
 /** Shards: disjoint uuid ranges that together cover every uuid, chosen on the command line or by an Indexed Job. */
 
 t.test('k/n covers the uuid space in n ranges cut on its first four hex digits', async (t) => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { loadConfig, selectTasks } from '../config/load.js';
+import { loadConfig, selectTasks, type Config } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { ConfigError, AuthenticationError, errorMessage, formatProblem } from '../../common/errors.js';
 import type { UseCase } from '../config/task-schema.js';
@@ -16,6 +16,7 @@ import {
   recordIntake,
   recordTask,
   taskSummary,
+  type Phase,
   type RunReport,
 } from './report/report.js';
 import type { ClaimedDocument, IntakeRecord, TaskRecord } from './records.js';
@@ -30,6 +31,8 @@ import { Lanes } from './lanes/lanes.js';
 import { dueSource } from './sources/due.js';
 import { intakeSource } from './sources/intake.js';
 import { LabelledFeed } from './sources/labelled-feed.js';
+import type { LaneDeps } from './lanes/context.js';
+import type { MappingFile } from './intake/mapping-schema.js';
 import { taskReads } from './sources/reads.js';
 
 export interface RunOptions {
@@ -132,10 +135,6 @@ async function work(
   report.plannedCalls = ports.plannedCalls;
   const loaded = await usableMapping(client, config, registry, report, log);
   if (stop.aborted) return;
-  const sink = options.onDocument ?? (() => undefined);
-  const onFound = options.onFound ?? (() => undefined);
-  const now = options.now ?? (() => new Date());
-  const shard = shardCondition(options.shard);
   const inHand = new InHand(config.storage.intakeRoundSize);
   const systems = new Map(config.erp.systems.map((system) => [system.name, system]));
   // Each system's RFC and Rest clients and its call slots listen on the stop: more than Node's default of 10 warns about.
@@ -151,64 +150,87 @@ async function work(
     runId: report.runId,
     stop,
     inFlight,
-    shard,
-    now,
+    shard: shardCondition(options.shard),
+    now: options.now ?? (() => new Date()),
   };
+  const sink = options.onDocument ?? (() => undefined);
   const lanes = new Lanes(deps, tasks, (task, record) => {
     sink(taskPhase(task.name), recordTask(report, record));
     inHand.done(record.uid);
   });
-  const reading = AbortSignal.any([stop, lanes.halted]);
+  const run: Sources = { options, report, config, deps, lanes, inHand, reading: AbortSignal.any([stop, lanes.halted]) };
   try {
     if (loaded === undefined) {
       report.intake.state = 'skipped';
       report.intake.reason = 'the mapping file cannot be used (see the problems); the tasks run on';
-    } else {
-      const alsoReads = (useCase: UseCase): string[] =>
-        tasks.filter((task) => task.useCase === useCase).flatMap((task) => taskReads(task, callFor(task).call));
-      const feed = new LabelledFeed(lanes.tasks, inHand, client, reading, (task, count) =>
-        onFound(taskPhase(task.task.name), count),
-      );
-      const intakeDeps = {
-        client,
-        writer,
-        log,
-        claimToken: lanes.token,
-        claimTimeoutMs: config.storage.intakeClaimTimeoutMs,
-        pageSize: config.storage.pageSize,
-        stop: reading,
-        alsoReads,
-        found: (count: number) => onFound(INTAKE, count),
-        shard,
-      };
-      await timed(report.intake, reading, () =>
-        intakeSource(loaded.mapping, intakeDeps, feed, inHand, (record) => sink(INTAKE, recordIntake(report, record))),
-      );
-    }
-    const dueDeps = { client, inHand, shard, stop: reading };
-    await Promise.all(
-      // A task the run stopped before, with nothing handed to it, never ran.
-      lanes.tasks
-        .filter((task) => !stop.aborted || task.startedAt !== undefined)
-        .map((task) => {
-          const found = (count: number): void => onFound(taskPhase(task.task.name), count);
-          return timed(
-            taskSummary(report, task.task.name),
-            reading,
-            async () => {
-              await dueSource(task, { ...dueDeps, found });
-              await task.drained();
-            },
-            task.startedAt,
-          );
-        }),
-    );
+    } else await labelNew(run, loaded.mapping);
+    await sendDue(run);
   } finally {
     // Whatever stopped the sources, what the lanes have under way is settled before the run ends.
     await Promise.all(lanes.tasks.map((task) => task.drained()));
     reportOutages(report, lanes, log);
   }
   await lanes.drained();
+}
+
+/** What the sources of a run work with. */
+interface Sources {
+  options: RunOptions;
+  report: RunReport;
+  config: Config;
+  deps: LaneDeps;
+  lanes: Lanes;
+  inHand: InHand;
+  /** Fires when no source may read on: the run stops, or a lane met a failure of the run's scope. */
+  reading: AbortSignal;
+}
+
+/** The intake: new files labelled, each READY one handed to its tasks' lanes as it is. */
+async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
+  const { options, report, config, deps, lanes, inHand, reading } = run;
+  const onFound = options.onFound ?? (() => undefined);
+  const sink = options.onDocument ?? (() => undefined);
+  const tasks = lanes.tasks.map((task) => task.task);
+  const alsoReads = (useCase: UseCase): string[] =>
+    tasks.filter((task) => task.useCase === useCase).flatMap((task) => taskReads(task, callFor(task).call));
+  const feed = new LabelledFeed(lanes.tasks, inHand, deps.client, reading, (task, count) =>
+    onFound(taskPhase(task.task.name), count),
+  );
+  const intakeDeps = {
+    client: deps.client,
+    writer: deps.writer,
+    log: deps.log,
+    claimToken: lanes.token,
+    claimTimeoutMs: config.storage.intakeClaimTimeoutMs,
+    pageSize: config.storage.pageSize,
+    stop: reading,
+    alsoReads,
+    found: (count: number) => onFound(INTAKE, count),
+    shard: deps.shard,
+  };
+  await timed(report.intake, reading, () =>
+    intakeSource(mapping, intakeDeps, feed, inHand, (record) => sink(INTAKE, recordIntake(report, record))),
+  );
+}
+
+/** Each task's search for its due documents, and its lanes settled: a phase per task, timed from its first document. */
+async function sendDue(run: Sources): Promise<void> {
+  const { options, report, deps, lanes, inHand, reading } = run;
+  const onFound = options.onFound ?? (() => undefined);
+  const source = { client: deps.client, inHand, shard: deps.shard, stop: reading };
+  await Promise.all(
+    // A task the run stopped before, with nothing handed to it, never ran.
+    lanes.tasks
+      .filter((task) => !deps.stop.aborted || task.startedAt !== undefined)
+      .map((task) => {
+        const found = (count: number): void => onFound(taskPhase(task.task.name), count);
+        const phase = async (): Promise<void> => {
+          await dueSource(task, { ...source, found });
+          await task.drained();
+        };
+        return timed(taskSummary(report, task.task.name), reading, phase, task.startedAt);
+      }),
+  );
 }
 
 /** The run's outages, each task stopped by one of them, and one line at level error each. */
@@ -224,12 +246,6 @@ function reportOutages(report: RunReport, lanes: Lanes, log: Logger): void {
     summary.state = 'stopped';
     summary.reason = stoppedBy.map(outageText).join('; ');
   }
-}
-
-interface Phase {
-  state: RunReport['intake']['state'];
-  reason?: string;
-  durationMs: number;
 }
 
 /**

@@ -6,6 +6,9 @@ import { NO_BLOBS, type StoredDoc } from '../../sandbox/repository/store.js';
 import { MAPPING, sandboxEnv } from '../helpers/env.js';
 import { browserFor, webUiFolder } from '../helpers/web-ui.js';
 
+// A browser and a page build: 11 s on an idle 2-core machine, several times that beside another suite.
+t.setTimeout(240_000);
+
 /**
  * The ERP tab in Debian's Chromium, loaded into a stand-in for Web UI built from Nuxeo's published
  * elements, against the repository sandbox: what a user sees and does, and what the job does next.

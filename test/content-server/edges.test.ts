@@ -7,6 +7,9 @@ import t from 'tap';
 import { FIXTURES, SIGNED, fixture, servedEnv } from '../helpers/content-server.js';
 import type { StoredDoc } from '../../sandbox/repository/store.js';
 
+// Requests over real HTTP: 2 s idle, several times that on a busy machine.
+t.setTimeout(120_000);
+
 const { urls, docIds } = SIGNED;
 const Z1 = '/default-domain/workspaces/sap-archive/Z1';
 
