@@ -17,7 +17,7 @@ export interface ErrorDetails {
  * - `system`: one SAP system (unreachable, logon or certificate refused, the service off): every
  *   lane of that system stops, its documents wait with no attempt charged, other systems go on;
  * - `suspect`: an ABAP runtime error, the document's data or the system's; the document is sent
- *   alone to tell (src/job/lanes/suspects.ts);
+ *   alone to tell (src/job/lanes/lane.ts);
  * - `run`: the repository or the configuration; the run stops.
  */
 export type FailureScope = 'document' | 'lane' | 'system' | 'suspect' | 'run';

@@ -6,7 +6,8 @@ import { NotSentError } from '../common/errors.js';
 /** A signal that never fires: the default for code run without a stop controller. */
 export const NEVER: AbortSignal = new AbortController().signal;
 
-const notSent = (stop: AbortSignal, what: string): NotSentError =>
+/** `what` refused before it was sent, because the run is stopping. */
+export const notSent = (stop: AbortSignal, what: string): NotSentError =>
   new NotSentError(`${what}: not sent, the run is stopping (${String(stop.reason)})`, { target: what });
 
 /**

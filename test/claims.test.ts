@@ -114,7 +114,7 @@ t.test(
         file: /barcode\.yaml$/,
         path: 'claimTimeoutMs',
         message:
-          '60000 is shorter than a claim must hold: up to 7 calls to ERP system "S4H" of up to 10000 ms each (its timeouts.connectMs + timeouts.requestMs), and 60000 ms more; set it to 130000 or more, or shorten the system\'s time-outs',
+          '60000 is shorter than a claim must hold: up to 6 calls to ERP system "S4H" of up to 10000 ms each (its timeouts.connectMs + timeouts.requestMs), and 60000 ms more; set it to 120000 or more, or shorten the system\'s time-outs',
       },
     ]);
     t.equal(error?.problems.length, 1, 'the link and workflow tasks keep the default, 15 minutes');

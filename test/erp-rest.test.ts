@@ -209,3 +209,25 @@ t.test(
     t.equal(env.erp.tables.attachments.length, DONE);
   },
 );
+
+t.test(
+  'the repository refusing the credentials while an upload reads the file stops the run; the document is not failed',
+  async (t) => {
+    const env = await restEnv(t);
+    const uid = await env.upload('ERP/Invoices', 'invoice-1.pdf');
+    await env.run();
+    env.fill(uid, { 'erpCreateALDocument:erpObjectId': '4711' });
+    env.sandbox.faults.add({
+      method: 'GET',
+      path: `/id/${uid}/@blob`,
+      status: 401,
+      headers: { 'Content-Type': 'text/html' },
+      body: '<html><body><h1>401 Unauthorized</h1></body></html>',
+    });
+    const report = await env.run();
+    t.equal(report.exitCode, 2);
+    t.match(report.problems.join('\n'), /HTTP 401 \(check the credentials in storage\.yaml\)/);
+    t.not(env.props(uid)['erpTaskStatus:status'], 'FAILED', 'left claimed for a later run, not failed');
+    t.equal(env.erp.tables.attachments.length, 0);
+  },
+);

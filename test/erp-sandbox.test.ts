@@ -486,6 +486,21 @@ t.test('HTTP answers of the service: logon, client, paths, bodies', async (t) =>
   t.equal((await raw('<<<')).status, 500, 'not XML');
   t.equal((await post('/elsewhere', '')).status, 404);
   t.same(await (await fetch(`${url}/sandbox/tables`)).json(), erp.tables, 'tables can be read over HTTP');
+
+  const [system] = erpSchema.parse({
+    systems: [
+      {
+        name: 'S4H',
+        client: '100',
+        rfc: { url: `${url}/sap/bc/soap/rfx`, auth: { username: 'CONNECTOR', password: 'sandbox' } },
+      },
+    ],
+  }).systems;
+  const wrongPath = await new RfcClient({ ...system, rfc: system.rfc! }, quietLog)
+    .send({ functionName: 'RFC_PING', params: {} })
+    .catch((e: unknown) => e as Error);
+  t.type(wrongPath, SystemRefusalError, "no service at rfc.url: the system's refusal, not each document's failure");
+  t.match(wrongPath.message, /HTTP 404, not a SOAP answer: set rfc\.url of system S4H in erpHttp\.yaml/);
 });
 
 t.test("the job's codec reads what SAP may send", async (t) => {

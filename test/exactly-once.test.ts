@@ -1,5 +1,5 @@
 import t from 'tap';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { cli, startCli } from './helpers/run-cli.js';
@@ -393,3 +393,35 @@ for (const [pageSize, intakeRoundSize, documents] of [
       t.equal(new Set(env.erp.tables.inbox.map((item) => item.ARC_DOC_ID)).size, documents, 'none twice');
     },
   );
+
+t.test("a task's search the repository refuses stops the run: the other tasks read no further page", async (t) => {
+  const env = await sandboxEnv(t);
+  const workflowYaml = join(env.location.jobsDir, 'workflow.yaml');
+  writeFileSync(workflowYaml, readFileSync(workflowYaml, 'utf8').replace('batchSize: 50', 'batchSize: 1'));
+  const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 30);
+  await intake(env);
+  let workflowPages = 0;
+  let refused!: () => void;
+  const barcodeRefused = new Promise<void>((resolve) => (refused = resolve));
+  env.sandbox.faults.observe = (req, res) => {
+    const query = new URL(req.url ?? '', 'http://x').searchParams.get('query') ?? '';
+    if (query.includes("'fct_erp_start_workflow'")) workflowPages += 1;
+    if (query.includes("'fct_erp_barcode'")) res.once('finish', refused);
+  };
+  env.sandbox.faults.add({ path: 'fct_erp_barcode', status: 400, body: 'no' });
+  // SAP holds the work items: the workflow task's lane fills, and its reading waits for room.
+  env.erp.faults.hold();
+  env.sandbox.index.catchUp();
+  const run = runJob({ location: env.location, dryRun: false }, quietLog);
+  await barcodeRefused;
+  env.erp.faults.release();
+  const report = await run;
+  t.equal(report.exitCode, 1);
+  t.match(report.failure, /search failed with HTTP 400/);
+  t.ok(workflowPages < 30, `the workflow task read ${workflowPages} of its 30 pages`);
+  t.same(
+    approvals.filter((uid) => !['DONE', 'READY'].includes(status(env, uid) as string)),
+    [],
+    'what was sent is settled, the rest untouched: nothing left claimed behind the report',
+  );
+});

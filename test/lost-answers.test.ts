@@ -253,3 +253,30 @@ t.test(
     t.equal(env.erp.tables.links.length, 0);
   },
 );
+
+t.test(
+  'a lookup that does not answer on the last attempt leaves the document to an operator, with where to look, never sent blind',
+  async (t) => {
+    const env = await sandboxEnv(t, { mapping: completeMapping() });
+    const file = join(env.location.jobsDir, 'link.yaml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('attempts: 5', 'attempts: 1'));
+    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+    writeFileSync(erpYaml, `${readFileSync(erpYaml, 'utf8')}    timeouts: {requestMs: 300}\n`);
+    const [invoice] = addFiles(env, 'Invoices', ['INVOICE-1.pdf']);
+    // SAP links it and the answer is lost; at the next attempt the lookup gets no answer in time.
+    env.erp.faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', loseAnswer: true });
+    env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', delayMs: 1_000 });
+    const at = (hours: number) => new Date(Date.now() + hours * 3_600_000);
+    const run = async (hours: number) => {
+      env.sandbox.index.catchUp();
+      return runJob({ location: env.location, dryRun: false, task: 'link', now: () => at(hours) }, quietLog);
+    };
+    t.same((await run(0)).tasks.link.counts, { RETRY: 1 }, 'its one attempt used up, but its answer lost: asked again');
+    t.same((await run(1)).tasks.link.counts, { FAILED: 1 });
+    t.match(
+      env.props(invoice)['erpTaskStatus:message'],
+      /the lookup failed: ARCHIV_GET_CONNECTIONS on S4H failed \(ETIMEDOUT\).*; SAP may have it, so it is not sent again by itself: check in SAP, then `connect2erp retry --doc /,
+    );
+    t.equal(env.erp.tables.links.length, 1, 'linked once');
+  },
+);

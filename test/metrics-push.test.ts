@@ -123,7 +123,7 @@ t.test('an SAP system down is pushed as an outage, with the exit code 4', async 
   t.equal(run.code, 4, run.stderr);
   const exposition = await (await fetch(`${url}/metrics`)).text();
   t.same(samples(exposition, 'connect2erp_erp_outage'), [
-    '{instance="",job="connect2erp",kind="unavailable",run="all",system="S4H",task=""} 1',
+    '{instance="",job="connect2erp",kind="unavailable",run="all",system="S4H",task="",transport="RFC"} 1',
   ]);
   t.ok(samples(exposition, 'connect2erp_run_exit_code').includes('{instance="",job="connect2erp",run="all"} 4'));
 
@@ -136,7 +136,7 @@ t.test('an SAP system down is pushed as an outage, with the exit code 4', async 
   const after = await (await fetch(`${url}/metrics`)).text();
   t.ok(
     samples(after, 'connect2erp_erp_outage').includes(
-      '{instance="",job="connect2erp",kind="refused",run="workflow",system="S4H",task="workflow"} 1',
+      '{instance="",job="connect2erp",kind="refused",run="workflow",system="S4H",task="workflow",transport="RFC"} 1',
     ),
   );
 });

@@ -375,3 +375,50 @@ t.test('a probe SAP does not answer in time is a failed probe: the breaker stays
     [],
   );
 });
+
+t.test(
+  'a runtime error held while the intake waits for its documents to settle: decided once the lane is idle, so the run goes on',
+  async (t) => {
+    // The intake waits after each page until its document is settled: a held runtime error must not stall it.
+    const env = await sandboxEnv(t, { storage: { pageSize: '1', intakeRoundSize: '1' } });
+    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 3);
+    env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', ...dump, times: 2 });
+    const { report } = await logged(env, { task: 'workflow', hoursLater: 1 });
+    t.equal(report.intake.counts.labelled, 3);
+    t.same(report.tasks.workflow.counts, { RETRY: 1, DONE: 2 }, 'the dumped one is its own, the others sent');
+    t.equal(approvals.filter((uid) => env.props(uid)['erpTaskStatus:status'] === 'DONE').length, 2);
+  },
+);
+
+t.test(
+  'a run stopped while a probe is out learns nothing from it: no outage is reported for the system, exit 3',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
+    await uploadMany(env, 'ERP/Workflow', 'approval', 8);
+    await env.job({ task: 'link' });
+    env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 503, times: 3 });
+    env.erp.faults.add({ functionName: 'RFC_PING', status: 503 });
+    const stop = new AbortController();
+    // The probe reaches SAP as the run is told to stop; its failure then says nothing of SAP.
+    env.erp.faults.observe = (_req, _res, functionName) => void (functionName === 'RFC_PING' && stop.abort('SIGTERM'));
+    let clock = Date.now();
+    env.sandbox.index.catchUp();
+    const report = await runJob(
+      {
+        location: env.location,
+        dryRun: false,
+        task: 'workflow',
+        stop: stop.signal,
+        now: () => new Date(clock),
+        onDocument: () => void (clock += 6_000),
+      },
+      createLogger({ stream: new PassThrough(), level: 'error' }),
+    );
+    t.equal(report.exitCode, 4, 'the three 503s before it are the outage');
+    t.match(report.outages, [{ system: 'S4H', reason: /HTTP 503/ }]);
+    t.notMatch(report.outages[0].reason, /RFC_PING/, 'not the probe');
+    t.equal(report.interrupted?.reason, 'SIGTERM');
+  },
+);

@@ -8,15 +8,15 @@ export const CLAIM_MARGIN_MS = 60_000;
 
 /**
  * The longest a task's claim must hold on a document: its calls to SAP, each up to the system's
- * connection and answer time-outs. A claim covers, at worst, a list sent whole, then the document
- * alone, looked up and sent, and once more after a runtime error (job/calls/execute.ts). A claim
- * that expired during its own call would let another run take the document over while SAP may
- * still be working on it.
+ * connection and answer time-outs. A claim covers, at worst, the document looked up and sent, and
+ * once more after a runtime error (job/calls/execute.ts); a list covers one call, and a document
+ * that goes again alone after it takes a new claim. A claim that expired during its own call would
+ * let another run take the document over while SAP may still be working on it.
  */
 function callsPerClaim(task: TaskConfig): number {
   const { call } = callFor(task);
   const lookups = call.lookup === undefined ? 0 : Array.isArray(call.lookup) ? call.lookup.length : 1;
-  return 1 + 2 * (1 + lookups);
+  return 2 * (1 + lookups);
 }
 
 /** Each enabled task's claimTimeoutMs against the calls it covers, on every system the task may call. */

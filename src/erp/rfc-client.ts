@@ -120,6 +120,12 @@ export class RfcClient implements ErpConnection<RfcRequest> {
         `${where}: HTTP 403, not a SOAP answer: is the service /sap/bc/soap/rfc active in SICF, and may the user call it?`,
         details,
       );
+    // No service at that address: rfc.url is wrong, for every document alike.
+    if (status === 404)
+      throw new SystemRefusalError(
+        `${where}: HTTP 404, not a SOAP answer: set rfc.url of system ${this.system.name} in erpHttp.yaml to the SOAP-RFC service's address (…/sap/bc/soap/rfc)`,
+        details,
+      );
     throw statusFailure(status, where, ': not a SOAP-RFC answer (is the SICF service /sap/bc/soap/rfc active?)');
   }
 }

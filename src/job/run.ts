@@ -158,7 +158,10 @@ async function work(
     sink(taskPhase(task.name), recordTask(report, record));
     inHand.done(record.uid);
   });
-  const run: Sources = { options, report, config, deps, lanes, inHand, reading: AbortSignal.any([stop, lanes.halted]) };
+  // A source that fails halts the others: nothing goes on behind the run's report.
+  const halt = new AbortController();
+  const reading = AbortSignal.any([stop, lanes.halted, halt.signal]);
+  const run: Sources = { options, report, config, deps, lanes, inHand, reading, halt: (error) => halt.abort(error) };
   try {
     if (loaded === undefined) {
       report.intake.state = 'skipped';
@@ -181,8 +184,10 @@ interface Sources {
   deps: LaneDeps;
   lanes: Lanes;
   inHand: InHand;
-  /** Fires when no source may read on: the run stops, or a lane met a failure of the run's scope. */
+  /** Fires when no source may read on: the run stops, a source failed, or a lane met a failure of the run's scope. */
   reading: AbortSignal;
+  /** A source failed: the others read no further page. */
+  halt: (error: unknown) => void;
 }
 
 /** The intake: new files labelled, each READY one handed to its tasks' lanes as it is. */
@@ -208,9 +213,14 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
     found: (count: number) => onFound(INTAKE, count),
     shard: deps.shard,
   };
-  await timed(report.intake, reading, () =>
-    intakeSource(mapping, intakeDeps, feed, inHand, (record) => sink(INTAKE, recordIntake(report, record))),
-  );
+  const intake = (): Promise<void> =>
+    intakeSource(mapping, intakeDeps, feed, inHand, (record) => sink(INTAKE, recordIntake(report, record))).catch(
+      (error: unknown) => {
+        run.halt(error);
+        throw error;
+      },
+    );
+  await timed(report.intake, reading, intake);
 }
 
 /** Each task's search for its due documents, and its lanes settled: a phase per task, timed from its first document. */
@@ -218,19 +228,24 @@ async function sendDue(run: Sources): Promise<void> {
   const { options, report, deps, lanes, inHand, reading } = run;
   const onFound = options.onFound ?? (() => undefined);
   const source = { client: deps.client, inHand, shard: deps.shard, stop: reading };
-  await Promise.all(
+  const phases = await Promise.allSettled(
     // A task the run stopped before, with nothing handed to it, never ran.
     lanes.tasks
       .filter((task) => !deps.stop.aborted || task.startedAt !== undefined)
       .map((task) => {
         const found = (count: number): void => onFound(taskPhase(task.task.name), count);
         const phase = async (): Promise<void> => {
-          await dueSource(task, { ...source, found });
+          await dueSource(task, { ...source, found }).catch((error: unknown) => {
+            run.halt(error);
+            throw error;
+          });
           await task.drained();
         };
         return timed(taskSummary(report, task.task.name), reading, phase, task.startedAt);
       }),
   );
+  const failed = phases.find((phase) => phase.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
 }
 
 /** The run's outages, each task stopped by one of them, and one line at level error each. */
@@ -239,7 +254,9 @@ function reportOutages(report: RunReport, lanes: Lanes, log: Logger): void {
   for (const outage of report.outages) log.error('ERP outage', { ...outage });
   for (const task of lanes.tasks) {
     const stoppedBy = report.outages.filter((o) =>
-      o.task === undefined ? task.systems.includes(o.system) : o.task === task.task.name,
+      o.task === undefined
+        ? o.transport === task.task.function && task.systems.includes(o.system)
+        : o.task === task.task.name,
     );
     if (stoppedBy.length === 0) continue;
     const summary = taskSummary(report, task.task.name);

@@ -6,11 +6,18 @@ import { dig, fill, mapValues, type DateFormat, type MappedValue } from './value
 import type { PlannedFor } from '../records.js';
 
 /**
- * What one document's ERP work came to: done with SAP's reference, or the error that stopped it.
- * In a dry run, `planned` is the call it would have got, with its values.
+ * What one document's ERP work came to: done with SAP's reference, or the error that stopped it, or
+ * (`alone`) a list SAP refused or that ended in a runtime error, so that the document goes again
+ * alone, in a unit and under a claim of its own. In a dry run, `planned` is the call it would have
+ * got, with its values.
  */
 export type CallOutcome =
-  { reference: string; message?: string; planned?: PlannedFor; error?: undefined } | { error: Connect2ErpError };
+  | { reference: string; message?: string; planned?: PlannedFor; error?: undefined; alone?: undefined }
+  | { error: Connect2ErpError; alone?: undefined }
+  | { alone: true; error?: undefined };
+
+/** An outcome a document's status can be written from. */
+export type SettledOutcome = Exclude<CallOutcome, { alone: true }>;
 
 export interface MappedDocument {
   doc: RepositoryDocument;
@@ -126,9 +133,10 @@ async function lookedUp(adapter: CallAdapter, item: MappedDocument & CallItem): 
 /**
  * One call for the documents of a unit. A document whose earlier attempt may have reached SAP is
  * looked up first (it goes alone: in its lane it holds its claim no longer than its lookups and
- * its call). When SAP refuses a list, or a runtime error ends it, each document is sent alone, so
- * one bad row fails only itself; a document alone that meets a runtime error is sent once more
- * (looked up first) before its outcome is the runtime error (lanes/suspects.ts decides whose).
+ * its call). When SAP refuses a list, or a runtime error ends it, each document is to go again
+ * alone (`alone`: its lane sends it in a unit of its own, under a claim of its own, looked up
+ * first), so one bad row fails only itself; a document alone that meets a runtime error is sent
+ * once more (looked up first) before its outcome is the runtime error (its lane decides whose).
  */
 async function sendUnit(
   adapter: CallAdapter,
@@ -146,8 +154,7 @@ async function sendUnit(
     const error = thrown as Connect2ErpError;
     if (adapter.alreadyDone(error)) return items.map((item) => done(adapter, item.values, {}));
     const refused = error.scope === 'document' && !error.transient;
-    if ((refused || error.scope === 'suspect') && items.length > 1)
-      return (await Promise.all(items.map((item) => sendUnit(adapter, [item])))).flat();
+    if ((refused || error.scope === 'suspect') && items.length > 1) return items.map(() => ({ alone: true as const }));
     if (error.scope === 'suspect' && !retried) return sendUnit(adapter, [{ ...first, repeat: true }], true);
     return items.map(() => ({ error }));
   }

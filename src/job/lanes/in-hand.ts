@@ -9,7 +9,8 @@ export const RECENT_HELD = 10_000;
  * (the structure that keeps the intake's hand-over, the tasks' searches and two tasks of one use
  * case from sending it twice; another process's claims are told apart by their tokens). The last
  * RECENT_HELD documents it let go are not taken again in the same run. The intake's documents are
- * counted, so that it labels no further ahead of the sending than `intakeAhead`.
+ * counted: after each page it waits while `intakeAhead` of them are unsettled, so it labels no
+ * further ahead of the sending than that and the pages it has under way.
  */
 export class InHand {
   private readonly held = new Map<string, 'intake' | 'search'>();

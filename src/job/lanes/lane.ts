@@ -1,6 +1,6 @@
-import { BusinessRefusal, NotSentError, type Connect2ErpError } from '../../../common/errors.js';
-import type { StoppableLimit } from '../../stop.js';
-import { execute, type CallAdapter, type CallItem, type CallOutcome } from '../calls/execute.js';
+import { BusinessRefusal, NotSentError, UncertainError, type Connect2ErpError } from '../../../common/errors.js';
+import { notSent, type StoppableLimit } from '../../stop.js';
+import { execute, type CallAdapter, type CallItem, type CallOutcome, type SettledOutcome } from '../calls/execute.js';
 import { base, type TaskContext } from './context.js';
 import { release, settle } from './settle.js';
 import type { Outage, SystemHealth } from './system-health.js';
@@ -52,9 +52,11 @@ type ClaimedItem = Claimed & CallItem;
 export class Lane {
   /** Units waiting for a slot of the system. */
   waiting = 0;
+  /** Units sent and not yet settled, waiting or under way. */
+  private active = 0;
   private readonly work = new Set<Promise<void>>();
   private stopped: Outage | undefined;
-  private readonly suspects: Array<{ claimed: Claimed; outcome: CallOutcome }> = [];
+  private readonly suspects: Array<{ claimed: Claimed; outcome: SettledOutcome }> = [];
 
   constructor(
     private readonly ctx: TaskContext,
@@ -93,6 +95,7 @@ export class Lane {
   /** Sends a unit: its documents wait, unclaimed, for a slot of the system. */
   send(unit: CallItem[]): void {
     this.waiting += 1;
+    this.active += 1;
     const work: Promise<void> = this.sendUnit(unit)
       .catch((error: unknown) => this.hooks.failed(error))
       .finally(() => this.work.delete(work));
@@ -107,19 +110,23 @@ export class Lane {
   /** Resolves once every unit sent is settled, held runtime errors included. */
   async drained(): Promise<void> {
     while (this.work.size > 0) await Promise.all(this.work);
-    if (this.suspects.length === 0) return;
-    // Nothing in the lane answered after them: whether SAP answers at all tells whose they are.
-    try {
-      await this.adapter.probe();
-      await this.clearSuspects();
-    } catch (error) {
-      const failure = error as Connect2ErpError;
-      this.system.health.failed(failure);
-      await this.releaseSuspects(failure.message);
-    }
   }
 
   private async sendUnit(unit: CallItem[]): Promise<void> {
+    try {
+      const sent = await this.call(unit);
+      if (sent === undefined) return;
+      this.judge(sent.map(([, outcome]) => outcome));
+      await whenAll(sent.map(([claimed, outcome]) => this.outcome(claimed, outcome)));
+    } finally {
+      // Idle with runtime errors held (nothing in the lane may answer after them): a probe tells whose they are.
+      this.active -= 1;
+      if (this.active === 0 && this.suspects.length > 0) await this.decideSuspects();
+    }
+  }
+
+  /** A slot, the claims and the call; undefined (the documents' records made) when it never went out. */
+  private async call(unit: CallItem[]): Promise<Array<[ClaimedItem, CallOutcome]> | undefined> {
     let waits = true;
     const leave = (): void => {
       if (!waits) return;
@@ -132,6 +139,8 @@ export class Lane {
       sent = await this.system.slots.run(this.what(unit), async () => {
         leave();
         if (!(await this.admits())) return undefined;
+        // A probe may have taken its time: the run may be stopping by now.
+        if (this.ctx.deps.stop.aborted) throw notSent(this.ctx.deps.stop, this.what(unit));
         const claimed = (
           await whenAll(
             unit.map(async (item) => {
@@ -145,12 +154,24 @@ export class Lane {
       });
     } catch (error) {
       if (!(error instanceof NotSentError)) throw error;
-      return this.leave(unit, error.message);
+      this.leave(unit, error.message);
+      return undefined;
     } finally {
       leave();
     }
-    if (sent === undefined) return this.leave(unit, `left for the next run: ${this.downReason()}`);
-    await whenAll(sent.map(([claimed, outcome]) => this.outcome(claimed, outcome)));
+    if (sent === undefined) this.leave(unit, `left for the next run: ${this.downReason()}`);
+    return sent;
+  }
+
+  /**
+   * What a call's outcomes say of its system, once per call (a list is one call): SAP answered
+   * (done, or a business refusal), or the system did not take it.
+   */
+  private judge(outcomes: CallOutcome[]): void {
+    const failure = outcomes.find((o) => o.error?.scope === 'system')?.error;
+    if (failure !== undefined) return this.system.health.failed(failure);
+    if (outcomes.some((o) => (o.error === undefined && o.alone === undefined) || o.error instanceof BusinessRefusal))
+      this.system.health.answered();
   }
 
   private async admits(): Promise<boolean> {
@@ -162,20 +183,20 @@ export class Lane {
     return this.stopped?.reason ?? this.system.health.reason;
   }
 
-  private async outcome(claimed: Claimed, outcome: CallOutcome): Promise<void> {
+  private async outcome(claimed: ClaimedItem, outcome: CallOutcome): Promise<void> {
+    // A list SAP refused or that dumped: the document goes again alone, its claim renewed by its own unit.
+    if (outcome.alone) return this.send([{ doc: claimed.doc, repeat: true, lastLook: claimed.lastLook }]);
     const { error } = outcome;
-    if (error === undefined || error instanceof BusinessRefusal) {
-      this.system.health.answered();
-      await this.clearSuspects();
-    }
+    if (error === undefined || error instanceof BusinessRefusal) await this.clearSuspects();
+    // The repository refused the credentials while the call read the document's file (a Rest upload).
+    if (error?.scope === 'run') throw error;
     if (error?.scope === 'suspect') return this.suspect(claimed, outcome);
-    if (error?.scope === 'system') this.system.health.failed(error);
     if (error?.scope === 'lane') this.stop('refused', error.message);
     this.ctx.onRecord(await settle(this.ctx, claimed, outcome));
   }
 
   /** A runtime error on a document sent alone twice: held until the lane shows whose it is. */
-  private async suspect(claimed: Claimed, outcome: CallOutcome): Promise<void> {
+  private async suspect(claimed: Claimed, outcome: SettledOutcome): Promise<void> {
     // The lane has stopped on runtime errors already: one more is the same.
     if (this.stopped !== undefined)
       return this.ctx.onRecord(
@@ -189,6 +210,26 @@ export class Lane {
       `${this.adapter.name} ended in a runtime error for ${limit} documents in a row, each sent alone: ${String(outcome.error?.message)}`,
     );
     await this.releaseSuspects(this.downReason());
+  }
+
+  /**
+   * Runtime errors held while nothing in the lane answered after them: SAP answering a probe at all
+   * makes them the documents'; a system that does not, the system's; a run stopping leaves them.
+   */
+  private async decideSuspects(): Promise<void> {
+    try {
+      await this.adapter.probe();
+    } catch (error) {
+      const failure = error as Connect2ErpError;
+      // The run is stopping: nothing is learnt, the documents wait.
+      if (this.ctx.deps.stop.aborted) return this.releaseSuspects(failure.message);
+      if (failure.scope === 'system' || failure instanceof UncertainError) {
+        this.system.health.failed(failure);
+        return this.releaseSuspects(failure.message);
+      }
+      // Any other answer (RFC_PING refused the user, say) is SAP answering.
+    }
+    await this.clearSuspects();
   }
 
   /** SAP answered in this lane: the runtime errors held were the documents' own. */
@@ -207,7 +248,13 @@ export class Lane {
 
   private stop(kind: Outage['kind'], reason: string): void {
     if (this.stopped !== undefined) return;
-    this.stopped = { system: this.system.name, task: this.ctx.task.name, kind, reason };
+    this.stopped = {
+      system: this.system.name,
+      transport: this.ctx.task.function,
+      task: this.ctx.task.name,
+      kind,
+      reason,
+    };
     this.ctx.deps.log.error('lane stopped', { system: this.system.name, reason });
   }
 

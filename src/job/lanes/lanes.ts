@@ -16,6 +16,9 @@ export class Lanes {
   readonly tasks: TaskLanes[];
   /** A new claim token for each claim of the run, the intake's included. */
   readonly token: () => string;
+  /** Each system's call slots, shared by both its connections' lanes. */
+  private readonly slots = new Map<string, StoppableLimit>();
+  /** Each system's connections, by system and transport. */
   private readonly systems = new Map<string, ErpSystemLine>();
   private readonly halt = new AbortController();
   private failure: { error: unknown } | undefined;
@@ -27,7 +30,7 @@ export class Lanes {
   ) {
     this.token = claimTokens(deps.runId);
     const run = {
-      system: (name: string) => this.system(name),
+      system: (name: string, transport: Outage['transport']) => this.system(name, transport),
       token: this.token,
       failed: (error: unknown) => this.fail(error),
     };
@@ -56,17 +59,23 @@ export class Lanes {
     return [...systems, ...this.tasks.flatMap((task) => task.outages())];
   }
 
-  private system(name: string): ErpSystemLine {
-    let line = this.systems.get(name);
+  private system(name: string, transport: Outage['transport']): ErpSystemLine {
+    const key = `${name}\u0000${transport}`;
+    let line = this.systems.get(key);
     if (line === undefined) {
       const calls = this.deps.system(name).maxConcurrentCalls;
+      let slots = this.slots.get(name);
+      if (slots === undefined) {
+        slots = new StoppableLimit(calls, this.deps.stop);
+        this.slots.set(name, slots);
+      }
       line = {
         name,
         calls,
-        slots: new StoppableLimit(calls, this.deps.stop),
-        health: new SystemHealth(name, this.deps.now, this.deps.log),
+        slots,
+        health: new SystemHealth(name, transport, this.deps.now, this.deps.log, this.deps.stop),
       };
-      this.systems.set(name, line);
+      this.systems.set(key, line);
     }
     return line;
   }

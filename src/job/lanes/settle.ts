@@ -5,7 +5,7 @@ import {
   UncertainError,
   type Connect2ErpError,
 } from '../../../common/errors.js';
-import { AttemptsUsedUp, LookupFailedError, type CallOutcome } from '../calls/execute.js';
+import { AttemptsUsedUp, LookupFailedError, type SettledOutcome } from '../calls/execute.js';
 import { attemptsOf, claimedBy, heldBy, messageOf, STATUS, statusOf } from '../../status/facet.js';
 import { attemptFailed, done, released } from '../../status/transitions.js';
 import { base, operatorHint, type TaskContext } from './context.js';
@@ -23,7 +23,7 @@ const WRITES = 3;
  * Write a claimed document's outcome. A write that fails is the document's own outcome (GONE, or
  * ERROR with what it was left as); one that meets another run's takeover leaves the document to it.
  */
-export async function settle(ctx: TaskContext, claimed: Claimed, outcome: CallOutcome): Promise<TaskRecord> {
+export async function settle(ctx: TaskContext, claimed: Claimed, outcome: SettledOutcome): Promise<TaskRecord> {
   // An error of the run's own scope stops the run here, and the document stays listed as claimed: it is.
   const record = await outcomeRecord(ctx, claimed, outcome).catch((error: unknown) =>
     leftAlone(base(ctx, claimed.doc), error, STILL_CLAIMED),
@@ -37,7 +37,7 @@ export async function release(ctx: TaskContext, claimed: Claimed, message: strin
   return settle(ctx, claimed, { error: new NotSentError(message) });
 }
 
-async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: CallOutcome): Promise<TaskRecord> {
+async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: SettledOutcome): Promise<TaskRecord> {
   const { deps } = ctx;
   const record = base(ctx, claimed.doc);
   const { error } = outcome;

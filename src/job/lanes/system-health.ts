@@ -7,25 +7,32 @@ import type { Logger } from '../../log.js';
  */
 export interface Outage {
   system: string;
-  /** The task whose lane stopped; absent when the whole system did. */
+  /** The connection that failed: a system's RFC and Rest connections have addresses and logons of their own. */
+  transport: 'RFC' | 'Rest';
+  /** The task whose lane stopped; absent when the whole connection did. */
   task?: string;
   kind: 'unavailable' | 'refused';
   reason: string;
 }
 
-/** Calls in a row that could not reach a system before its breaker opens: a blip of one or two leaves its documents for the next run and no more. */
+/**
+ * Calls in a row that could not reach a system before its breaker opens: after one or two, the
+ * lanes go on trying. Whatever did not reach SAP is left for the next run either way, and a run
+ * whose last call to a system failed reports the outage, as nothing answered after it.
+ */
 export const OPEN_AFTER = 3;
 /** After the breaker opens, the first probe waits this long, each failed one twice as long again, up to a minute. */
 const FIRST_PROBE_MS = 5_000;
 const LAST_PROBE_MS = 60_000;
 
 /**
- * One SAP system's health in a run, shared by its lanes: a circuit breaker. A refusal of the system
- * (logon, certificate, SICF) opens it for the run, as only a person can change it. Calls that do not
- * reach it (connection refused, 503, the connection's time-out) open it after OPEN_AFTER in a row:
- * then no call goes out, and a lane with a document to send probes it (RFC_PING, the service
- * document) at most every FIRST_PROBE_MS, doubling to LAST_PROBE_MS, on the run's clock; a probe
- * SAP answers closes it. Whatever did not reach SAP was released with no attempt charged.
+ * One SAP system's connection (RFC or Rest) in a run, shared by the lanes that use it: a circuit
+ * breaker. A refusal of the connector (logon, certificate, SICF) opens it for the run, as only a
+ * person can change it. Calls that do not reach it (connection refused, 503, the connection's
+ * time-out) open it after OPEN_AFTER in a row: then no call goes out, and a lane with a document to
+ * send probes it (RFC_PING, the service document) at most every FIRST_PROBE_MS, doubling to
+ * LAST_PROBE_MS, on the run's clock; a probe SAP answers closes it. Whatever did not reach SAP was
+ * released with no attempt charged.
  */
 export class SystemHealth {
   private failures = 0;
@@ -39,8 +46,10 @@ export class SystemHealth {
 
   constructor(
     readonly name: string,
+    readonly transport: Outage['transport'],
     private readonly now: () => Date,
     private readonly log: Logger,
+    private readonly stop: AbortSignal,
   ) {}
 
   /** No call to the system goes out: it refused the connector, or its breaker is open. */
@@ -91,8 +100,9 @@ export class SystemHealth {
 
   /** The outage of the run, if the system refused it or did not answer again after its last failure. */
   outage(): Outage | undefined {
-    if (this.refused !== undefined) return { system: this.name, kind: 'refused', reason: this.refused.message };
-    if (this.last !== undefined) return { system: this.name, kind: 'unavailable', reason: this.last.message };
+    const { name: system, transport } = this;
+    if (this.refused !== undefined) return { system, transport, kind: 'refused', reason: this.refused.message };
+    if (this.last !== undefined) return { system, transport, kind: 'unavailable', reason: this.last.message };
     return undefined;
   }
 
@@ -100,6 +110,8 @@ export class SystemHealth {
     try {
       await probe();
     } catch (error) {
+      // The run is stopping (the probe refused before it was sent, or its answer no longer counts): nothing is learnt.
+      if (this.stop.aborted) return false;
       // Any answer of SAP's is an answer (RFC_PING refused for want of S_RFC, say); a time-out is none.
       const failure = error as Connect2ErpError;
       if (failure.scope === 'system' || failure instanceof UncertainError) {
@@ -110,11 +122,11 @@ export class SystemHealth {
       }
     }
     this.answered();
-    this.log.warn('ERP system answers again', { system: this.name });
+    this.log.warn('ERP system answers again', { system: this.name, transport: this.transport });
     return true;
   }
 
   private fields(error: Connect2ErpError): Record<string, unknown> {
-    return { system: this.name, reason: error.message };
+    return { system: this.name, transport: this.transport, reason: error.message };
   }
 }

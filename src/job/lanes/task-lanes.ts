@@ -16,7 +16,7 @@ import { Waiters } from './waiters.js';
 
 /** What a task's lanes take from the run: its systems, claim tokens, where a run-scope failure goes. */
 export interface LaneRun {
-  system: (name: string) => ErpSystemLine;
+  system: (name: string, transport: Outage['transport']) => ErpSystemLine;
   token: () => string;
   failed: (error: unknown) => void;
 }
@@ -56,7 +56,7 @@ export class TaskLanes {
   lane(system: string): Lane {
     let lane = this.lanes.get(system);
     if (lane === undefined) {
-      lane = new Lane(this.ctx, this.run.system(system), this.adapter(system), {
+      lane = new Lane(this.ctx, this.run.system(system, this.task.function), this.adapter(system), {
         token: this.run.token,
         roomChanged: () => this.waiters.wake(),
         failed: this.run.failed,
@@ -73,7 +73,9 @@ export class TaskLanes {
 
   /** Every system the task may send to is down, or its lane stopped: nothing more can go out. */
   get allDown(): boolean {
-    return this.systems.every((name) => this.run.system(name).health.down || this.lanes.get(name)?.down === true);
+    return this.systems.every(
+      (name) => this.run.system(name, this.task.function).health.down || this.lanes.get(name)?.down === true,
+    );
   }
 
   /** Resolves once the task may read its next page: a lane that is not down has room, or none has been met. */

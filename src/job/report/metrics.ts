@@ -34,12 +34,12 @@ function runMetrics(report: RunReport): Registry {
   }
   const outages = new Gauge({
     name: 'connect2erp_erp_outage',
-    help: "An SAP system (task empty) or one task's calls to it stopped in the last run: 1, by kind (unavailable, refused)",
-    labelNames: ['system', 'task', 'kind'],
+    help: "An SAP system's connection (task empty) or one task's calls to it stopped in the last run: 1, by kind (unavailable, refused)",
+    labelNames: ['system', 'transport', 'task', 'kind'],
     registers,
   });
   for (const outage of report.outages)
-    outages.set({ system: outage.system, task: outage.task ?? '', kind: outage.kind }, 1);
+    outages.set({ system: outage.system, transport: outage.transport, task: outage.task ?? '', kind: outage.kind }, 1);
   new Gauge({ name: 'connect2erp_run_exit_code', help: 'Exit code of the last run (README)', registers }).set(
     report.exitCode,
   );

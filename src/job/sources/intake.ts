@@ -23,9 +23,19 @@ export async function intakeSource(
     await feed.flush();
     await inHand.intakeRoom(deps.stop);
   };
-  await runIntake(mapping, { ...deps, afterPage }, (record: IntakeRecord, labelled: RepositoryDocument | undefined) => {
-    onRecord(record);
-    if (labelled !== undefined && record.status === 'READY') feed.add(record.useCase, labelled);
-  });
+  try {
+    await runIntake(
+      mapping,
+      { ...deps, afterPage },
+      (record: IntakeRecord, labelled: RepositoryDocument | undefined) => {
+        onRecord(record);
+        if (labelled !== undefined && record.status === 'READY') feed.add(record.useCase, labelled);
+      },
+    );
+  } catch (error) {
+    // What was handed over is with the lanes before the run reports the failure.
+    await feed.flush().catch(() => undefined);
+    throw error;
+  }
   await feed.flush();
 }
