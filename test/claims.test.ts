@@ -6,6 +6,7 @@ import { runJob } from '../src/job/run.js';
 import { loadConfig } from '../src/config/load.js';
 import type { ConfigError } from '../common/errors.js';
 import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
+import { exceptionXml } from '../sandbox/erp/soap-codec.js';
 
 // Runs over real HTTP: 3 s idle, several times that on a busy machine.
 t.setTimeout(120_000);
@@ -132,6 +133,23 @@ t.test(
     t.equal(env.props(uid)['erpTaskStatus:claimedBy'], 'a-later-run/1');
   },
 );
+
+t.test('a claim taken over while SAP refused its call: the failure is not written over the other run', async (t) => {
+  const { env, uid, report } = await whileSending(t, (env, uid) => {
+    edit(env, uid, { 'erpTaskStatus:claimedBy': 'a-later-run/1' });
+    env.erp.faults.add({
+      functionName: 'ARCHIV_PROCESS_RFCINPUT',
+      status: 500,
+      headers: { 'content-type': 'text/xml; charset=utf-8' },
+      body: exceptionXml('ARCHIV_PROCESS_RFCINPUT', { name: 'NO_WORKITEM_CREATED', text: 'No work item created' }),
+    });
+  });
+  t.match(report.tasks.workflow.documents, [{ uid, result: 'SKIPPED' }]);
+  t.same(
+    [env.props(uid)['erpTaskStatus:status'], env.props(uid)['erpTaskStatus:claimedBy']],
+    ['IN_PROGRESS', 'a-later-run/1'],
+  );
+});
 
 t.test(
   "a crashed run's workflow start whose values no longer map goes to an operator with the general advice",

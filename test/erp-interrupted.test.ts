@@ -93,8 +93,9 @@ t.test(
     faults.add({ functionName: 'BAPI_BARCODE_SENDLIST', status: 503, times: 2 });
     // These leave and no answer comes back: charged, and SAP is asked at the next attempt.
     faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', drop: true, times: 2 });
-    // SAP links the document but the answer comes too late: the lookup of the next attempt finds it.
-    faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', delayMs: 500, handleAfterDisconnect: true, times: 2 });
+    // SAP links the document but the answer comes too late (undici's time-outs tick every half second or
+    // so: two seconds is late for 300 ms whatever the tick): the lookup of the next attempt finds it.
+    faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', delayMs: 2000, handleAfterDisconnect: true, times: 2 });
     faults.add({ functionName: 'BAPI_BARCODE_SENDLIST', loseAnswer: true });
 
     let runs = 0;

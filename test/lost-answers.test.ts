@@ -61,7 +61,8 @@ t.test(
     const erpYaml = join(configDir, 'erpHttp.yaml');
     const erp = readFileSync(erpYaml, 'utf8');
     const s4r = erp.slice(erp.indexOf('  - name: S4H')).replace('name: S4H', 'name: S4R');
-    // Answers that come after a second are not waited for.
+    // Answers that come after a second are not waited for (the late ones below come after three: undici's
+    // time-outs tick every half second or so).
     writeFileSync(erpYaml, `${erp}    timeouts: {requestMs: 1000}\n${s4r}    timeouts: {requestMs: 1000}\n`);
     for (const task of ['link', 'barcode', 'workflow']) {
       const file = join(jobsDir, `${task}.yaml`);
@@ -91,7 +92,7 @@ t.test(
 
     const faults: Array<FaultRule & { times: number }> = [
       { functionName: 'ARCHIV_CONNECTION_INSERT', loseAnswer: true, skip: 5, times: 3 },
-      { functionName: 'ARCHIV_CONNECTION_INSERT', delayMs: 1500, handleAfterDisconnect: true, skip: 20, times: 2 },
+      { functionName: 'ARCHIV_CONNECTION_INSERT', delayMs: 3000, handleAfterDisconnect: true, skip: 20, times: 2 },
       { functionName: 'ARCHIV_CONNECTION_INSERT', drop: true, skip: 40, times: 2 },
       { functionName: 'ARCHIV_CONNECTION_INSERT', status: 503, skip: 60, times: 1 },
       { functionName: 'BAPI_BARCODE_SENDLIST', loseAnswer: true, times: 1 },
@@ -99,7 +100,7 @@ t.test(
       { functionName: 'BAPI_BARCODE_SENDLIST', drop: true, skip: 2, times: 1 },
       { functionName: 'BAPI_BARCODE_SENDLIST', status: 503, skip: 3, times: 1 },
       { functionName: 'ARCHIV_PROCESS_RFCINPUT', loseAnswer: true, skip: 10, times: 2 },
-      { functionName: 'ARCHIV_PROCESS_RFCINPUT', delayMs: 1500, handleAfterDisconnect: true, skip: 30, times: 1 },
+      { functionName: 'ARCHIV_PROCESS_RFCINPUT', delayMs: 3000, handleAfterDisconnect: true, skip: 30, times: 1 },
       { functionName: 'ARCHIV_PROCESS_RFCINPUT', drop: true, skip: 50, times: 1 },
       { functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 503, skip: 70, times: 1 },
       { functionName: 'AttachmentContentSet', loseAnswer: true, skip: 5, times: 3 },
@@ -265,7 +266,7 @@ t.test(
     const [invoice] = addFiles(env, 'Invoices', ['INVOICE-1.pdf']);
     // SAP links it and the answer is lost; at the next attempt the lookup gets no answer in time.
     env.erp.faults.add({ functionName: 'ARCHIV_CONNECTION_INSERT', loseAnswer: true });
-    env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', delayMs: 1_000 });
+    env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', delayMs: 3_000 });
     const at = (hours: number) => new Date(Date.now() + hours * 3_600_000);
     const run = async (hours: number) => {
       env.sandbox.index.catchUp();

@@ -57,11 +57,11 @@ const scenario = fc.record({
 });
 type Scenario = typeof scenario extends fc.Arbitrary<infer S> ? S : never;
 
-/** A fault as the ERP sandbox takes it: answers too late for the 300 ms the job waits are lost too. */
+/** A fault as the ERP sandbox takes it: answers too late for the 300 ms the job waits (its time-outs tick every half second or so) are lost too. */
 function rule(f: Scenario['faults'][number]): FaultRule {
   const base = { functionName: f.functionName, skip: f.skip };
   if (f.kind === 'lose') return { ...base, loseAnswer: true };
-  if (f.kind === 'late') return { ...base, delayMs: 400, handleAfterDisconnect: true };
+  if (f.kind === 'late') return { ...base, delayMs: 1500, handleAfterDisconnect: true };
   if (f.kind === 'drop') return { ...base, drop: true };
   if (f.kind === '503') return { ...base, status: 503 };
   return {

@@ -381,6 +381,9 @@ t.test(
   async (t) => {
     // The intake waits after each page until its document is settled: a held runtime error must not stall it.
     const env = await sandboxEnv(t, { storage: { pageSize: '1', intakeRoundSize: '1' } });
+    // One call at a time: both runtime errors fall on the first document.
+    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
     const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 3);
     env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', ...dump, times: 2 });
     const { report } = await logged(env, { task: 'workflow', hoursLater: 1 });
@@ -390,35 +393,49 @@ t.test(
   },
 );
 
-t.test(
-  'a run stopped while a probe is out learns nothing from it: no outage is reported for the system, exit 3',
-  async (t) => {
-    const env = await sandboxEnv(t);
-    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
-    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
-    await uploadMany(env, 'ERP/Workflow', 'approval', 8);
-    await env.job({ task: 'link' });
-    env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 503, times: 3 });
-    env.erp.faults.add({ functionName: 'RFC_PING', status: 503 });
-    const stop = new AbortController();
-    // The probe reaches SAP as the run is told to stop; its failure then says nothing of SAP.
-    env.erp.faults.observe = (_req, _res, functionName) => void (functionName === 'RFC_PING' && stop.abort('SIGTERM'));
-    let clock = Date.now();
-    env.sandbox.index.catchUp();
-    const report = await runJob(
-      {
-        location: env.location,
-        dryRun: false,
-        task: 'workflow',
-        stop: stop.signal,
-        now: () => new Date(clock),
-        onDocument: () => void (clock += 6_000),
-      },
-      createLogger({ stream: new PassThrough(), level: 'error' }),
-    );
-    t.equal(report.exitCode, 4, 'the three 503s before it are the outage');
-    t.match(report.outages, [{ system: 'S4H', reason: /HTTP 503/ }]);
-    t.notMatch(report.outages[0].reason, /RFC_PING/, 'not the probe');
-    t.equal(report.interrupted?.reason, 'SIGTERM');
-  },
-);
+for (const probeFails of [true, false])
+  t.test(
+    `a run stopped while a probe is out (${probeFails ? 'failing' : 'answered'}) learns nothing from it and sends nothing more`,
+    async (t) => {
+      const env = await sandboxEnv(t);
+      const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+      writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
+      await uploadMany(env, 'ERP/Workflow', 'approval', 8);
+      await env.job({ task: 'link' });
+      env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 503, times: 3 });
+      if (probeFails) env.erp.faults.add({ functionName: 'RFC_PING', status: 503 });
+      const stop = new AbortController();
+      // The probe reaches SAP as the run is told to stop.
+      env.erp.faults.observe = (_req, _res, functionName) =>
+        void (functionName === 'RFC_PING' && stop.abort('SIGTERM'));
+      let clock = Date.now();
+      env.sandbox.index.catchUp();
+      const report = await runJob(
+        {
+          location: env.location,
+          dryRun: false,
+          task: 'workflow',
+          stop: stop.signal,
+          now: () => new Date(clock),
+          onDocument: () => void (clock += 6_000),
+        },
+        createLogger({ stream: new PassThrough(), level: 'error' }),
+      );
+      t.equal(report.interrupted?.reason, 'SIGTERM');
+      t.equal(env.erp.tables.inbox.length, 0, 'nothing sent after the stop');
+      if (probeFails) {
+        t.equal(report.exitCode, 4, 'the three 503s before it are the outage');
+        t.notMatch(report.outages[0].reason, /RFC_PING/, 'not the probe');
+      } else {
+        t.same(report.outages, [], 'SAP answered the probe');
+        t.equal(report.exitCode, 3);
+        t.match(report.tasks.workflow.documents, [
+          { result: 'RELEASED', message: /503/ },
+          { result: 'RELEASED', message: /503/ },
+          { result: 'RELEASED', message: /503/ },
+          { result: 'RELEASED', message: /left for the next run/ },
+          { result: 'RELEASED', message: /not sent, the run is stopping \(SIGTERM\)/ },
+        ]);
+      }
+    },
+  );

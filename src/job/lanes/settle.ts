@@ -80,8 +80,10 @@ function attemptOutcome(
   const { task, call } = ctx;
   const attempts = attemptsOf(claimed.doc.properties) + 1;
   const lost = error instanceof UncertainError;
+  // A lookup that could not say, for good or on the last attempt, leaves it to an operator: never sent blind.
   const unknowable =
-    (lost && !call.repeatable && call.lookup === undefined) || (error instanceof LookupFailedError && !error.transient);
+    (lost && !call.repeatable && call.lookup === undefined) ||
+    (error instanceof LookupFailedError && (!error.transient || attempts >= task.attempts));
   let message = errorMessage(error);
   if (lost && call.lookup !== undefined) message += '; SAP is asked at the next attempt, before anything is sent again';
   if (unknowable) message += `; SAP may have it, so it is not sent again by itself: ${operatorHint(ctx, claimed.doc)}`;
