@@ -439,3 +439,35 @@ for (const probeFails of [true, false])
       }
     },
   );
+
+for (const probe of ['times out', 'is refused the user', 'meets the run stopping'] as const)
+  t.test(`a lane's last runtime error, decided by a probe that ${probe}`, async (t) => {
+    const env = await sandboxEnv(t);
+    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+    writeFileSync(erpYaml, `${readFileSync(erpYaml, 'utf8')}    timeouts: {requestMs: 300}\n`);
+    const [approval] = await uploadMany(env, 'ERP/Workflow', 'approval', 1);
+    await env.job({ task: 'link' });
+    env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', ...dump, times: 2 });
+    const stop = new AbortController();
+    if (probe === 'times out') env.erp.faults.add({ functionName: 'RFC_PING', delayMs: 3_000 });
+    if (probe === 'is refused the user') env.erp.customizing.users.CONNECTOR.rfc = ['ARCHIV_PROCESS_RFCINPUT'];
+    if (probe === 'meets the run stopping') {
+      env.erp.faults.add({ functionName: 'RFC_PING', status: 503 });
+      env.erp.faults.observe = (_req, _res, functionName) =>
+        void (functionName === 'RFC_PING' && stop.abort('SIGTERM'));
+    }
+    env.sandbox.index.catchUp();
+    const report = await runJob(
+      { location: env.location, dryRun: false, task: 'workflow', stop: stop.signal },
+      createLogger({ stream: new PassThrough(), level: 'error' }),
+    );
+    if (probe === 'is refused the user') {
+      t.same(report.tasks.workflow.counts, { RETRY: 1 }, "SAP answered, if only to refuse: the document's");
+      t.same(statusOf(env, approval), ['RETRY', 1]);
+      return;
+    }
+    t.same(report.tasks.workflow.counts, { RELEASED: 1 }, 'nothing to tell whose it is: it waits, uncharged');
+    t.same(statusOf(env, approval), ['READY', 0]);
+    if (probe === 'times out') t.match(report.outages, [{ reason: /RFC_PING on S4H failed \(ETIMEDOUT\)/ }]);
+    else t.same([report.outages, report.exitCode], [[], 3], 'a stop is not an outage');
+  });
