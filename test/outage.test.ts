@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { PassThrough } from 'node:stream';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,6 +54,21 @@ function pointS4hAt(env: Env, url: string): string {
 }
 
 const DEAD = 'http://127.0.0.1:1/sap/bc/soap/rfc';
+
+/** A sandbox with `n` approvals labelled READY for the workflow task, S4H taking `calls` at once. */
+async function readyApprovals(t: Test, n: number, calls = 8): Promise<{ env: Env; approvals: string[] }> {
+  const env = await sandboxEnv(t);
+  if (calls !== 8) callsAtOnce(env, calls);
+  const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', n);
+  await env.job({ task: 'link' });
+  return { env, approvals };
+}
+
+/** S4H takes `n` calls at once (erpHttp.yaml's maxConcurrentCalls, 8 as shipped). */
+function callsAtOnce(env: Env, n: number): void {
+  const file = join(env.location.configDir, 'erpHttp.yaml');
+  writeFileSync(file, readFileSync(file, 'utf8').replace('maxConcurrentCalls: 8', `maxConcurrentCalls: ${n}`));
+}
 
 t.test(
   'SAP unreachable for three runs: no document charged or moved toward FAILED, each run exits 4 with the outage logged as an error; the first run after SAP is back links each once',
@@ -164,12 +179,8 @@ const dump = {
 t.test(
   "an ABAP dump on one document: sent alone once more, then that document's own outcome; its neighbours are sent",
   async (t) => {
-    const env = await sandboxEnv(t);
     // One call at a time: the dumps fall on the first document sent, twice.
-    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
-    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
-    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 6);
-    await env.job({ task: 'link' });
+    const { env, approvals } = await readyApprovals(t, 6, 1);
     env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', ...dump, times: 2 });
     const { report } = await logged(env, { task: 'workflow', hoursLater: 1 });
     t.equal(report.exitCode, 0, 'no outage: SAP answered the others');
@@ -186,8 +197,7 @@ t.test(
   'an ABAP dump on every call: after more documents in a row than calls at once the lane stops, none charged, exit 4; the link task goes on',
   async (t) => {
     const env = await sandboxEnv(t);
-    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
-    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 2'));
+    callsAtOnce(env, 2);
     const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 12);
     const invoices = await uploadMany(env, 'ERP/Invoices', 'invoice', 3);
     await env.job({ task: 'link' });
@@ -212,11 +222,7 @@ t.test(
 t.test(
   "a breaker opened by an outage probes the system on the run's clock, and sends again once SAP answers",
   async (t) => {
-    const env = await sandboxEnv(t);
-    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
-    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
-    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 12);
-    await env.job({ task: 'link' });
+    const { env, approvals } = await readyApprovals(t, 12, 1);
     // SAP's gateway turns the calls away: after three the breaker opens.
     env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 503, times: 100 });
     // The first probe finds SAP still down too.
@@ -269,9 +275,10 @@ t.test(
 t.test(
   "a runtime error on a lane's last document: at the lane's end, SAP answering RFC_PING makes it the document's; SAP not answering, the system's",
   async (t) => {
-    const env = await sandboxEnv(t);
-    const [approval] = await uploadMany(env, 'ERP/Workflow', 'approval', 1);
-    await env.job({ task: 'link' });
+    const {
+      env,
+      approvals: [approval],
+    } = await readyApprovals(t, 1);
     env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', ...dump, times: 2 });
     const answered = await logged(env, { task: 'workflow', hoursLater: 1 });
     t.same(answered.report.tasks.workflow.counts, { RETRY: 1 }, "SAP answers: the document's");
@@ -316,11 +323,7 @@ t.test(
 t.test(
   "SAP refusing the logon: the first call's 401 stops the system's lanes at once, the other documents are never claimed",
   async (t) => {
-    const env = await sandboxEnv(t);
-    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
-    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
-    const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 4);
-    await env.job({ task: 'link' });
+    const { env, approvals } = await readyApprovals(t, 4, 1);
     let calls = 0;
     env.erp.faults.observe = (_req, _res, functionName) => void (functionName === 'ARCHIV_PROCESS_RFCINPUT' && calls++);
     process.env.SAP_PASSWORD = 'wrong';
@@ -343,11 +346,9 @@ t.test(
 
 t.test('a probe SAP does not answer in time is a failed probe: the breaker stays open', async (t) => {
   const env = await sandboxEnv(t);
+  callsAtOnce(env, 1);
   const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
-  writeFileSync(
-    erpYaml,
-    `${readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1')}    timeouts: {requestMs: 200}\n`,
-  );
+  writeFileSync(erpYaml, `${readFileSync(erpYaml, 'utf8')}    timeouts: {requestMs: 200}\n`);
   const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 8);
   await env.job({ task: 'link' });
   env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 503, times: 3 });
@@ -382,8 +383,7 @@ t.test(
     // The intake waits after each page until its document is settled: a held runtime error must not stall it.
     const env = await sandboxEnv(t, { storage: { pageSize: '1', intakeRoundSize: '1' } });
     // One call at a time: both runtime errors fall on the first document.
-    const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
-    writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
+    callsAtOnce(env, 1);
     const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 3);
     env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', ...dump, times: 2 });
     const { report } = await logged(env, { task: 'workflow', hoursLater: 1 });
@@ -398,8 +398,7 @@ for (const probeFails of [true, false])
     `a run stopped while a probe is out (${probeFails ? 'failing' : 'answered'}) learns nothing from it and sends nothing more`,
     async (t) => {
       const env = await sandboxEnv(t);
-      const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
-      writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
+      callsAtOnce(env, 1);
       await uploadMany(env, 'ERP/Workflow', 'approval', 8);
       await env.job({ task: 'link' });
       env.erp.faults.add({ functionName: 'ARCHIV_PROCESS_RFCINPUT', status: 503, times: 3 });

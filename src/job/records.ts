@@ -32,8 +32,10 @@ export interface PlannedFor {
 
 /**
  * What a task did with one document.
- * - RELEASED: not sent, because the run stopped or SAP refused the credentials; it is READY for the next run.
- * - SKIPPED: a user or another run changed it while this run worked on it; left to them, the next run looks again.
+ * - RELEASED: not sent, or not taken by SAP: the run stopped, or its SAP system (or the task's calls to it) was
+ *   unavailable or refused the connector; it is READY (or as it was) for the next run, no attempt charged.
+ * - SKIPPED: a user or another run changed it while this run worked on it (or took over its expired claim);
+ *   left to them, the next run looks again.
  * - GONE: deleted while this run worked on it.
  * - ERROR: the repository refused or lost this document's write; the message says what state it was left in.
  */
