@@ -34,6 +34,7 @@ import { LabelledFeed } from './sources/labelled-feed.js';
 import type { LaneDeps } from './lanes/context.js';
 import type { MappingFile } from './intake/mapping-schema.js';
 import { taskReads } from './sources/reads.js';
+import { whenAll } from './when-all.js';
 
 export interface RunOptions {
   location: Required<ConfigLocation>;
@@ -228,7 +229,7 @@ async function sendDue(run: Sources): Promise<void> {
   const { options, report, deps, lanes, inHand, reading } = run;
   const onFound = options.onFound ?? (() => undefined);
   const source = { client: deps.client, inHand, shard: deps.shard, stop: reading };
-  const phases = await Promise.allSettled(
+  await whenAll(
     // A task the run stopped before, with nothing handed to it, never ran.
     lanes.tasks
       .filter((task) => !deps.stop.aborted || task.startedAt !== undefined)
@@ -244,8 +245,6 @@ async function sendDue(run: Sources): Promise<void> {
         return timed(taskSummary(report, task.task.name), reading, phase, task.startedAt);
       }),
   );
-  const failed = phases.find((phase) => phase.status === 'rejected');
-  if (failed !== undefined) throw failed.reason;
 }
 
 /** The run's outages, each task stopped by one of them, and one line at level error each. */

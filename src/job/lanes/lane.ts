@@ -5,6 +5,7 @@ import { base, type TaskContext } from './context.js';
 import { release, settle } from './settle.js';
 import type { Outage, SystemHealth } from './system-health.js';
 import { take, type Claimed } from './take.js';
+import { whenAll } from '../when-all.js';
 
 /** One SAP system in a run: its call slots (`maxConcurrentCalls`), shared by every lane that calls it, and its health. */
 export interface ErpSystemLine {
@@ -20,16 +21,6 @@ export interface ErpSystemLine {
  * once, so that one burst of calls cannot stop a lane on documents that each dump.
  */
 const suspectLimit = (calls: number): number => Math.max(3, calls + 1);
-
-const defined = <T>(value: T | undefined): value is T => value !== undefined;
-
-/** Promise.all that lets every promise settle before it throws the first failure: no write is left running behind it. */
-export async function whenAll<T>(promises: Array<Promise<T>>): Promise<T[]> {
-  const results = await Promise.allSettled(promises);
-  const failure = results.find((result) => result.status === 'rejected');
-  if (failure) throw failure.reason;
-  return results.map((result) => (result as PromiseFulfilledResult<T>).value);
-}
 
 /** A claimed document and what its earlier attempts left to settle first. */
 type ClaimedItem = Claimed & CallItem;
@@ -148,7 +139,7 @@ export class Lane {
               return taken && { ...item, ...taken };
             }),
           )
-        ).filter(defined);
+        ).filter((item) => item !== undefined);
         const outcomes = await execute(this.adapter, claimed);
         return claimed.map((item, i): [ClaimedItem, CallOutcome] => [item, outcomes[i]]);
       });

@@ -3,10 +3,8 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import type { CallItem } from '../calls/execute.js';
 import { admit } from '../lanes/admit.js';
 import type { InHand } from '../lanes/in-hand.js';
-import { whenAll } from '../lanes/lane.js';
 import type { TaskLanes } from '../lanes/task-lanes.js';
-
-const defined = <T>(value: T | undefined): value is T => value !== undefined;
+import { whenAll } from '../when-all.js';
 
 /**
  * Hands a source's page of one task's documents to the task's lanes: each document is taken once
@@ -34,7 +32,7 @@ export async function handOver(
     }),
   );
   const table = batches(task.ctx.call.parameters);
-  for (const [system, items] of bySystem(admitted.filter(defined))) {
+  for (const [system, items] of bySystem(admitted.filter((item) => item !== undefined))) {
     const lane = task.lane(system);
     const sent = units(table, items);
     // What one page can add to a lane's waiting units: a system alone never has more waiting than its slots and this.
