@@ -13,9 +13,9 @@ import {
 import { text } from 'node:stream/consumers';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises';
 import { sandboxEnv } from './helpers/env.js';
-import { startCli } from './helpers/run-cli.js';
+import { startCli, type Running } from './helpers/run-cli.js';
 import type { RunReport } from '../src/job/report/report.js';
 
 /** SIGTERM at the edges of a command: while the program starts, after a run has finished, and to a command that cannot wind down. */
@@ -89,6 +89,64 @@ t.test(
       /\nERP calls that would be made:\n(.*ARCHIV_PROCESS_RFCINPUT.*\n){120}$/,
       'and it was written out to its end',
     );
+  },
+);
+
+/** SIGTERM to `run` again and again, from now until it has exited: every instant of what is left. Resolves with how many were sent. */
+async function flood(run: Running): Promise<number> {
+  let exited = false;
+  void run.exited.then(() => (exited = true));
+  let sent = 0;
+  while (!exited && run.child.kill('SIGTERM')) {
+    sent++;
+    await turn();
+  }
+  return sent;
+}
+
+t.test(
+  'SIGTERM at every instant after the run finished: it keeps its exit code, never killed by the signal',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    await env.upload('ERP/Workflow', 'approval.pdf');
+    // Before the fix, 9 of 10 such runs were killed by a signal in their last milliseconds (exit 143).
+    for (let i = 0; i < 5; i++) {
+      const run = startCli(['run', '--dry-run', '--config', env.location.configDir]);
+      await run.logged(/"message":"run finished"/);
+      const sent = await flood(run);
+      const { code } = await run.exited;
+      t.equal(code, 0, `run ${i}: exit 0 after ${sent} signals`);
+    }
+  },
+);
+
+t.test(
+  'SIGTERM from each request of a run onwards, at every instant to its end: exit 3 and a whole report each time',
+  async (t) => {
+    // A request the sandbox has received is a step of the run, whatever the machine's speed: the
+    // signals start there and go on until the process has exited.
+    for (let k = 1; ; k += 3) {
+      const env = await sandboxEnv(t);
+      await env.upload('ERP/Workflow', 'approval.pdf');
+      await env.upload('ERP/Invoices', 'invoice.pdf');
+      const report = join(env.dir, 'report.json');
+      let requests = 0;
+      let flooding: Promise<number> | undefined;
+      const run = startCli(['run', '--config', env.location.configDir, '--report', report]);
+      const onRequest = (): void => {
+        if (++requests === k) flooding = flood(run);
+      };
+      env.sandbox.faults.observe = onRequest;
+      env.erp.faults.observe = onRequest;
+      const { code } = await run.exited;
+      if (flooding === undefined) {
+        t.equal(code, 0, `a run of ${requests} requests, none signalled, ends by itself`);
+        break;
+      }
+      const sent = await flooding;
+      t.equal(code, 3, `from request ${k} of ${requests}: exit 3 after ${sent} signals`);
+      t.match(JSON.parse(readFileSync(report, 'utf8')), { exitCode: 3, interrupted: { reason: 'SIGTERM' } });
+    }
   },
 );
 
