@@ -210,3 +210,23 @@ t.test(
     t.same(readdirSync(dir), ['run.json'], 'the spool files are gone');
   },
 );
+
+t.test(
+  'a spool that cannot be written (a full disk) stops nothing: the records go on, write says which file and why, the last good report stays',
+  async (t) => {
+    const dir = t.testdir({ 'run.json': 'the last good one', 'run.json.0.part': {} });
+    const path = join(dir, 'run.json');
+    const file = new ReportFile(path);
+    const report = newReport('run-full', false);
+    const record = { uid: 'u1', path: '/d/1.pdf', task: 'link', result: 'DONE' as const, reference: 'BKPF 1' };
+    file.add(taskPhase('link'), record);
+    file.add(taskPhase('link'), record);
+    t.throws(() => file.write(finish(report, undefined)), {
+      name: 'ReportNotWritten',
+      file: path,
+      reason: /EISDIR/,
+      message: `the report ${path} was not written (EISDIR`,
+    });
+    t.equal(readFileSync(path, 'utf8'), 'the last good one');
+  },
+);

@@ -6,7 +6,9 @@ import { ConfigError, errorMessage, type ConfigProblem } from '../../common/erro
 import { createLogger, registerSecret, type Logger } from '../log.js';
 import { withoutCredentials } from '../http-options.js';
 import { ProgressLine } from './progress-line.js';
-import { ReportFile } from '../job/report/report-file.js';
+import { ReportFile, ReportNotWritten } from '../job/report/report-file.js';
+import { replaceFile, writeAll } from '../job/report/replace-file.js';
+import { EXIT } from '../exit-codes.js';
 import type { RunReport } from '../job/report/report.js';
 import { renderReport } from '../job/report/table.js';
 import { runJob } from '../job/run.js';
@@ -100,16 +102,32 @@ function checkOptions(options: RunCommandOptions): { maxDurationMs?: number; gra
   return checked;
 }
 
-/** The HTML renderer is loaded only when a page is asked for. */
+/**
+ * The JSON and HTML reports, each on its own: one that cannot be written (a full disk) is a
+ * problem of the run (exit 2) named in the other, in the summary and in an error log line, and the
+ * last good one stays. The HTML renderer is loaded only when a page is asked for.
+ */
 async function writeReports(
   report: RunReport,
   file: ReportFile | undefined,
   options: RunCommandOptions,
+  log: Logger,
 ): Promise<void> {
-  file?.write(report);
-  if (options.reportHtml === undefined) return;
+  const attempt = (path: string, write: () => void): void => {
+    try {
+      write();
+    } catch (error) {
+      const failure = error instanceof ReportNotWritten ? error : new ReportNotWritten(path, errorMessage(error));
+      log.error('report not written', { file: failure.file, reason: failure.reason });
+      report.problems.push(failure.message);
+      report.exitCode = EXIT.configuration;
+    }
+  };
+  if (file !== undefined) attempt(file.path, () => file.write(report));
+  const page = options.reportHtml;
+  if (page === undefined) return;
   const { renderHtml } = await import('../job/report/html.js');
-  writeFileSync(options.reportHtml, renderHtml(report));
+  attempt(page, () => replaceFile(page, (fd) => writeAll(fd, renderHtml(report))));
 }
 
 /**
@@ -167,7 +185,7 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
     progress?.end();
     // The handlers stay until the process exits: a signal while the report is still being written out ends nothing.
     signals.listen((signal) => log.warn('run already finished', { signal }));
-    await writeReports(report, file, options);
+    await writeReports(report, file, options, log);
     if (options.metricsPush !== undefined) await pushRunMetrics(report, options.metricsPush, options.task, log);
     process.stdout.write(`${renderReport(report)}\n`);
     // Calls still in flight after the grace period would keep the process alive: it exits

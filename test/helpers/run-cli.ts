@@ -26,12 +26,37 @@ export interface StartOptions {
   execArgv?: string[];
   /** A file descriptor for its standard output instead of a pipe read by this process. */
   stdout?: number;
+  /**
+   * No file it writes grows past this many KiB (`ulimit -f`): a disk that fills, as the process
+   * sees it (EFBIG; file-size-limit.mjs). Such a process runs without tap's coverage and ts-node's
+   * compile cache, whose files would not fit; in-process tests cover the code it runs.
+   */
+  fileSizeLimitKiB?: number;
 }
+
+const TAP_HOOKS = /@tapjs[/\\](processinfo|mock)[/\\]/;
 
 /** Start `connect2erp ARGS` as its own process, with the sandbox passwords in its environment. */
 export function startCli(args: string[], env: Record<string, string> = {}, options: StartOptions = {}): Running {
-  const child = spawn(process.execPath, [...process.execArgv, ...(options.execArgv ?? []), CLI, ...args], {
-    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', ...env },
+  const limited = options.fileSizeLimitKiB !== undefined;
+  const execArgv = limited ? process.execArgv.filter((arg) => !TAP_HOOKS.test(arg)) : process.execArgv;
+  const hooks = [
+    ...(options.execArgv ?? []),
+    ...(limited ? [`--import=${join(import.meta.dirname, 'file-size-limit.mjs')}`] : []),
+  ];
+  const node = [process.execPath, ...execArgv, ...hooks, CLI, ...args];
+  const command = limited ? ['sh', '-c', `ulimit -f ${options.fileSizeLimitKiB} && exec "$@"`, 'sh', ...node] : node;
+  const inherited = { ...process.env };
+  if (limited) {
+    delete inherited.NODE_V8_COVERAGE;
+    inherited.DISABLE_V8_COMPILE_CACHE = '1';
+    inherited.NODE_OPTIONS = (inherited.NODE_OPTIONS ?? '')
+      .split(' ')
+      .filter((arg) => !TAP_HOOKS.test(arg))
+      .join(' ');
+  }
+  const child = spawn(command[0], command.slice(1), {
+    env: { ...inherited, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', ...env },
     cwd: PROJECT,
     stdio: ['pipe', options.stdout ?? 'pipe', 'pipe'],
   });
