@@ -215,3 +215,21 @@ t.test('duplicate systems, a transport the system lacks, a missing secret file a
     'an empty file is checked like an empty object',
   );
 });
+
+t.test('a URL holding a user or password is refused, the key to use named, the password never repeated', async (t) => {
+  process.env.C2E_URL_PASSWORD = 's3cret-in-url';
+  t.teardown(() => delete process.env.C2E_URL_PASSWORD);
+  const location = configDir({
+    'config/storage.yaml':
+      'url: "http://svc:${env:C2E_URL_PASSWORD}@nuxeo.example.com/nuxeo"\nauth: {type: basic, username: A, password: B}\nadminPath: /x\n',
+    'config/erpHttp.yaml':
+      'systems:\n  - name: S4H\n    client: "100"\n    rfc:\n      url: "https://sap-user@s4h.example.com/sap/bc/soap/rfc"\n      auth: {username: U, password: P}\n',
+    'jobs/link.yaml': TASK,
+  });
+  const found = problems(location);
+  const message =
+    'must not hold a user or password (user:password@host): give them under auth, the password as ${env:…} or ${file:…}';
+  t.ok(found.includes(`config/storage.yaml|url|${message}`), 'the repository URL');
+  t.ok(found.includes(`config/erpHttp.yaml|systems.0.rfc.url|${message}`), 'an SAP URL with a user alone');
+  t.notMatch(found.join('\n'), 's3cret', 'the password is in no message');
+});

@@ -1,7 +1,15 @@
 import { z } from 'zod';
 
-/** Pieces shared by the repository and ERP connection schemas. */
-export const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+/**
+ * Pieces shared by the repository and ERP connection schemas. A URL holds no user or password: it
+ * is shown in reports, page links and logs, where a credential would be in clear; `auth` holds them.
+ */
+export const httpUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+  .refine((url) => !/^[a-z]+:\/\/[^/?#]*@/i.test(url), {
+    message:
+      'must not hold a user or password (user:password@host): give them under auth, the password as ${env:…} or ${file:…}',
+  });
 
 export const basicAuth = z.strictObject({
   username: z.string().min(1),
