@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError, errorMessage } from '../common/errors.js';
+import { ConfigError, errorMessage, formatProblem } from '../common/errors.js';
 import { EXIT, EXIT_MEANING } from './exit-codes.js';
 import type { StopSignals } from './signals.js';
 import type { Command, CommandContext, OptionSpec } from './commands/command.js';
@@ -128,6 +128,9 @@ export async function main(argv: string[], signals: StopSignals): Promise<number
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.problems.length} problem(s):\n${error.message}\n`);
+      // Also as a log line at level error, which log-based alerting reads (JSON off a terminal).
+      const { createLogger } = await import('./log.js');
+      createLogger().error('configuration refused', { problems: error.problems.map(formatProblem) });
       return EXIT.configuration;
     }
     process.stderr.write(`connect2erp: ${errorMessage(error)}\n`);

@@ -56,4 +56,4 @@ export function createLogger(
 export type Logger = winston.Logger;
 
 /** A command's logger: every line carries the command's run id (`run` makes its own, the report's). */
-export const commandLogger = (): Logger => createLogger().child({ runId: randomUUID() });
+export const commandLogger = (level?: string): Logger => createLogger({ level }).child({ runId: randomUUID() });

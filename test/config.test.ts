@@ -179,11 +179,19 @@ t.test('cross-file references are checked', async (t) => {
   t.equal(found[2], 'jobs/b.yaml|function|ERP system "S4H" has no rest connection');
 });
 
-t.test('missing files and unreadable CA files are named', async (t) => {
+t.test('missing folders, files and unreadable CA files are named, with why and how to name others', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'c2e-empty-'));
+  t.same(problems(configLocation({ config: join(root, 'config') })), [
+    `${join(root, 'config').split('/').slice(-2).join('/')}||no configuration folder here; name it with --config DIR or $CONNECT2ERP_CONFIG (else ./config is used)`,
+  ]);
+  mkdirSync(join(root, 'config'));
   t.same(
     problems(configLocation({ config: join(root, 'config') })).map((p) => p.split('|').slice(1).join('|')),
-    ['|cannot read the file', '|cannot read the file', '|cannot read the jobs folder'],
+    [
+      '|cannot read the file (it does not exist)',
+      '|cannot read the file (it does not exist)',
+      '|cannot read the jobs folder (it does not exist); it is --jobs DIR, else $CONNECT2ERP_JOBS, else the jobs folder beside the configuration folder',
+    ],
   );
   const location = configDir({
     'config/storage.yaml': `${STORAGE}tls: {caFile: /nonexistent/ca.pem}\n`,

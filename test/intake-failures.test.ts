@@ -178,7 +178,8 @@ t.test('every mapping problem is reported at once', async (t) => {
     problems = (error as ConfigError).problems.map((p) => `${p.path}: ${p.message}`);
   }
   const expected = [
-    'mapping.1.path: /default-domain/workspaces/A is mapped twice',
+    'mapping.0.path: /default-domain/workspaces/A is mapped 2 times: every entry for it is left out',
+    'mapping.1.path: /default-domain/workspaces/A is mapped 2 times: every entry for it is left out',
     'mapping.1.facets.3: unknown facet fct_nope',
     'mapping.1.facets: needs exactly one use-case facet',
     'mapping.2.createParentALFolder: ',
@@ -259,5 +260,30 @@ t.test(
     );
     env.fill(invoice, { 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
     t.equal((await env.run()).intake.counts.labelled, 1, 'an expired claim is taken over');
+  },
+);
+
+t.test(
+  'a folder mapped twice (link, then workflow): neither entry is used, both named, exit 2; the other folders go on',
+  async (t) => {
+    const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
+    const invoices = mapping.mapping.find((e) => String(e.path).endsWith('/Invoices'))!;
+    const workflow = mapping.mapping.find((e) => String(e.path).endsWith('/Workflow'))!;
+    mapping.mapping.push({ ...workflow, path: invoices.path });
+    const env = await sandboxEnv(t, { mapping: JSON.stringify(mapping) });
+    const invoice = await env.upload('ERP/Invoices', 'invoice.pdf');
+    const approval = await env.upload('ERP/Workflow', 'approval.pdf');
+    const report = await env.job();
+    t.equal(report.exitCode, 2);
+    const twice = report.problems.filter((p) =>
+      p.includes('/default-domain/workspaces/ERP/Invoices is mapped 2 times'),
+    );
+    t.equal(twice.length, 2, 'both entries named');
+    t.notOk(env.props(invoice)['erpHttpContent:docId'], 'the document under it is not labelled');
+    t.same(
+      Object.values(report.tasks).flatMap((task) => task.documents.map((d) => d.uid)),
+      [approval],
+      'nor sent; the other folder is',
+    );
   },
 );

@@ -139,3 +139,34 @@ t.test('logging: readable on a terminal, JSON elsewhere, secrets masked', async 
   );
   t.equal(errorMessage('plain'), 'plain', 'a thrown non-Error is shown as text');
 });
+
+t.test(
+  'what needs a person is an error line on stderr: refused repository credentials, a configuration problem; status says its error first and once',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const refused = await cli(['run', '--task', 'workflow', '--config', env.location.configDir], {
+      NUXEO_PASSWORD: 'wrong',
+      CONNECT2ERP_LOG_LEVEL: 'warn',
+    });
+    t.equal(refused.code, 2);
+    const errors = refused.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.level === 'error');
+    t.match(errors, [{ message: 'run stopped', reason: /HTTP 401.*check the credentials in storage\.yaml/ }]);
+
+    const broken = await cli(['validate', '--config', env.location.configDir, '--jobs', join(env.dir, 'nowhere')]);
+    t.equal(broken.code, 2);
+    t.match(
+      broken.stderr,
+      /"level":"error","message":"configuration refused","problems":\[".*nowhere: cannot read the jobs folder/,
+    );
+
+    env.sandbox.faults.add({ status: 503, times: 1000 });
+    const status = await cli(['status', '--config', env.location.configDir]);
+    t.equal(status.code, 1);
+    const lines = status.stderr.trim().split('\n');
+    t.match(lines, [/^connect2erp: .*HTTP 503/], 'one line: the error');
+  },
+);

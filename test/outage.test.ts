@@ -344,6 +344,34 @@ t.test(
   },
 );
 
+t.test(
+  "a login page where SAP's SOAP answer belongs: the system refuses the connector, its documents wait, none charged",
+  async (t) => {
+    const { env, approvals } = await readyApprovals(t, 4, 1);
+    env.erp.faults.add({
+      status: 200,
+      headers: { 'Content-Type': 'text/html' },
+      body: '<html><body>Please sign in</body></html>',
+      times: 100,
+    });
+    const { report } = await logged(env, { task: 'workflow', hoursLater: 1 });
+    t.equal(report.exitCode, 2);
+    t.match(report.outages, [
+      {
+        system: 'S4H',
+        kind: 'refused',
+        reason:
+          /the server answered a web page \(a login page\?\) — check the URL and the credentials \(rfc\.url and rfc\.auth of system S4H in erpHttp\.yaml\)/,
+      },
+    ]);
+    t.same(
+      approvals.filter((uid) => !untouched(env, uid)),
+      [],
+      'none charged',
+    );
+  },
+);
+
 t.test('a probe SAP does not answer in time is a failed probe: the breaker stays open', async (t) => {
   const env = await sandboxEnv(t);
   callsAtOnce(env, 1);

@@ -153,6 +153,28 @@ t.test('an answer that is not JSON is transient, retried, and named by its error
   t.match((error as Error).message, /^read \/default-domain failed \(SyntaxError\)/);
 });
 
+t.test(
+  'a web page where JSON belongs (a login page) is refused at once, never retried, and says to check the URL and the credentials',
+  async (t) => {
+    const { sandbox, client } = await setUp(t, { retries: 3 });
+    let asked = 0;
+    sandbox.faults.observe = () => void asked++;
+    sandbox.faults.add({
+      status: 200,
+      headers: { 'Content-Type': 'text/html; charset=utf-8' },
+      body: '<!DOCTYPE html><html><body><form action="/sso/login">Sign in</form></body></html>',
+      times: 10,
+    });
+    const error = await client.getByPath('/default-domain').catch((e: unknown) => e);
+    t.type(error, AuthenticationError, 'stops the run as refused credentials do (exit 2)');
+    t.equal(
+      (error as Error).message,
+      'read /default-domain: the server answered a web page (a login page?) — check the URL and the credentials (url and auth in storage.yaml)',
+    );
+    t.equal(asked, 1, 'asked once');
+  },
+);
+
 t.test('a dropped connection is transient and retried', async (t) => {
   const { sandbox, client } = await setUp(t);
   sandbox.faults.add({ path: '/path/default-domain', drop: true });

@@ -302,3 +302,17 @@ t.test(
     t.match((failures[2] as Error).message, /^CSRF token for /, 'a write fails at its handshake');
   },
 );
+
+t.test(
+  "a login page answering 200 where SAP's JSON belongs is the system's refusal, named, not the document's",
+  async (t) => {
+    const { erp, rest, look } = await setUp(t);
+    erp.faults.add({ status: 200, body: '<!DOCTYPE html>\n<html><body>Sign in</body></html>', headers: {}, times: 5 });
+    const error = await rest.send(look()).catch((e: unknown) => e);
+    t.type(error, SystemRefusalError);
+    t.match(
+      (error as Error).message,
+      /: the server answered a web page \(a login page\?\) — check the URL and the credentials \(rest\.url and rest\.auth of system S4H in erpHttp\.yaml\)$/,
+    );
+  },
+);

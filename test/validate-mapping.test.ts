@@ -7,6 +7,7 @@ import { featureRegistry } from '../common/nuxeo/schemas.js';
 import { parseMapping } from '../src/job/intake/mapping-file.js';
 import { cli, PROJECT } from './helpers/run-cli.js';
 import { MAPPING, sandboxEnv } from './helpers/env.js';
+import { setUpRepository } from '../sandbox/demo.js';
 
 /** `validate --mapping FILE`: a mapping file checked before it is uploaded, with what a run would say of it. */
 t.setTimeout(360_000);
@@ -75,6 +76,34 @@ t.test('a JSON syntax error is located by line and column; a file that cannot be
   t.match(missing.stderr, /nowhere\.json: cannot read the file \(ENOENT/);
 });
 
+t.test(
+  'a mapping file holding null: validate --mapping and mapping upload say what is expected, exit 2; a run says so and its tasks run',
+  async (t) => {
+    const nothing = file('null.json', 'null\n');
+    const expected = `${nothing}: must be a JSON object with a list of entries: {"mapping": [{"path": …, "facets": …, …}]}`;
+    const local = await cli(['validate', '--config', CONFIG, '--mapping', nothing]);
+    t.equal(local.code, 2);
+    t.match(local.stderr, expected);
+    const env = await sandboxEnv(t);
+    await env.upload('ERP/Workflow', 'approval.pdf');
+    await env.run();
+    await env.upload('ERP/Workflow', 'later.pdf');
+    const upload = await cli(['mapping', 'upload', nothing, '--config', env.location.configDir]);
+    t.equal(upload.code, 2);
+    t.match(upload.stderr, expected);
+    await setUpRepository(env.baseUrl, 'null');
+    const run = await env.job();
+    t.equal(run.exitCode, 2);
+    t.match(run.problems, [/Connect to ERP Feature Configuration: must be a JSON object with a list of entries/]);
+    t.equal(run.intake.counts.labelled, 0, 'no document labelled from it');
+    t.same(
+      Object.values(run.tasks).map((task) => task.state),
+      ['finished', 'finished', 'finished'],
+      'the tasks ran (over what was labelled before)',
+    );
+  },
+);
+
 t.test("a $ value naming a schema of the customer's own passes: only the server knows its fields", async (t) => {
   const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
   mapping.mapping[0].properties['erpBarcode:barcode'] = '$invoice:barcode';
@@ -92,6 +121,9 @@ t.test('a file that is not a mapping file at all is refused as a whole, naming w
       return (error as ConfigError).problems.map((p) => `${p.path}: ${p.message}`);
     }
   };
+  const expected = 'must be a JSON object with a list of entries: {"mapping": [{"path": …, "facets": …, …}]}';
+  for (const text of ['null', '[]', '"mapping"', '42', 'true', '{"mapping": null}', '{"mapping": {}}'])
+    t.same(problems(text), [`${text.startsWith('{') ? 'mapping' : ''}: ${expected}`], text);
   t.match(problems('{"mapping": []}'), [/^mapping: /]);
   t.match(problems('{"mapping": "x"}'), [/^mapping: /]);
   t.match(problems('{"maping": []}'), [/maping|mapping/]);

@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
@@ -39,8 +39,8 @@ function loadFile<T extends z.ZodType>(path: string, schema: T, problems: Config
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
-  } catch {
-    problems.push({ file, path: '', message: 'cannot read the file' });
+  } catch (error) {
+    problems.push({ file, path: '', message: `cannot read the file (${unreadable(error)})` });
     return undefined;
   }
   const document = parseDocument(text);
@@ -87,16 +87,40 @@ function checkCaFiles(tree: unknown, file: string, problems: ConfigProblem[], pa
   }
 }
 
+/** Why a file or folder could not be read, as a person reads it. */
+function unreadable(error: unknown): string {
+  const { code } = error as NodeJS.ErrnoException;
+  if (code === 'ENOENT') return 'it does not exist';
+  if (code === 'EACCES') return 'permission denied';
+  return String(code);
+}
+
 function listTaskFiles(jobsDir: string, problems: ConfigProblem[]): string[] {
   try {
     return readdirSync(jobsDir)
       .filter((name) => /\.ya?ml$/.test(name))
       .sort()
       .map((name) => join(jobsDir, name));
-  } catch {
-    problems.push({ file: jobsDir, path: '', message: 'cannot read the jobs folder' });
+  } catch (error) {
+    problems.push({
+      file: jobsDir,
+      path: '',
+      message: `cannot read the jobs folder (${unreadable(error)}); it is --jobs DIR, else $CONNECT2ERP_JOBS, else the jobs folder beside the configuration folder`,
+    });
     return [];
   }
+}
+
+/** A configuration folder that is not there: which one was looked for, and how to name another. */
+function missingFolder(configDir: string): ConfigError | undefined {
+  if (statSync(configDir, { throwIfNoEntry: false })?.isDirectory()) return undefined;
+  return new ConfigError([
+    {
+      file: configDir,
+      path: '',
+      message: 'no configuration folder here; name it with --config DIR or $CONNECT2ERP_CONFIG (else ./config is used)',
+    },
+  ]);
 }
 
 /** Checks that span files: names are unique and every task's ERP systems exist with its transport. */
@@ -189,6 +213,8 @@ export function loadConfig(
   location: Required<ConfigLocation>,
   parts: { contentServer?: boolean; schedules?: boolean } = {},
 ): Config {
+  const missing = missingFolder(location.configDir);
+  if (missing !== undefined) throw missing;
   const problems: ConfigProblem[] = [];
   const storagePath = join(location.configDir, 'storage.yaml');
   const storage = loadFile(storagePath, storageSchema, problems);

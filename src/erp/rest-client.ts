@@ -6,6 +6,7 @@ import { NEVER, StoppableLimit } from '../stop.js';
 import { basicAuthorization, certificateRefused, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
 import { networkFailure, statusFailure } from './failure.js';
+import { isWebPage, WEB_PAGE } from '../web-page.js';
 import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
 
 export interface RestRequest {
@@ -173,6 +174,11 @@ export class RestClient implements ErpConnection<RestRequest> {
     if (status === 401)
       throw new SystemRefusalError(
         `${where}: SAP refused the credentials (HTTP 401); check rest.auth in erpHttp.yaml`,
+        details,
+      );
+    if (status < 300 && isWebPage(response.headers['content-type'], response.body))
+      throw new SystemRefusalError(
+        `${where}: ${WEB_PAGE} (rest.url and rest.auth of system ${this.system.name} in erpHttp.yaml)`,
         details,
       );
     if (status < 300) return this.parse(response.body, where);

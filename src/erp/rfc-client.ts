@@ -8,6 +8,7 @@ import { agentOptions, basicAuthorization } from '../http-options.js';
 import type { Logger } from '../log.js';
 import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
 import { parseAnswer, requestEnvelope, type RfcParams } from './soap.js';
+import { isWebPage, WEB_PAGE } from '../web-page.js';
 
 /**
  * Faults that are not the business's answer. The function module refused (its lane's): a missing
@@ -30,6 +31,13 @@ const RUNTIME_FAULTS = new Set(['SYSTEM_FAILURE', 'COMMUNICATION_FAILURE']);
 export interface RfcRequest {
   functionName: string;
   params: RfcParams;
+}
+
+interface RfcAnswer {
+  status: number;
+  body: string;
+  location?: string;
+  webPage: boolean;
 }
 
 export class RfcClient implements ErpConnection<RfcRequest> {
@@ -64,7 +72,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
   async send({ functionName, params }: RfcRequest): Promise<Record<string, unknown>> {
     return this.limit.run(`${functionName} on ${this.system.name}`, async () => {
       this.log.debug('rfc call', { system: this.system.name, functionName });
-      let answer: { status: number; body: string; location?: string };
+      let answer: RfcAnswer;
       try {
         const response = await request(this.url, {
           method: 'POST',
@@ -77,6 +85,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
           status: response.statusCode,
           body: await response.body.text(),
           location: typeof location === 'string' ? location : undefined,
+          webPage: isWebPage(response.headers['content-type']),
         };
       } catch (error) {
         throw networkFailure(error, `${functionName} on ${this.system.name}`, this.system.name);
@@ -85,10 +94,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
     });
   }
 
-  private answer(
-    functionName: string,
-    { status, body, location }: { status: number; body: string; location?: string },
-  ): Record<string, unknown> {
+  private answer(functionName: string, { status, body, location, webPage }: RfcAnswer): Record<string, unknown> {
     const where = `${functionName} on ${this.system.name}`;
     const details = { status, target: functionName };
     // The service answers in place; a redirect is the address, never the document's fault (not followed: the credentials stay with rfc.url).
@@ -124,6 +130,12 @@ export class RfcClient implements ErpConnection<RfcRequest> {
     if (status === 404)
       throw new SystemRefusalError(
         `${where}: HTTP 404, not a SOAP answer: set rfc.url of system ${this.system.name} in erpHttp.yaml to the SOAP-RFC service's address (…/sap/bc/soap/rfc)`,
+        details,
+      );
+    // A page where SOAP belongs, for every call alike: a proxy's or single sign-on's login.
+    if (status < 300 && webPage)
+      throw new SystemRefusalError(
+        `${where}: ${WEB_PAGE} (rfc.url and rfc.auth of system ${this.system.name} in erpHttp.yaml)`,
         details,
       );
     throw statusFailure(status, where, ': not a SOAP-RFC answer (is the SICF service /sap/bc/soap/rfc active?)');

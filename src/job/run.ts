@@ -98,8 +98,9 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
     else {
       report.failure = endedBy;
       report.exitCode = EXIT.documentsFailed;
-      log.error('run stopped', { reason: endedBy });
     }
+    // Refused credentials, an untrusted certificate, a configuration problem: what alerting must see.
+    log.error('run stopped', { reason: errorMessage(error) });
   }
   stop.removeEventListener('abort', onStop);
   finish(report, endedBy);

@@ -12,10 +12,11 @@ import {
   PermanentError,
   TransientError,
   UntrustedServerError,
-  type Connect2ErpError,
+  Connect2ErpError,
 } from '../../common/errors.js';
 import { agentOptions, basicAuthorization, certificateRefused, failureCode, failureText } from '../http-options.js';
 import type { Logger } from '../log.js';
+import { isWebPage, WEB_PAGE } from '../web-page.js';
 
 /** Statuses worth another try: the server is overloaded or a gateway lost it. */
 const TRANSIENT_STATUS = new Set([429, 502, 503, 504]);
@@ -101,7 +102,13 @@ export class RepositoryTransport {
   }
 
   async json<T>(request: RepositoryRequest): Promise<T> {
-    return (await this.send(request, async ({ body }) => body.json())) as T;
+    return (await this.send(request, async ({ body, headers }) => {
+      if (!isWebPage(headers['content-type'])) return body.json();
+      await body.dump();
+      throw new AuthenticationError(`${request.what}: ${WEB_PAGE} (url and auth in storage.yaml)`, {
+        target: request.what,
+      });
+    })) as T;
   }
 
   async download(request: RepositoryRequest): Promise<Buffer> {
@@ -220,6 +227,7 @@ export class RepositoryTransport {
   private retryDelay(request: RepositoryRequest, error: unknown, attempt: number): number | undefined {
     if (request.once || request.stream !== undefined || attempt > this.config.retries || certificateRefused(error))
       return undefined;
+    if (error instanceof Connect2ErpError && !error.transient) return undefined;
     if (error instanceof StatusError) {
       if (!TRANSIENT_STATUS.has(error.status)) return undefined;
       const asked = retryAfterMs(error.retryAfter);
@@ -250,6 +258,7 @@ function retryAfterMs(value: string | undefined): number | undefined {
 
 /** Classify where the failure is raised, so retry logic never parses messages. */
 function typedError(error: unknown, what: string): Connect2ErpError {
+  if (error instanceof Connect2ErpError) return error;
   if (error instanceof StatusError) {
     const { status } = error;
     const message = `${what} failed with HTTP ${status}${error.serverMessage === undefined ? '' : `: ${error.serverMessage}`}`;

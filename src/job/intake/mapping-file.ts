@@ -95,10 +95,11 @@ export function readMappingEntries(
     message: issue.message,
   }));
   const refused = new Set(result.error.issues.map((issue) => entryOf(issue.path)));
-  const entries = (json as { mapping?: unknown }).mapping;
-  if (refused.has(undefined) || !Array.isArray(entries) || refused.size === entries.length)
-    throw new ConfigError(problems);
-  // The entries left pass again: their problems were their own, and a path mapped twice refuses the later entry only.
+  // An issue about the file as a whole (not an object, no list) has no entry: nothing is usable.
+  if (refused.has(undefined)) throw new ConfigError(problems);
+  const entries = (json as { mapping: unknown[] }).mapping;
+  if (refused.size === entries.length) throw new ConfigError(problems);
+  // The entries left pass again: their problems were their own.
   return { mapping: schema.parse({ mapping: entries.filter((_, i) => !refused.has(i)) }), problems };
 }
 

@@ -44,18 +44,31 @@ export function mappingSchema(registry: SchemaRegistry, systems: readonly string
     .superRefine((e, ctx) => checkEntry(e, ctx, registry, systems), {
       when: (payload) => CROSS_CHECKABLE.safeParse(payload.value).success,
     });
-  return z.strictObject({ mapping: z.array(entry).min(1) }).superRefine(
-    (file, ctx) => {
-      const seen = new Set<string>();
-      file.mapping.forEach((e, i) => {
-        if (seen.has(e.path))
-          ctx.addIssue({ code: 'custom', path: ['mapping', i, 'path'], message: `${e.path} is mapped twice` });
-        seen.add(e.path);
-      });
-    },
-    { when: (payload) => PATHS.safeParse(payload.value).success },
-  );
+  return z
+    .strictObject(
+      { mapping: z.array(entry, { error: EXPECTED }).min(1) },
+      { error: (issue) => (issue.code === 'invalid_type' ? EXPECTED : undefined) },
+    )
+    .superRefine(
+      (file, ctx) => {
+        // Every entry of a path mapped twice is left out: which one was meant, only its author knows.
+        const count = new Map<string, number>();
+        for (const e of file.mapping) count.set(e.path, (count.get(e.path) ?? 0) + 1);
+        file.mapping.forEach((e, i) => {
+          const times = count.get(e.path) ?? 0;
+          if (times > 1)
+            ctx.addIssue({
+              code: 'custom',
+              path: ['mapping', i, 'path'],
+              message: `${e.path} is mapped ${times} times: every entry for it is left out until one remains`,
+            });
+        });
+      },
+      { when: (payload) => PATHS.safeParse(payload.value).success },
+    );
 }
+
+const EXPECTED = 'must be a JSON object with a list of entries: {"mapping": [{"path": …, "facets": …, …}]}';
 
 /** What the cross-field checks read: they run as soon as these parts are well-formed. */
 const CROSS_CHECKABLE = z.object({ facets: z.array(z.string()), properties: z.record(z.string(), value) });
