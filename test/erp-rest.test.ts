@@ -231,3 +231,29 @@ t.test(
     t.equal(env.erp.tables.attachments.length, 0);
   },
 );
+
+t.test(
+  "a document's value goes into the lookup's OData filter as a quoted literal: quotes and operators in it change nothing",
+  async (t) => {
+    const env = await restEnv(t);
+    const uid = await env.upload('ERP/Invoices', 'invoice-q.pdf');
+    await env.run();
+    const key = "4711' or BusinessObjectTypeName eq 'BKPF";
+    env.fill(uid, { 'erpCreateALDocument:erpObjectId': key });
+    const asked: string[] = [];
+    env.erp.faults.observe = (req) => void (req.url?.includes('GetAllOriginals') && asked.push(req.url));
+    // Taken over after a lost status write: the lookup goes first.
+    await env.run();
+    env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
+    const report = await env.run();
+    t.same(report.tasks.link.counts, { DONE: 1 });
+    t.match(env.erp.tables.attachments, [{ LinkedSAPObjectKey: key }], 'SAP has the value as it is');
+    t.equal(env.erp.tables.attachments.length, 1);
+    t.ok(asked.length > 0, 'looked up');
+    t.match(
+      decodeURIComponent(asked[0]),
+      "LinkedSAPObjectKey='4711'' or BusinessObjectTypeName eq ''BKPF'",
+      'the whole value inside one literal, its quotes doubled',
+    );
+  },
+);

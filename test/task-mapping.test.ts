@@ -164,6 +164,19 @@ t.test('templates substitute and encode, never evaluate', async (t) => {
   });
   t.same(foundIn({ L: [{ A: 'x' }] }, { list: 'L' }, values), { A: 'x' }, 'without match any row counts');
   t.equal(fill('{constructor} ${TYPE}', values), ' $' + "O'Brien & Co", 'placeholders are names, nothing else');
+  for (const value of ['.', '..'])
+    t.throws(
+      () => fill('/Set/{u:KEY}', [{ target: 'KEY', value, fromDocument: true }]),
+      {
+        name: 'DocumentError',
+        message: `{u:KEY} = "${value}" cannot be placed into a URL: it would name another path`,
+      },
+      `${value} would move along the path however encoded: the document's error`,
+    );
+  t.equal(
+    fill('/Set/{u:KEY}', [{ target: 'KEY', value: '../x/?a=b#c', fromDocument: true }]),
+    '/Set/..%2Fx%2F%3Fa%3Db%23c',
+  );
 });
 
 t.test(
@@ -284,6 +297,8 @@ t.test('a broken call declaration is reported with every key path at load', asyn
       /\/jobs\/link\.yaml: rfc\.parameters\.PADDED\.transform\.1/,
       /\/jobs\/link\.yaml: rest\.method/,
       /\/jobs\/barcode\.yaml: rest\.path: \{MISSING\} is not one of the parameters/,
+      /\/jobs\/barcode\.yaml: rest\.path: \{MISSING\} would put a value into the URL as it is, where it could change the request: write \{u:…\} for a path segment or query value \(percent-encoded\), \{q:…\} for an OData string literal/,
+      /\/jobs\/barcode\.yaml: rest\.lookup\.path: \{MISSING\} would put a value into the URL as it is/,
       /\/jobs\/barcode\.yaml: rest\.lookup\.path: \{MISSING\} is not one of the parameters/,
       /\/jobs\/barcode\.yaml: rest\.headers\.X-A: \{ALSO_MISSING\} is not one of the parameters/,
       /\/jobs\/barcode\.yaml: rest\.lookup\.found\.match\.A: \{GONE\} is not one of the parameters/,

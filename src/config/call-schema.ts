@@ -66,6 +66,20 @@ const parameters = z
 export const PLACEHOLDER = /\{(?:([qu]):)?([^{}]+)\}/g;
 const template = z.string();
 
+/**
+ * A template that becomes part of a URL: a value placed raw could add a path segment, a query
+ * parameter or an OData operator (`x' or 1 eq 1`), so every placeholder says how it is quoted.
+ */
+const urlTemplate = z.string().superRefine((text, ctx) => {
+  for (const [placeholder, encoding] of text.matchAll(PLACEHOLDER)) {
+    if (encoding === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        message: `${placeholder} would put a value into the URL as it is, where it could change the request: write {u:…} for a path segment or query value (percent-encoded), {q:…} for an OData string literal (quoted, then percent-encoded)`,
+      });
+  }
+});
+
 /** The answer says the call failed although it came back: BAPI `RETURN` type E, for example. */
 const failWhen = z.strictObject({
   field: z.string().min(1),
@@ -157,13 +171,13 @@ export const restCallSchema = z.strictObject({
   lookup: z
     .strictObject({
       method: z.literal('GET').default('GET'),
-      path: template,
+      path: urlTemplate,
       found,
     })
     .optional(),
   method,
-  /** Relative to `service`; placeholders are filled from the parameters. */
-  path: template,
+  /** Relative to `service`; placeholders are filled from the parameters, each quoted for where it goes. */
+  path: urlTemplate,
   headers: z.record(z.string().regex(/^[A-Za-z][\w-]*$/, 'an HTTP header name'), template).default({}),
   /** `content`: the document's file; `parameters`: the parameters as JSON; `none`: no body. */
   body: z.enum(['content', 'parameters', 'none']).default('none'),

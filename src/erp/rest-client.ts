@@ -118,12 +118,11 @@ export class RestClient implements ErpConnection<RestRequest> {
     const csrf = writes && request.csrf ? { 'X-CSRF-Token': await this.token(request.service, where) } : {};
     const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, headerValue(v)]));
     try {
-      const [path, query = ''] = `${request.service}${request.path}`.split('?');
-      // got's searchParams replaces a query in the URL, so the path's own query joins the client's.
-      const searchParams = new URLSearchParams({ ...Object.fromEntries(new URLSearchParams(query)), ...this.client });
-      return await this.http(path.replace(/^\//, ''), {
+      // The path's own query goes as the template encoded it (%20, not a form's +), the client's after it.
+      const [path, query] = `${request.service}${request.path}`.split(/\?(.*)/s);
+      const own = query ? `${query}&` : '';
+      return await this.http(`${path.replace(/^\//, '')}?${own}${new URLSearchParams(this.client)}`, {
         method: request.method,
-        searchParams,
         headers: { ...headers, ...csrf },
         ...body,
       });

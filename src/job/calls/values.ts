@@ -151,6 +151,16 @@ export function fill(template: string, values: MappedValue[], response?: unknown
         )
         .find((v) => v !== '') ?? '';
     if (encoding === 'q') return encodeURIComponent(odataString(value));
-    return encoding === 'u' ? encodeURIComponent(value) : value;
+    return encoding === 'u' ? urlPart(value, names) : value;
   });
+}
+
+/**
+ * A value percent-encoded for a path segment or a query value. `.` and `..` stay what they are
+ * however encoded (a URL parser reads `%2E%2E` as `..` too) and would move up the path: refused.
+ */
+function urlPart(value: string, names: string): string {
+  if (value === '.' || value === '..')
+    throw new DocumentError(`{u:${names}} = "${value}" cannot be placed into a URL: it would name another path`);
+  return encodeURIComponent(value);
 }
