@@ -184,12 +184,12 @@ t.test('missing folders, files and unreadable CA files are named, with why and h
   t.same(problems(configLocation({ config: join(root, 'config') })), [
     `${join(root, 'config').split('/').slice(-2).join('/')}||no configuration folder here; name it with --config DIR or $CONNECT2ERP_CONFIG (else ./config is used)`,
   ]);
-  mkdirSync(join(root, 'config'));
+  mkdirSync(join(root, 'config', 'erpHttp.yaml'), { recursive: true });
   t.same(
     problems(configLocation({ config: join(root, 'config') })).map((p) => p.split('|').slice(1).join('|')),
     [
       '|cannot read the file (it does not exist)',
-      '|cannot read the file (it does not exist)',
+      '|cannot read the file (EISDIR)',
       '|cannot read the jobs folder (it does not exist); it is --jobs DIR, else $CONNECT2ERP_JOBS, else the jobs folder beside the configuration folder',
     ],
   );

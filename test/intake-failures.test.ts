@@ -173,7 +173,7 @@ t.test('every mapping problem is reported at once', async (t) => {
   });
   let problems: string[] = [];
   try {
-    parseMapping(text, 'repository:/m.json', featureRegistry(), ['S4H']);
+    parseMapping(text, 'repository:/m.json', { registry: featureRegistry(), systems: ['S4H'], limits: new Map() });
   } catch (error) {
     problems = (error as ConfigError).problems.map((p) => `${p.path}: ${p.message}`);
   }

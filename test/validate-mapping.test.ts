@@ -108,14 +108,18 @@ t.test("a $ value naming a schema of the customer's own passes: only the server 
   const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
   mapping.mapping[0].properties['erpBarcode:barcode'] = '$invoice:barcode';
   mapping.mapping[1].properties['erpCreateALDocument:erpFilename'] = '$file:content.name';
-  const parsed = parseMapping(JSON.stringify(mapping), 'm.json', featureRegistry(), ['S4H']);
+  const parsed = parseMapping(JSON.stringify(mapping), 'm.json', {
+    registry: featureRegistry(),
+    systems: ['S4H'],
+    limits: new Map(),
+  });
   t.equal(parsed.mapping[0].properties['erpBarcode:barcode'], '$invoice:barcode');
 });
 
 t.test('a file that is not a mapping file at all is refused as a whole, naming what is wrong', async (t) => {
   const problems = (text: string): string[] => {
     try {
-      parseMapping(text, 'm.json', featureRegistry(), ['S4H']);
+      parseMapping(text, 'm.json', { registry: featureRegistry(), systems: ['S4H'], limits: new Map() });
       return [];
     } catch (error) {
       return (error as ConfigError).problems.map((p) => `${p.path}: ${p.message}`);
@@ -127,4 +131,70 @@ t.test('a file that is not a mapping file at all is refused as a whole, naming w
   t.match(problems('{"mapping": []}'), [/^mapping: /]);
   t.match(problems('{"mapping": "x"}'), [/^mapping: /]);
   t.match(problems('{"maping": []}'), [/maping|mapping/]);
+});
+
+t.test(
+  'a value longer than the SAP field it goes to is refused by validate --mapping and a run, quoted cut to a readable length',
+  async (t) => {
+    const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
+    const invoices = mapping.mapping[1];
+    invoices.properties['erpCreateALDocument:erpDescription'] = 'x'.repeat(5 * 1024 * 1024);
+    invoices.properties['erpCreateALDocument:erpCreator'] = 'A-USER-OF-THIRTEEN';
+    mapping.mapping[0].properties['erpBarcode:docTyp'] = 'd'.repeat(2000);
+    const local = await cli(['validate', '--config', CONFIG, '--mapping', file('long.json', JSON.stringify(mapping))]);
+    t.equal(local.code, 2);
+    t.match(
+      local.stderr,
+      `mapping.1.properties.erpCreateALDocument:erpDescription: "${'x'.repeat(80)}… (5242880 characters)" is longer than the 60 characters of SAP field DESCR (task link)`,
+    );
+    t.match(
+      local.stderr,
+      'mapping.1.properties.erpCreateALDocument:erpCreator: "A-USER-OF-THIRTEEN" is longer than the 12 characters of SAP field CREATOR (task link)',
+    );
+    t.match(
+      local.stderr,
+      `mapping.0.properties.erpBarcode:docTyp: "${'d'.repeat(80)}… (2000 characters)" is longer than the 1000 characters a mapping value may have`,
+      'a property no SAP field takes has a length too',
+    );
+    t.ok(local.stderr.length < 4000, `said in ${local.stderr.length} characters`);
+
+    invoices.properties['erpCreateALDocument:erpDescription'] = 'y'.repeat(61);
+    invoices.properties['erpCreateALDocument:erpCreator'] = 'CONNECTOR';
+    mapping.mapping[0].properties['erpBarcode:docTyp'] = 'ZBARCODE';
+    const env = await sandboxEnv(t, { mapping: JSON.stringify(mapping) });
+    const uid = await env.upload('ERP/Invoices', 'invoice.pdf');
+    const run = await env.job();
+    t.equal(run.exitCode, 2);
+    t.match(run.problems, [
+      /erpDescription: "y{61}" is longer than the 60 characters of SAP field DESCR \(task link\)/,
+    ]);
+    t.notOk(env.props(uid)['erpHttpContent:docId'], 'its folder is not labelled from it');
+  },
+);
+
+t.test("a document's value too long for its SAP field is that document's intake error, quoted cut", async (t) => {
+  const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
+  mapping.mapping[1].properties['erpCreateALDocument:erpDescription'] = '$dc:description';
+  mapping.mapping[0].properties['erpBarcode:docTyp'] = '$dc:description';
+  const env = await sandboxEnv(t, { mapping: JSON.stringify(mapping) });
+  const scan = await env.upload('ERP/Barcode', 'scan.pdf');
+  env.fill(scan, { 'dc:description': 'w'.repeat(1001) });
+  const long = await env.upload('ERP/Invoices', 'long.pdf');
+  const short = await env.upload('ERP/Invoices', 'short.pdf');
+  env.fill(long, { 'dc:description': 'z'.repeat(100_000) });
+  env.fill(short, { 'dc:description': 'A short one' });
+  const run = await env.job();
+  t.equal(run.exitCode, 1);
+  const record = run.intake.documents.find((d) => d.uid === long);
+  t.equal(
+    record?.error,
+    `erpCreateALDocument:erpDescription = $dc:description: "${'z'.repeat(80)}… (100000 characters)" is longer than the 60 characters of SAP field DESCR (task link)`,
+  );
+  t.notOk(env.props(long)['erpHttpContent:docId'], 'nothing written on it');
+  t.equal(
+    run.intake.documents.find((d) => d.uid === scan)?.error,
+    `erpBarcode:docTyp = $dc:description: "${'w'.repeat(80)}… (1001 characters)" is longer than the 1000 characters a value may have`,
+    'a property no SAP field takes has a length too',
+  );
+  t.equal(env.props(short)['erpCreateALDocument:erpDescription'], 'A short one', 'its neighbour is labelled');
 });

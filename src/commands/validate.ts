@@ -5,6 +5,7 @@ import { featureRegistry } from '../../common/nuxeo/schemas.js';
 import { formatProblem } from '../../common/errors.js';
 import { EXIT } from '../exit-codes.js';
 import { parseMapping } from '../job/intake/mapping-file.js';
+import { mappingRules } from '../job/intake/mapping-schema.js';
 import { callFor } from '../config/templates.js';
 import { readLocalMapping } from '../operator/mapping.js';
 import { CRONTAB, LOCATION, location, type Command } from './command.js';
@@ -20,10 +21,9 @@ function validateCommand(
   mappingFile: string | undefined,
 ): number {
   const config = loadConfig(location, { contentServer: true, schedules: true });
-  const registry = featureRegistry();
-  const systems = config.erp.systems.map((s) => s.name);
+  const rules = mappingRules(config, featureRegistry());
   const mapping =
-    mappingFile === undefined ? undefined : parseMapping(readLocalMapping(mappingFile), mappingFile, registry, systems);
+    mappingFile === undefined ? undefined : parseMapping(readLocalMapping(mappingFile), mappingFile, rules);
   const entries = deploymentSchedules(location.configDir, crontabOption, config.tasks, location.jobsDir);
   const schedules = entries === undefined ? ', no crontab' : `, ${entries.length} schedule(s)`;
   const server =

@@ -88,12 +88,10 @@ function checkCaFiles(tree: unknown, file: string, problems: ConfigProblem[], pa
 }
 
 /** Why a file or folder could not be read, as a person reads it. */
-function unreadable(error: unknown): string {
+const unreadable = (error: unknown): string => {
   const { code } = error as NodeJS.ErrnoException;
-  if (code === 'ENOENT') return 'it does not exist';
-  if (code === 'EACCES') return 'permission denied';
-  return String(code);
-}
+  return code === 'ENOENT' ? 'it does not exist' : String(code);
+};
 
 function listTaskFiles(jobsDir: string, problems: ConfigProblem[]): string[] {
   try {

@@ -20,6 +20,7 @@ import {
   type RunReport,
 } from './report/report.js';
 import type { ClaimedDocument, IntakeRecord, TaskRecord } from './records.js';
+import { fieldLimits } from '../config/field-limits.js';
 import { callFor } from '../config/templates.js';
 import { withinGrace } from '../stop.js';
 import { INTAKE, taskPhase } from './report/report-file.js';
@@ -212,6 +213,7 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
     pageSize: config.storage.pageSize,
     stop: reading,
     alsoReads,
+    limits: fieldLimits(config.tasks),
     found: (count: number) => onFound(INTAKE, count),
     shard: deps.shard,
   };

@@ -12,6 +12,7 @@ import {
   parseMapping,
   readers,
 } from '../job/intake/mapping-file.js';
+import { mappingRules } from '../job/intake/mapping-schema.js';
 import { unlessMissing, type RepositoryClient } from '../repository/client.js';
 
 /** A local mapping file's text; one that cannot be read is a configuration problem naming it. */
@@ -46,12 +47,7 @@ export async function uploadMapping(
   file: string,
   text: string,
 ): Promise<Uploaded> {
-  const mapping = parseMapping(
-    text,
-    file,
-    featureRegistry(),
-    config.erp.systems.map((s) => s.name),
-  );
+  const mapping = parseMapping(text, file, mappingRules(config, featureRegistry()));
   const { adminPath, administrators } = config.storage;
   const folder = await unlessMissing(client.getByPath(adminPath));
   if (folder === undefined)

@@ -1,5 +1,6 @@
 import { PLACEHOLDER, TARGET, type Transform, type ValueSpec } from '../../config/call-schema.js';
 import { DocumentError } from '../../../common/errors.js';
+import { shortened } from '../../../common/quote.js';
 import type { RfcParams, RfcStructure } from '../../erp/soap.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 
@@ -26,7 +27,7 @@ const text = (value: unknown): string => (value === undefined || value === null 
 /** Why a value cannot be sent, naming the document, the property and the SAP field. */
 class ValueRefused extends DocumentError {
   constructor(doc: RepositoryDocument, source: string, value: string, problem: string) {
-    super(`${source} = "${value}" ${problem}`, { target: doc.path });
+    super(`${source} = "${shortened(value)}" ${problem}`, { target: doc.path });
   }
 }
 
@@ -161,6 +162,8 @@ export function fill(template: string, values: MappedValue[], response?: unknown
  */
 function urlPart(value: string, names: string): string {
   if (value === '.' || value === '..')
-    throw new DocumentError(`{u:${names}} = "${value}" cannot be placed into a URL: it would name another path`);
+    throw new DocumentError(
+      `{u:${names}} = "${shortened(value)}" cannot be placed into a URL: it would name another path`,
+    );
   return encodeURIComponent(value);
 }

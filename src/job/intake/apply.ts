@@ -46,6 +46,7 @@ export async function applyPlans(plans: DocumentPlan[], deps: IntakeDeps): Promi
   const ready: DocumentPlan[] = [];
   for (const plan of plans) {
     if (plan.unresolved.length > 0) record({ plan, error: `no value for ${plan.unresolved.join(', ')}` });
+    else if (plan.tooLong.length > 0) record({ plan, error: plan.tooLong.join('; ') });
     else ready.push(plan);
   }
   // A file with its facets but without docId is found again by the next run's intake query.

@@ -3,8 +3,7 @@ import { ConfigError, type ConfigProblem } from '../../../common/errors.js';
 import type { RepositoryReader } from '../../repository/client.js';
 import type { AclEntity, RepositoryDocument } from '../../repository/document.js';
 import { nxqlString } from '../../nxql/literal.js';
-import type { SchemaRegistry } from '../../../common/nuxeo/schemas.js';
-import { mappingSchema, type MappingFile } from './mapping-schema.js';
+import { mappingSchema, type MappingFile, type MappingRules } from './mapping-schema.js';
 
 export const CONFIG_FACET = 'fct_erp_config_file_connect2erp';
 /** The mapping file's title, the last segment of its path (spec §4.1). */
@@ -57,12 +56,12 @@ export async function findMappingDocument(client: RepositoryReader, adminPath: s
  */
 export async function loadMapping(
   client: RepositoryReader,
-  options: { adminPath: string; administrators: string[]; registry: SchemaRegistry; systems: string[] },
+  options: { adminPath: string; administrators: string[]; rules: MappingRules },
 ): Promise<LoadedMapping> {
   const document = await findMappingDocument(client, options.adminPath);
   const file = `repository:${document.path}`;
   const text = (await client.downloadBlob(document.uid)).toString('utf8');
-  const entries = readMappingEntries(text, file, options.registry, options.systems);
+  const entries = readMappingEntries(text, file, options.rules);
   const readableBy = readers(await client.getAcl(document.uid), options.administrators);
   return { document, ...entries, readableBy };
 }
@@ -78,15 +77,10 @@ export interface MappingEntries {
  * so that one mistyped entry stops its own folder's intake and nothing else. A file with no usable
  * entry, or one that is not a mapping file at all, is a ConfigError.
  */
-export function readMappingEntries(
-  text: string,
-  file: string,
-  registry: SchemaRegistry,
-  systems: string[],
-): MappingEntries {
+export function readMappingEntries(text: string, file: string, rules: MappingRules): MappingEntries {
   // A byte order mark, as some editors on Windows save JSON, is not part of the text.
   const json = parseJson(text.replace(/^\uFEFF/, ''), file);
-  const schema = mappingSchema(registry, systems);
+  const schema = mappingSchema(rules);
   const result = schema.safeParse(json);
   if (result.success) return { mapping: result.data, problems: [] };
   const problems: ConfigProblem[] = result.error.issues.map((issue) => ({
@@ -116,8 +110,8 @@ const entryOf = (path: PropertyKey[]): number | undefined =>
   path[0] === 'mapping' && typeof path[1] === 'number' ? path[1] : undefined;
 
 /** A mapping file as `validate --mapping` and `mapping upload` take it: every entry usable. */
-export function parseMapping(text: string, file: string, registry: SchemaRegistry, systems: string[]): MappingFile {
-  const { mapping, problems } = readMappingEntries(text, file, registry, systems);
+export function parseMapping(text: string, file: string, rules: MappingRules): MappingFile {
+  const { mapping, problems } = readMappingEntries(text, file, rules);
   if (problems.length > 0) throw new ConfigError(problems);
   return mapping;
 }

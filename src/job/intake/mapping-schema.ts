@@ -4,6 +4,9 @@ import { HTTP_CONTENT_FACET, HTTP_CONTENT_PROPERTIES } from '../../status/http-c
 import { ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../status/readiness.js';
 import type { UseCase } from '../../config/task-schema.js';
 import { referenceOf } from './substitute.js';
+import { fieldLimits, tooLongFor, type FieldLimit } from '../../config/field-limits.js';
+import type { Config } from '../../config/load.js';
+import { shortened } from '../../../common/quote.js';
 
 export { HTTP_CONTENT_FACET };
 export const WORKSPACES = '/default-domain/workspaces/';
@@ -30,7 +33,27 @@ const facetList = z.union([
     ),
 ]);
 
-export function mappingSchema(registry: SchemaRegistry, systems: readonly string[]) {
+/** What a mapping file is checked against: the repository's schemas, the ERP systems, the SAP fields its values go to. */
+export interface MappingRules {
+  registry: SchemaRegistry;
+  systems: readonly string[];
+  limits: Map<string, FieldLimit[]>;
+}
+
+export const mappingRules = (config: Pick<Config, 'erp' | 'tasks'>, registry: SchemaRegistry): MappingRules => ({
+  registry,
+  systems: config.erp.systems.map((s) => s.name),
+  limits: fieldLimits(config.tasks),
+});
+
+/**
+ * The longest text a mapping file may give a property: the longest SAP field the built-in calls
+ * fill takes 255 characters. A value is copied onto every document of its folder, into their
+ * status and the reports: it is refused, not carried.
+ */
+export const MAPPING_VALUE_MAX = 1_000;
+
+export function mappingSchema(rules: MappingRules) {
   const entry = z
     .strictObject({
       path: z.string().refine((p) => p.startsWith(WORKSPACES) && p.length > WORKSPACES.length && !p.endsWith('/'), {
@@ -41,7 +64,7 @@ export function mappingSchema(registry: SchemaRegistry, systems: readonly string
       properties: z.record(z.string(), value),
     })
     // Also when `path` or the flag is wrong, so that one run reports every problem of the entry.
-    .superRefine((e, ctx) => checkEntry(e, ctx, registry, systems), {
+    .superRefine((e, ctx) => checkEntry(e, ctx, rules), {
       when: (payload) => CROSS_CHECKABLE.safeParse(payload.value).success,
     });
   return z
@@ -55,7 +78,7 @@ export function mappingSchema(registry: SchemaRegistry, systems: readonly string
         const count = new Map<string, number>();
         for (const e of file.mapping) count.set(e.path, (count.get(e.path) ?? 0) + 1);
         file.mapping.forEach((e, i) => {
-          const times = count.get(e.path) ?? 0;
+          const times = count.get(e.path) as number;
           if (times > 1)
             ctx.addIssue({
               code: 'custom',
@@ -80,7 +103,8 @@ interface Entry {
   properties: Record<string, string | boolean | number | null>;
 }
 
-function checkEntry(entry: Entry, ctx: Ctx, registry: SchemaRegistry, systems: readonly string[]): void {
+function checkEntry(entry: Entry, ctx: Ctx, rules: MappingRules): void {
+  const { registry, systems } = rules;
   const known = [HTTP_CONTENT_FACET, ...Object.values(USE_CASE_FACETS)];
   entry.facets.forEach((facet, i) => {
     if (!known.includes(facet))
@@ -114,7 +138,11 @@ function checkEntry(entry: Entry, ctx: Ctx, registry: SchemaRegistry, systems: r
     });
   }
   const allowedSchemas = entry.facets.flatMap((f) => registry.facets.get(f) ?? []);
-  for (const [key, v] of Object.entries(entry.properties)) checkProperty(key, v, ctx, registry, allowedSchemas);
+  const useCase = useCases.length === 1 ? useCaseOfFacet(useCases[0]) : undefined;
+  for (const [key, v] of Object.entries(entry.properties)) {
+    checkProperty(key, v, ctx, registry, allowedSchemas);
+    if (typeof v === 'string') checkLength(key, v, ctx, rules.limits, useCase);
+  }
 }
 
 /** The JSON type a mapping value must have for a field type; dates and strings are text. */
@@ -144,6 +172,35 @@ function checkProperty(
 }
 
 /**
+ * A text no longer than MAPPING_VALUE_MAX, and no longer than the SAP fields of the entry's use
+ * case it goes to (a `$` reference is checked on each document, when it is read).
+ */
+function checkLength(
+  key: string,
+  v: string,
+  ctx: Ctx,
+  limits: Map<string, FieldLimit[]>,
+  useCase: UseCase | undefined,
+): void {
+  const path = ['properties', key];
+  if (v.startsWith('$') && !v.startsWith('$$') && v.length <= MAPPING_VALUE_MAX) return;
+  const text = v.startsWith('$$') ? v.slice(1) : v;
+  const limit = useCase === undefined ? undefined : tooLongFor(limits, key, useCase, text);
+  if (limit !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path,
+      message: `"${shortened(text)}" is longer than the ${limit.length} characters of SAP field ${limit.target} (task ${limit.task})`,
+    });
+  else if (v.length > MAPPING_VALUE_MAX)
+    ctx.addIssue({
+      code: 'custom',
+      path,
+      message: `"${shortened(v)}" is longer than the ${MAPPING_VALUE_MAX} characters a mapping value may have`,
+    });
+}
+
+/**
  * A `$` value names a property of the uploaded document (spec §2.2). One of a schema the program
  * knows (Nuxeo's stock schemas and the feature's) must be a field of it: a misspelt `$dc:creatd`
  * would otherwise make every matching document an intake error. A schema of the customer's own
@@ -155,7 +212,7 @@ function checkReference(v: string, ctx: Ctx, path: string[], registry: SchemaReg
   const [property] = reference.split(/[./]/);
   const colon = property.indexOf(':');
   if (colon < 0) {
-    ctx.addIssue({ code: 'custom', path, message: `${v}: a $ value is $id or $<prefix:field>` });
+    ctx.addIssue({ code: 'custom', path, message: `${shortened(v)}: a $ value is $id or $<prefix:field>` });
     return;
   }
   const schema = registry.byPrefix.get(property.slice(0, colon));
@@ -163,7 +220,7 @@ function checkReference(v: string, ctx: Ctx, path: string[], registry: SchemaReg
     ctx.addIssue({
       code: 'custom',
       path,
-      message: `${v}: schema ${schema.name} has no field ${property.slice(colon + 1)}`,
+      message: `${shortened(v)}: schema ${schema.name} has no field ${property.slice(colon + 1)}`,
     });
 }
 
@@ -174,3 +231,6 @@ export function useCaseOf(entry: MappingEntry): UseCase {
   const found = Object.entries(USE_CASE_FACETS).find(([, facet]) => entry.facets.includes(facet));
   return (found as [UseCase, string])[0];
 }
+
+const useCaseOfFacet = (facet: string): UseCase =>
+  (Object.entries(USE_CASE_FACETS).find(([, f]) => f === facet) as [UseCase, string])[0];

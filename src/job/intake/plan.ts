@@ -4,7 +4,9 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import { STATUS, STATUS_FACET } from '../../status/facet.js';
 import { missingValues, READINESS_KEYS } from '../../status/readiness.js';
 import { afterLabelling } from '../../status/transitions.js';
-import { HTTP_CONTENT_FACET, useCaseOf, type MappingEntry } from './mapping-schema.js';
+import { HTTP_CONTENT_FACET, MAPPING_VALUE_MAX, useCaseOf, type MappingEntry } from './mapping-schema.js';
+import { tooLongFor, type FieldLimit } from '../../config/field-limits.js';
+import { shortened } from '../../../common/quote.js';
 import { referenceOf, resolveValue } from './substitute.js';
 
 export interface DocumentPlan {
@@ -22,6 +24,8 @@ export interface DocumentPlan {
   missing: string[];
   /** `$` references with no value on this document: nothing is written. */
   unresolved: string[];
+  /** `$` values too long for the SAP field they go to: nothing is written. */
+  tooLong: string[];
 }
 
 /** Files under the entry's path that are not labelled yet, minus deeper mapped paths (the deepest path wins). */
@@ -58,6 +62,22 @@ export function intakeReads(entry: MappingEntry): string[] {
   return [...READINESS_KEYS[useCaseOf(entry)], ...references, STATUS.claimedBy];
 }
 
+/** Why a value from the document cannot be given to a property: longer than its SAP field, or than any mapping value. */
+function lengthProblem(
+  limits: Map<string, FieldLimit[]>,
+  key: string,
+  useCase: UseCase,
+  value: string,
+): string | undefined {
+  const quotedValue = `"${shortened(value)}"`;
+  const limit = tooLongFor(limits, key, useCase, value);
+  if (limit !== undefined)
+    return `${quotedValue} is longer than the ${limit.length} characters of SAP field ${limit.target} (task ${limit.task})`;
+  if (value.length > MAPPING_VALUE_MAX)
+    return `${quotedValue} is longer than the ${MAPPING_VALUE_MAX} characters a value may have`;
+  return undefined;
+}
+
 /** The archive-link folder is named after the file, without its extension. */
 function folderName(doc: RepositoryDocument): string {
   const name = doc.path.slice(doc.path.lastIndexOf('/') + 1);
@@ -65,15 +85,24 @@ function folderName(doc: RepositoryDocument): string {
   return dot > 0 ? name.slice(0, dot) : name;
 }
 
-export function planDocument(entry: MappingEntry, doc: RepositoryDocument): DocumentPlan {
+export function planDocument(
+  entry: MappingEntry,
+  doc: RepositoryDocument,
+  limits: Map<string, FieldLimit[]>,
+): DocumentPlan {
   const values: Record<string, unknown> = {};
   const unresolved: string[] = [];
+  const tooLong: string[] = [];
+  const useCase = useCaseOf(entry);
   for (const [key, raw] of Object.entries(entry.properties)) {
     const resolved = resolveValue(raw, doc);
-    if (resolved.ok) values[key] = resolved.value;
-    else unresolved.push(`${key} = ${resolved.reference}`);
+    if (!resolved.ok) unresolved.push(`${key} = ${resolved.reference}`);
+    else if (typeof resolved.value === 'string' && resolved.value !== raw) {
+      const problem = lengthProblem(limits, key, useCase, resolved.value);
+      if (problem === undefined) values[key] = resolved.value;
+      else tooLong.push(`${key} = ${String(raw)}: ${problem}`);
+    } else values[key] = resolved.value;
   }
-  const useCase = useCaseOf(entry);
   const missing = missingValues(useCase, doc.properties, values);
   return {
     doc,
@@ -81,6 +110,7 @@ export function planDocument(entry: MappingEntry, doc: RepositoryDocument): Docu
     useCase,
     values,
     unresolved,
+    tooLong,
     missing,
     facets: [...entry.facets, STATUS_FACET],
     // The intake claim a folder needs (apply.ts) ends with the labelling.

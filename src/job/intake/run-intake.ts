@@ -3,6 +3,7 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import type { IntakeRecord } from '../records.js';
 import { applyPlans, type IntakeDeps } from './apply.js';
 import { intakeRecord } from './record.js';
+import type { FieldLimit } from '../../config/field-limits.js';
 import type { UseCase } from '../../config/task-schema.js';
 import { useCaseOf, type MappingFile } from './mapping-schema.js';
 import { intakeQuery, intakeReads, planDocument, stillNew } from './plan.js';
@@ -13,6 +14,8 @@ export type IntakeRunDeps = IntakeDeps & {
   pageSize: number;
   stop: AbortSignal;
   alsoReads: (useCase: UseCase) => string[];
+  /** The SAP fields a property's value goes to (field-limits.ts): a value too long for them is the document's error. */
+  limits: Map<string, FieldLimit[]>;
   /** The run's shard as a condition on the uuid ('' for every document). */
   shard: string;
 };
@@ -41,7 +44,9 @@ export async function runIntake(
       drain(deps.client, `${intakeQuery(entry, paths)}${deps.shard}`, deps.pageSize, deps.stop, reads, deps.found),
       pagesAtOnce(PAGES_IN_FLIGHT),
       async (page) => {
-        const plans = page.filter((doc) => stillNew(entry, paths, doc)).map((doc) => planDocument(entry, doc));
+        const plans = page
+          .filter((doc) => stillNew(entry, paths, doc))
+          .map((doc) => planDocument(entry, doc, deps.limits));
         for (const outcome of await applyPlans(plans, deps)) {
           const fields = { uid: outcome.plan.doc.uid, path: outcome.plan.doc.path, mapping: entry.path };
           if (outcome.skipped !== undefined)

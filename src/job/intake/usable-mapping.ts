@@ -5,6 +5,7 @@ import type { RepositoryClient } from '../../repository/client.js';
 import type { Logger } from '../../log.js';
 import type { RunReport } from '../report/report.js';
 import { loadMapping, type LoadedMapping } from './mapping-file.js';
+import { mappingRules } from './mapping-schema.js';
 
 /**
  * The mapping file's usable entries. Its problems are the run's (exit 2), but documents already
@@ -23,8 +24,7 @@ export async function usableMapping(
     loaded = await loadMapping(client, {
       adminPath: config.storage.adminPath,
       administrators: config.storage.administrators,
-      registry,
-      systems: config.erp.systems.map((s) => s.name),
+      rules: mappingRules(config, registry),
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

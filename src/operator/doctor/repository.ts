@@ -2,6 +2,7 @@ import { AuthenticationError, ConfigError } from '../../../common/errors.js';
 import { SchemaRegistry, type SchemaDef } from '../../../common/nuxeo/schemas.js';
 import type { Config } from '../../config/load.js';
 import { findMappingDocuments, readMappingEntries, readers } from '../../job/intake/mapping-file.js';
+import { mappingRules } from '../../job/intake/mapping-schema.js';
 import type { MappingFile } from '../../job/intake/mapping-schema.js';
 import { referenceOf } from '../../job/intake/substitute.js';
 import type { Declaration, RepositoryClient, RepositoryReader } from '../../repository/client.js';
@@ -123,8 +124,11 @@ async function checkMapping(
     }
     const [document] = found;
     const text = (await client.downloadBlob(document.uid)).toString('utf8');
-    const systems = config.erp.systems.map((s) => s.name);
-    const { mapping, problems } = readMappingEntries(text, `repository:${document.path}`, registry, systems);
+    const { mapping, problems } = readMappingEntries(
+      text,
+      `repository:${document.path}`,
+      mappingRules(config, registry),
+    );
     if (problems.length > 0)
       section.fail(
         `mapping file ${document.path}: ${problems.length} problem(s): ${new ConfigError(problems).message}`,
