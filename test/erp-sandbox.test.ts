@@ -619,3 +619,19 @@ t.test(
     t.same((await read(["ARCHIV_ID = 'Z", "1'"])).DATA, '');
   },
 );
+
+t.test("an SAP answer larger than 8 MiB is not read: the call's outcome is uncertain, to be looked up", async (t) => {
+  const { erp, call } = await setUp(t);
+  erp.faults.add({
+    functionName: 'RFC_PING',
+    status: 200,
+    headers: { 'Content-Type': 'text/xml' },
+    body: `<x>${'y'.repeat(9 * 1024 * 1024)}</x>`,
+  });
+  const error = await call('RFC_PING', {}).catch((e: unknown) => e);
+  t.type(error, UncertainError);
+  t.equal(
+    (error as Error).message,
+    "RFC_PING on S4H: SAP's answer is larger than 8 MiB, not read; the call may have done its work",
+  );
+});

@@ -25,6 +25,8 @@ import { featureRegistry } from '../common/nuxeo/schemas.js';
 import { RepositorySandbox } from '../sandbox/repository/server.js';
 import { NO_BLOBS } from '../sandbox/repository/store.js';
 import { trickleServer } from './helpers/trickle.js';
+import { AnswerTooLargeError } from '../src/repository/transport.js';
+import { ANSWER_MAX_BYTES } from '../src/bounded-body.js';
 
 // Every request over real HTTP: 7 s idle, several times that on a busy machine.
 t.setTimeout(120_000);
@@ -172,6 +174,31 @@ t.test(
       'read /default-domain: the server answered a web page (a login page?) — check the URL and the credentials (url and auth in storage.yaml)',
     );
     t.equal(asked, 1, 'asked once');
+  },
+);
+
+t.test(
+  'an answer larger than 8 MiB is refused as it comes, never held whole nor retried, with what to do',
+  async (t) => {
+    const { sandbox, client } = await setUp(t, { retries: 3 });
+    let asked = 0;
+    sandbox.faults.observe = () => void asked++;
+    const page = JSON.stringify({ entries: [{ description: 'x'.repeat(9 * 1024 * 1024) }] });
+    sandbox.faults.add({
+      path: '/search/',
+      status: 200,
+      headers: { 'Content-Type': 'application/json' },
+      body: page,
+      times: 5,
+    });
+    const error = await client.search('SELECT * FROM File').catch((e: unknown) => e);
+    t.type(error, AnswerTooLargeError);
+    t.equal(
+      (error as Error).message,
+      "search: the repository's answer is larger than 8 MiB; a document holding a very large value? (a smaller pageSize in storage.yaml narrows a search down)",
+    );
+    t.equal(asked, 1, 'asked once');
+    t.equal(ANSWER_MAX_BYTES, 8 * 1024 * 1024);
   },
 );
 

@@ -1,6 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import { FunctionRefusalError, SystemFailureError, SystemRefusalError } from '../../common/errors.js';
+import { FunctionRefusalError, SystemFailureError, SystemRefusalError, UncertainError } from '../../common/errors.js';
+import { ANSWER_MAX_TEXT, readBounded } from '../bounded-body.js';
 import { RfcFault } from './rfc-fault.js';
 import { networkFailure, statusFailure } from './failure.js';
 import { NEVER, StoppableLimit } from '../stop.js';
@@ -81,13 +82,20 @@ export class RfcClient implements ErpConnection<RfcRequest> {
           dispatcher: this.dispatcher,
         });
         const { location } = response.headers;
+        const body = await readBounded(response.body);
+        if (body === undefined)
+          throw new UncertainError(
+            `${functionName} on ${this.system.name}: SAP's answer is larger than ${ANSWER_MAX_TEXT}, not read; the call may have done its work`,
+            { target: functionName },
+          );
         answer = {
           status: response.statusCode,
-          body: await response.body.text(),
+          body: body.toString('utf8'),
           location: typeof location === 'string' ? location : undefined,
           webPage: isWebPage(response.headers['content-type']),
         };
       } catch (error) {
+        if (error instanceof UncertainError) throw error;
         throw networkFailure(error, `${functionName} on ${this.system.name}`, this.system.name);
       }
       return this.answer(functionName, answer);

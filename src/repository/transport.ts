@@ -17,6 +17,12 @@ import {
 import { agentOptions, basicAuthorization, certificateRefused, failureCode, failureText } from '../http-options.js';
 import type { Logger } from '../log.js';
 import { isWebPage, WEB_PAGE } from '../web-page.js';
+import { ANSWER_MAX_TEXT, readBounded } from '../bounded-body.js';
+
+/** An answer too large to hold: the repository's data, for a person to look at; not tried again. */
+export class AnswerTooLargeError extends PermanentError {
+  override readonly scope = 'run';
+}
 
 /** Statuses worth another try: the server is overloaded or a gateway lost it. */
 const TRANSIENT_STATUS = new Set([429, 502, 503, 504]);
@@ -103,7 +109,7 @@ export class RepositoryTransport {
 
   async json<T>(request: RepositoryRequest): Promise<T> {
     return (await this.send(request, async ({ body, headers }) => {
-      if (!isWebPage(headers['content-type'])) return body.json();
+      if (!isWebPage(headers['content-type'])) return JSON.parse((await bounded(body, request)).toString('utf8'));
       await body.dump();
       throw new AuthenticationError(`${request.what}: ${WEB_PAGE} (url and auth in storage.yaml)`, {
         target: request.what,
@@ -111,8 +117,9 @@ export class RepositoryTransport {
     })) as T;
   }
 
+  /** A small file whole (a mapping file, a declaration), at most ANSWER_MAX_BYTES; larger ones are streamed with `open`. */
   async download(request: RepositoryRequest): Promise<Buffer> {
-    return this.send(request, async ({ body }) => Buffer.from(await body.arrayBuffer()), true);
+    return this.send(request, async ({ body }) => bounded(body, request), true);
   }
 
   /**
@@ -236,6 +243,16 @@ export class RepositoryTransport {
     }
     return this.config.retryDelayMs * 2 ** (attempt - 1);
   }
+}
+
+/** An answer read whole, refused once it passes ANSWER_MAX_BYTES: memory never follows what the server sends. */
+async function bounded(body: Dispatcher.ResponseData['body'], request: RepositoryRequest): Promise<Buffer> {
+  const read = await readBounded(body);
+  if (read !== undefined) return read;
+  throw new AnswerTooLargeError(
+    `${request.what}: the repository's answer is larger than ${ANSWER_MAX_TEXT}; a document holding a very large value? (a smaller pageSize in storage.yaml narrows a search down)`,
+    { target: request.what },
+  );
 }
 
 /** The `message` of the server's JSON error entity, when it sent one. */

@@ -1,0 +1,24 @@
+import type { Dispatcher } from 'undici';
+
+/**
+ * The most an answer read whole may hold (a page of documents, a SOAP answer, a mapping file).
+ * Ordinary answers are a few hundred kilobytes; one far larger carries a value nobody meant, and
+ * held and parsed in each call in flight it would grow the process past its pod's memory.
+ */
+export const ANSWER_MAX_BYTES = 8 * 1024 * 1024;
+export const ANSWER_MAX_TEXT = `${ANSWER_MAX_BYTES / (1024 * 1024)} MiB`;
+
+/** An answer's body read whole, or undefined (the connection closed) once it passes ANSWER_MAX_BYTES. */
+export async function readBounded(body: Dispatcher.ResponseData['body']): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > ANSWER_MAX_BYTES) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
