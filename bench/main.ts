@@ -2,13 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { badInputBench, type BadInput } from './bad-input.js';
 import { contentServerBench, type ContentServerFigures } from './content-server.js';
 import { firstLinkBench, type FirstLink } from './first-link.js';
 import { floor } from './floor.js';
 import { linksBench, type LinkRate, type Sizing } from './links.js';
 import { scaleOutBench, type ScaleOut } from './scale-out.js';
 import { STARTUP_ROUNDS, startupBench, type Startup } from './startup.js';
-import { BenchSandboxes, FOLDER, total, type JobRun, type UseCase } from './sandboxes.js';
+import { BenchSandboxes, BUNDLE, FOLDER, total, type JobRun, type UseCase } from './sandboxes.js';
 
 /**
  * `npm run bench`: the job against the sandboxes with injected latency, on generated backlogs.
@@ -29,6 +30,8 @@ const { values } = parseArgs({
     'scale-out-only': { type: 'boolean', default: false },
     /** Only the links-per-second section (shipped and large sizing), the rest of BENCHMARKS.md kept as it is. */
     'links-only': { type: 'boolean', default: false },
+    /** Only the bad-input memory section, the rest of BENCHMARKS.md kept as it is. */
+    'bad-input-only': { type: 'boolean', default: false },
     /**
      * A build of an earlier commit (a checkout whose `bin/connect2erp.js` runs, its `dist` built):
      * the links section measures it beside this checkout, in the same run, alternating.
@@ -333,6 +336,27 @@ function startupSection(rows: Startup[]): string[] {
   ];
 }
 
+const BAD_INPUT_START = '<!-- bad input: written by npm run bench -->';
+const BAD_INPUT_END = '<!-- end of the bad-input section -->';
+
+function badInputSection(rows: BadInput[]): string[] {
+  const [yardstick] = rows;
+  return [
+    BAD_INPUT_START,
+    '## Memory under bad input',
+    '',
+    "Peak RSS (VmHWM) of one `run` of the image's bundle given what a user's repository or a mistaken administrator would hand it, each against fresh sandboxes (latency 0); the target is 256 MB whatever the input, in a 512 MiB pod. What the run made of each input is its report's.",
+    '',
+    '| input | exit | job peak RSS MB | × the ordinary run | what the run did |',
+    '|---|---:|---:|---:|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.input} | ${r.exitCode} | ${f(r.peakRssMb, 0)} | ${f(r.peakRssMb / yardstick.peakRssMb)} | ${r.outcome.replace(/\|/g, '\\|')} |`,
+    ),
+    BAD_INPUT_END,
+  ];
+}
+
 const SCALE_START = '<!-- scale-out: written by npm run bench -->';
 const SCALE_END = '<!-- end of the scale-out section -->';
 
@@ -523,6 +547,7 @@ async function main(): Promise<void> {
       },
     ],
     [values['links-only'], async () => linksSection(await linkRates(log))],
+    [values['bad-input-only'], async () => badInputSection(await badInputBench(BUNDLE, log))],
   ];
   const asked = separate.find(([flag]) => flag === true);
   if (asked !== undefined) {
@@ -538,11 +563,12 @@ async function main(): Promise<void> {
     writeFileSync(values.out, withSection(readFileSync(values.out, 'utf8'), server));
     return log(`content server section written to ${values.out}`);
   }
-  const [startup, firstLink, scaleOut, links] = [
+  const [startup, firstLink, scaleOut, links, badInput] = [
     await separate[0][1](),
     await separate[1][1](),
     await separate[2][1](),
     await separate[3][1](),
+    await separate[4][1](),
   ];
   const phases: PhaseRow[] = [];
   for (const n of SIZES.throughput) {
@@ -596,7 +622,7 @@ async function main(): Promise<void> {
     '',
     '## Memory',
     '',
-    "Peak RSS (getrusage maxrss, Linux VmHWM) of one whole run (mapping file, intake, all tasks) over new workflow documents, latency 0. The same runs show the sandboxes' own overhead: their CPU per request, against the latency they stand in for.",
+    "Peak RSS (Linux VmHWM) of one whole run (mapping file, intake, all tasks) over new workflow documents, latency 0. The same runs show the sandboxes' own overhead: their CPU per request, against the latency they stand in for.",
     '',
   );
   md.push(
@@ -617,7 +643,7 @@ async function main(): Promise<void> {
   md.push(
     `| ${SIZES.fresh} new + ${beside.processed} processed | ${f(beside.seconds)} | ${beside.repositoryRequests} | ${f(beside.seconds / alone.seconds)} |`,
   );
-  md.push('', ...server, '', ...startup, '', ...links, '', ...firstLink, '', ...scaleOut);
+  md.push('', ...server, '', ...startup, '', ...links, '', ...firstLink, '', ...scaleOut, '', ...badInput);
   writeFileSync(values.out, `${md.join('\n')}\n${keptNotes(values.out)}`);
   log(`written to ${values.out}`);
 }

@@ -5,7 +5,7 @@ import type { Dispatcher } from 'undici';
  * Ordinary answers are a few hundred kilobytes; one far larger carries a value nobody meant, and
  * held and parsed in each call in flight it would grow the process past its pod's memory.
  */
-export const ANSWER_MAX_BYTES = 8 * 1024 * 1024;
+export const ANSWER_MAX_BYTES = 4 * 1024 * 1024;
 export const ANSWER_MAX_TEXT = `${ANSWER_MAX_BYTES / (1024 * 1024)} MiB`;
 
 /** An answer's body read whole, or undefined (the connection closed) once it passes ANSWER_MAX_BYTES. */

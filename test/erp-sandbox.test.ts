@@ -620,7 +620,7 @@ t.test(
   },
 );
 
-t.test("an SAP answer larger than 8 MiB is not read: the call's outcome is uncertain, to be looked up", async (t) => {
+t.test("an SAP answer larger than 4 MiB is not read: the call's outcome is uncertain, to be looked up", async (t) => {
   const { erp, call } = await setUp(t);
   erp.faults.add({
     functionName: 'RFC_PING',
@@ -632,6 +632,6 @@ t.test("an SAP answer larger than 8 MiB is not read: the call's outcome is uncer
   t.type(error, UncertainError);
   t.equal(
     (error as Error).message,
-    "RFC_PING on S4H: SAP's answer is larger than 8 MiB, not read; the call may have done its work",
+    "RFC_PING on S4H: SAP's answer is larger than 4 MiB, not read; the call may have done its work",
   );
 });

@@ -178,7 +178,7 @@ t.test(
 );
 
 t.test(
-  'an answer larger than 8 MiB is refused as it comes, never held whole nor retried, with what to do',
+  'an answer larger than 4 MiB is refused as it comes, never held whole nor retried, with what to do',
   async (t) => {
     const { sandbox, client } = await setUp(t, { retries: 3 });
     let asked = 0;
@@ -195,10 +195,10 @@ t.test(
     t.type(error, AnswerTooLargeError);
     t.equal(
       (error as Error).message,
-      "search: the repository's answer is larger than 8 MiB; a document holding a very large value? (a smaller pageSize in storage.yaml narrows a search down)",
+      "search: the repository's answer is larger than 4 MiB; a document holding a very large value? (a smaller pageSize in storage.yaml narrows a search down)",
     );
     t.equal(asked, 1, 'asked once');
-    t.equal(ANSWER_MAX_BYTES, 8 * 1024 * 1024);
+    t.equal(ANSWER_MAX_BYTES, 4 * 1024 * 1024);
   },
 );
 
@@ -641,5 +641,54 @@ t.test(
     t.equal(most, 3, 'three pages at once');
     t.same(read, [0, 1, 2, 3], 'one page is read ahead, none after the failure');
     t.same(finished.sort(), [0, 2], 'the pages under way were finished before the failure came out');
+  },
+);
+
+t.test(
+  'documents with large values: a page too large to hold is read again half as large, down to one document; one alone too large stops the search',
+  async (t) => {
+    const { sandbox, client } = await setUp(t);
+    const actor = sandbox.actor();
+    const folder = sandbox.store.create(
+      actor,
+      sandbox.store.getByPath(WS)!,
+      { type: 'Folder', name: 'large', properties: {} },
+      NO_BLOBS,
+    );
+    const uids = Array.from(
+      { length: 6 },
+      (_, i) =>
+        sandbox.store.create(
+          actor,
+          folder,
+          { type: 'File', name: `f${i}`, properties: { 'dc:description': `${i}`.repeat(2 * 1024 * 1024) } },
+          NO_BLOBS,
+        ).uid,
+    );
+    sandbox.index.catchUp();
+    const sizes: number[] = [];
+    sandbox.faults.observe = (req) => {
+      if (req.url?.includes('/search/')) sizes.push(Number(new URL(req.url, 'http://x').searchParams.get('pageSize')));
+    };
+    const query = `SELECT * FROM File WHERE ecm:path STARTSWITH '${WS}/large'`;
+    const pages: string[][] = [];
+    for await (const page of drain(client, query, 6, undefined, ['dc:description'])) pages.push(page.map((d) => d.uid));
+    t.same(pages.flat(), [...uids].sort(), 'every document once');
+    t.same(sizes.slice(0, 2), [6, 3], '12 MiB asked for, then half');
+    t.ok(
+      pages.every((page) => page.length <= 3),
+      'the smaller pages from then on',
+    );
+    sandbox.store.update(
+      actor,
+      sandbox.store.get(uids[0])!,
+      { 'dc:description': 'x'.repeat(9 * 1024 * 1024) },
+      NO_BLOBS,
+    );
+    sandbox.index.catchUp();
+    const error = await (async () => {
+      for await (const _ of drain(client, query, 6, undefined, ['dc:description'])) void _;
+    })().catch((e: unknown) => e);
+    t.type(error, AnswerTooLargeError, 'a document larger than an answer may be: the search stops, named');
   },
 );

@@ -138,14 +138,14 @@ t.test(
   async (t) => {
     const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
     const invoices = mapping.mapping[1];
-    invoices.properties['erpCreateALDocument:erpDescription'] = 'x'.repeat(5 * 1024 * 1024);
+    invoices.properties['erpCreateALDocument:erpDescription'] = 'x'.repeat(3 * 1024 * 1024);
     invoices.properties['erpCreateALDocument:erpCreator'] = 'A-USER-OF-THIRTEEN';
     mapping.mapping[0].properties['erpBarcode:docTyp'] = 'd'.repeat(2000);
     const local = await cli(['validate', '--config', CONFIG, '--mapping', file('long.json', JSON.stringify(mapping))]);
     t.equal(local.code, 2);
     t.match(
       local.stderr,
-      `mapping.1.properties.erpCreateALDocument:erpDescription: "${'x'.repeat(80)}… (5242880 characters)" is longer than the 60 characters of SAP field DESCR (task link)`,
+      `mapping.1.properties.erpCreateALDocument:erpDescription: "${'x'.repeat(80)}… (3145728 characters)" is longer than the 60 characters of SAP field DESCR (task link)`,
     );
     t.match(
       local.stderr,
@@ -198,3 +198,23 @@ t.test("a document's value too long for its SAP field is that document's intake 
   );
   t.equal(env.props(short)['erpCreateALDocument:erpDescription'], 'A short one', 'its neighbour is labelled');
 });
+
+t.test(
+  'a mapping file larger than 4 MiB is refused whole, by validate --mapping and by a run (whose tasks run)',
+  async (t) => {
+    const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
+    mapping.mapping[0].properties['dc:description'] = 'm'.repeat(9 * 1024 * 1024);
+    const text = JSON.stringify(mapping);
+    const local = await cli(['validate', '--config', CONFIG, '--mapping', file('huge.json', text)]);
+    t.equal(local.code, 2);
+    t.match(local.stderr, 'huge.json: larger than 4 MiB: a mapping file takes about a kilobyte per folder mapped');
+    const env = await sandboxEnv(t, { mapping: text });
+    const run = await env.job();
+    t.equal(run.exitCode, 2);
+    t.match(run.problems, [/Connect to ERP Feature Configuration: larger than 4 MiB/]);
+    t.same(
+      Object.values(run.tasks).map((task) => task.state),
+      ['finished', 'finished', 'finished'],
+    );
+  },
+);

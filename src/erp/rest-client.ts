@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import got, { type Got, type Response } from 'got';
 import { CookieJar } from 'tough-cookie';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
@@ -15,9 +16,23 @@ export interface RestRequest {
   service: string;
   path: string;
   headers: Record<string, string>;
-  body?: { json: unknown } | { content: () => Promise<Buffer> };
+  /** `content` is opened for each time the request is sent: a stream is read once. */
+  body?: { json: unknown } | { content: () => Promise<UploadContent> };
   /** The service takes SAP Gateway's CSRF handshake on writes. */
   csrf: boolean;
+}
+
+/** A file to upload as it streams, with its length when the repository gave it. */
+export interface UploadContent {
+  stream: Readable;
+  length?: number;
+}
+
+/** What goes with a request besides its headers: a JSON body or a streamed file, and the file's length. */
+interface Payload {
+  json?: unknown;
+  body?: Readable;
+  headers: Record<string, string>;
 }
 
 /** SAP answered with an error of its own (OData `error.message`): the business said no. */
@@ -93,41 +108,42 @@ export class RestClient implements ErpConnection<RestRequest> {
         system: this.system.name,
         call: `${request.method} ${request.service}${request.path}`,
       });
-      const body = await this.body(request);
-      let response = await this.exchange(request, body, where);
+      let response = await this.exchange(request, where);
       if (csrfRequired(response)) {
         // The session or its token expired: one fresh handshake, then the write once more.
         this.tokens.delete(request.service);
-        response = await this.exchange(request, body, where);
+        response = await this.exchange(request, where);
       }
       return this.answer(response, where);
     });
   }
 
-  private async body(request: RestRequest): Promise<{ body?: Buffer; json?: unknown }> {
-    if (request.body === undefined) return {};
-    return 'json' in request.body ? { json: request.body.json } : { body: await request.body.content() };
+  private async payload(request: RestRequest): Promise<Payload> {
+    if (request.body === undefined) return { headers: {} };
+    if ('json' in request.body) return { json: request.body.json, headers: {} };
+    const { stream, length } = await request.body.content();
+    return { body: stream, headers: length === undefined ? {} : { 'Content-Length': String(length) } };
   }
 
-  private async exchange(
-    request: RestRequest,
-    body: { body?: Buffer; json?: unknown },
-    where: string,
-  ): Promise<Response<string>> {
+  private async exchange(request: RestRequest, where: string): Promise<Response<string>> {
     const writes = request.method !== 'GET';
     const csrf = writes && request.csrf ? { 'X-CSRF-Token': await this.token(request.service, where) } : {};
     const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, headerValue(v)]));
+    const { headers: sized, ...body } = await this.payload(request);
     try {
       // The path's own query goes as the template encoded it (%20, not a form's +), the client's after it.
       const [path, query] = `${request.service}${request.path}`.split(/\?(.*)/s);
       const own = query ? `${query}&` : '';
       return await this.http(`${path.replace(/^\//, '')}?${own}${new URLSearchParams(this.client)}`, {
         method: request.method,
-        headers: { ...headers, ...csrf },
+        headers: { ...headers, ...sized, ...csrf },
         ...body,
       });
     } catch (error) {
       throw networkFailure(error, where, this.system.name);
+    } finally {
+      // An answer that came before the file was read whole (a refused token): the download is let go.
+      body.body?.destroy();
     }
   }
 

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { ANSWER_MAX_BYTES, ANSWER_MAX_TEXT } from '../bounded-body.js';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { ConfigError } from '../../common/errors.js';
@@ -17,11 +18,17 @@ import { unlessMissing, type RepositoryClient } from '../repository/client.js';
 
 /** A local mapping file's text; one that cannot be read is a configuration problem naming it. */
 export function readLocalMapping(file: string): string {
+  const problem = (message: string): ConfigError => new ConfigError([{ file, path: '', message }]);
+  let size: number;
   try {
-    return readFileSync(file, 'utf8');
+    size = statSync(file).size;
   } catch (error) {
-    throw new ConfigError([{ file, path: '', message: `cannot read the file (${(error as Error).message})` }]);
+    throw problem(`cannot read the file (${(error as Error).message})`);
   }
+  // As a run reads the repository's: never more than it would hold.
+  if (size > ANSWER_MAX_BYTES)
+    throw problem(`larger than ${ANSWER_MAX_TEXT}: a mapping file takes about a kilobyte per folder mapped`);
+  return readFileSync(file, 'utf8');
 }
 
 export interface Uploaded {

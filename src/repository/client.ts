@@ -55,7 +55,10 @@ function sameValue(sent: unknown, stored: unknown): boolean {
 
 /** The repository operations the job uses, over REST and Automation. */
 /** What the job's phases and the operator commands may call on the repository: reads only; every write goes through the writer (src/ports). */
-export type RepositoryReader = Pick<RepositoryClient, 'search' | 'getById' | 'getByPath' | 'getAcl' | 'downloadBlob'>;
+export type RepositoryReader = Pick<
+  RepositoryClient,
+  'search' | 'getById' | 'getByPath' | 'getAcl' | 'downloadBlob' | 'openBlob'
+>;
 
 /** A schema (`name`, `@prefix`, `fields`) or a facet (`name`, `schemas`) as `config/…` answers it. */
 export interface Declaration {

@@ -1,6 +1,7 @@
 import { nxqlString } from '../nxql/literal.js';
 import type { RepositoryReader } from './client.js';
-import type { RepositoryDocument } from './document.js';
+import { AnswerTooLargeError } from './transport.js';
+import type { RepositoryDocument, SearchPage } from './document.js';
 import { NEVER } from '../stop.js';
 
 /**
@@ -19,7 +20,9 @@ import { NEVER } from '../stop.js';
  * `maxPageSize` is below `pageSize` gives fewer documents than asked and works its next-page flag
  * out for the size asked: its own size is used from then on. `onCount` hears the first page's
  * `resultsCount`, what the search found in all (as the index has it; -1 when the server could
- * not count, as a page provider that does not), for progress.
+ * not count, as a page provider that does not), for progress. A page too large to hold
+ * (AnswerTooLargeError) is asked again half as large, and the pages after it too; a single
+ * document too large stops the search.
  */
 export async function* drain(
   client: RepositoryReader,
@@ -35,7 +38,15 @@ export async function* drain(
   let first = true;
   while (!stop.aborted) {
     const keyset = after === undefined ? '' : ` AND ecm:uuid > ${nxqlString(after)}`;
-    const page = await client.search(`${query}${keyset} ORDER BY ecm:uuid`, { pageSize: size, offset, reads });
+    let page: SearchPage;
+    try {
+      page = await client.search(`${query}${keyset} ORDER BY ecm:uuid`, { pageSize: size, offset, reads });
+    } catch (error) {
+      // Documents with large values: the same documents in smaller pages, down to one at a time.
+      if (!(error instanceof AnswerTooLargeError) || size === 1) throw error;
+      size = Math.ceil(size / 2);
+      continue;
+    }
     // Stopped while the page was on its way: nothing of it is claimed.
     if (stop.aborted) return;
     if (first) onCount(page.resultsCount);

@@ -1,6 +1,6 @@
 import type { RestCallConfig } from '../../config/call-schema.js';
 import type { ErpPort } from '../../ports/erp-port.js';
-import type { RestRequest } from '../../erp/rest-client.js';
+import type { RestRequest, UploadContent } from '../../erp/rest-client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import { buildParameters, fill } from './values.js';
 import { foundIn, type CallAdapter, type MappedDocument } from './execute.js';
@@ -9,7 +9,7 @@ import { foundIn, type CallAdapter, type MappedDocument } from './execute.js';
 export function restCall(
   config: RestCallConfig,
   erp: ErpPort<RestRequest>,
-  content: (doc: RepositoryDocument) => Promise<Buffer>,
+  content: (doc: RepositoryDocument) => Promise<UploadContent>,
 ): CallAdapter {
   const { lookup } = config;
   const body = (documents: MappedDocument[]): RestRequest['body'] => {

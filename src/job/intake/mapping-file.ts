@@ -1,6 +1,8 @@
 import { parseTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { ConfigError, type ConfigProblem } from '../../../common/errors.js';
 import type { RepositoryReader } from '../../repository/client.js';
+import { AnswerTooLargeError } from '../../repository/transport.js';
+import { ANSWER_MAX_TEXT } from '../../bounded-body.js';
 import type { AclEntity, RepositoryDocument } from '../../repository/document.js';
 import { nxqlString } from '../../nxql/literal.js';
 import { mappingSchema, type MappingFile, type MappingRules } from './mapping-schema.js';
@@ -60,10 +62,26 @@ export async function loadMapping(
 ): Promise<LoadedMapping> {
   const document = await findMappingDocument(client, options.adminPath);
   const file = `repository:${document.path}`;
-  const text = (await client.downloadBlob(document.uid)).toString('utf8');
+  const text = await mappingText(client, document.uid, file);
   const entries = readMappingEntries(text, file, options.rules);
   const readableBy = readers(await client.getAcl(document.uid), options.administrators);
   return { document, ...entries, readableBy };
+}
+
+/** The mapping file's text; one too large to hold is a problem of the file, named, like any other. */
+async function mappingText(client: RepositoryReader, uid: string, file: string): Promise<string> {
+  try {
+    return (await client.downloadBlob(uid)).toString('utf8');
+  } catch (error) {
+    if (!(error instanceof AnswerTooLargeError)) throw error;
+    throw new ConfigError([
+      {
+        file,
+        path: '',
+        message: `larger than ${ANSWER_MAX_TEXT}: a mapping file takes about a kilobyte per folder mapped`,
+      },
+    ]);
+  }
 }
 
 /** A mapping file's usable entries, and the problems of the others (each names its entry's index). */

@@ -1,6 +1,6 @@
 import type { TaskConfig } from '../../config/task-schema.js';
 import type { ErpPort } from '../../ports/erp-port.js';
-import type { RestRequest } from '../../erp/rest-client.js';
+import type { RestRequest, UploadContent } from '../../erp/rest-client.js';
 import type { RfcRequest } from '../../erp/rfc-client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import { callFor } from '../../config/templates.js';
@@ -103,7 +103,12 @@ export class TaskLanes {
       const { dateFormat } = deps.system(system).rfc as { dateFormat: DateFormat };
       return rfcCall(this.call.call, deps.erpFor(system, 'RFC') as ErpPort<RfcRequest>, dateFormat);
     }
-    const download = (doc: RepositoryDocument): Promise<Buffer> => deps.client.downloadBlob(doc.uid);
-    return restCall(this.call.call, deps.erpFor(system, 'Rest') as ErpPort<RestRequest>, download);
+    // The file streams from the repository to SAP: memory does not grow with its size.
+    const content = async (doc: RepositoryDocument): Promise<UploadContent> => {
+      const answer = await deps.client.openBlob(doc.uid);
+      const length = answer.headers['content-length'];
+      return { stream: answer.body, length: typeof length === 'string' ? Number(length) : undefined };
+    };
+    return restCall(this.call.call, deps.erpFor(system, 'Rest') as ErpPort<RestRequest>, content);
   }
 }
