@@ -1,5 +1,6 @@
 import t from 'tap';
 import { missingValues, READINESS_KEYS } from '../src/status/readiness.js';
+import { attemptFailed, done, failed, STATUS_TEXT_MAX } from '../src/status/transitions.js';
 
 /** What a document still needs before its use case can run (src/status/readiness.ts). */
 
@@ -59,3 +60,16 @@ t.test('readiness reads no property beyond READINESS_KEYS, which a search asks b
     );
   }
 });
+
+t.test(
+  'the status facet keeps a readable message and reference: a longer text is cut at 1,000 characters',
+  async (t) => {
+    const long = 'm'.repeat(5000);
+    for (const properties of [attemptFailed(long, 1, undefined), failed(long), done(long, long)]) {
+      t.equal((properties['erpTaskStatus:message'] as string).length, STATUS_TEXT_MAX + 1);
+      t.match(properties['erpTaskStatus:message'], /^m{1000}…$/);
+    }
+    t.match(done(long, undefined), { 'erpTaskStatus:erpReference': /^m{1000}…$/, 'erpTaskStatus:message': null });
+    t.match(done(undefined, 'short'), { 'erpTaskStatus:erpReference': undefined, 'erpTaskStatus:message': 'short' });
+  },
+);

@@ -58,13 +58,21 @@ export function inProgress(token: string, task: string, at: Date, ms: number): P
   };
 }
 
+/**
+ * The longest text the status facet keeps in `message` or `erpReference`: what a person reads on
+ * the ERP tab and in the reports. A longer one (an SAP message, a value quoted in it) is cut there.
+ */
+export const STATUS_TEXT_MAX = 1_000;
+
+const cut = (text: string): string => (text.length <= STATUS_TEXT_MAX ? text : `${text.slice(0, STATUS_TEXT_MAX)}…`);
+
 /** SAP has it: `reference` is what SAP answered with. */
 export function done(reference: string | undefined, message: string | undefined): Properties {
   return {
     ...UNCLAIMED,
     [STATUS.status]: 'DONE',
-    [STATUS.message]: message ?? null,
-    [STATUS.erpReference]: reference,
+    [STATUS.message]: message === undefined ? null : cut(message),
+    [STATUS.erpReference]: reference === undefined ? undefined : cut(reference),
     [STATUS.nextAttempt]: null,
   };
 }
@@ -74,14 +82,14 @@ export function attemptFailed(message: string, attempts: number, retryAt: Date |
   return {
     ...UNCLAIMED,
     [STATUS.status]: retryAt === undefined ? 'FAILED' : 'RETRY',
-    [STATUS.message]: message,
+    [STATUS.message]: cut(message),
     [STATUS.attempts]: attempts,
     [STATUS.nextAttempt]: retryAt?.toISOString() ?? null,
   };
 }
 
 /** Left for an operator, with why. */
-export const failed = (message: string): Properties => ({ [STATUS.status]: 'FAILED', [STATUS.message]: message });
+export const failed = (message: string): Properties => ({ [STATUS.status]: 'FAILED', [STATUS.message]: cut(message) });
 
 /** Back to READY, unsent: the claim is given up. */
 export const released = (): Properties => ({ ...UNCLAIMED, [STATUS.status]: 'READY' });
