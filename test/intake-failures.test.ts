@@ -287,3 +287,11 @@ t.test(
     );
   },
 );
+
+t.test('a mapping file the repository fails to give stops the run, naming the download', async (t) => {
+  const env = await sandboxEnv(t);
+  env.sandbox.faults.add({ path: '/@blob/file:content', status: 500, body: '{}', times: 10 });
+  const report = await env.job();
+  t.equal(report.exitCode, 1);
+  t.match(report.failure, /^download file:content of .* failed with HTTP 500/);
+});

@@ -22,10 +22,10 @@ export interface RestRequest {
   csrf: boolean;
 }
 
-/** A file to upload as it streams, with its length when the repository gave it. */
+/** A file to upload as it streams, with its length (Content-Length) when the repository gave it. */
 export interface UploadContent {
   stream: Readable;
-  length?: number;
+  length?: string;
 }
 
 /** What goes with a request besides its headers: a JSON body or a streamed file, and the file's length. */
@@ -122,7 +122,7 @@ export class RestClient implements ErpConnection<RestRequest> {
     if (request.body === undefined) return { headers: {} };
     if ('json' in request.body) return { json: request.body.json, headers: {} };
     const { stream, length } = await request.body.content();
-    return { body: stream, headers: length === undefined ? {} : { 'Content-Length': String(length) } };
+    return { body: stream, headers: length === undefined ? {} : { 'Content-Length': length } };
   }
 
   private async exchange(request: RestRequest, where: string): Promise<Response<string>> {
@@ -130,21 +130,19 @@ export class RestClient implements ErpConnection<RestRequest> {
     const csrf = writes && request.csrf ? { 'X-CSRF-Token': await this.token(request.service, where) } : {};
     const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, headerValue(v)]));
     const { headers: sized, ...body } = await this.payload(request);
-    try {
-      // The path's own query goes as the template encoded it (%20, not a form's +), the client's after it.
-      const [path, query] = `${request.service}${request.path}`.split(/\?(.*)/s);
-      const own = query ? `${query}&` : '';
-      return await this.http(`${path.replace(/^\//, '')}?${own}${new URLSearchParams(this.client)}`, {
-        method: request.method,
-        headers: { ...headers, ...sized, ...csrf },
-        ...body,
-      });
-    } catch (error) {
+    // The path's own query goes as the template encoded it (%20, not a form's +), the client's after it.
+    const [path, query] = `${request.service}${request.path}`.split(/\?(.*)/s);
+    const own = query ? `${query}&` : '';
+    const sent = this.http(`${path.replace(/^\//, '')}?${own}${new URLSearchParams(this.client)}`, {
+      method: request.method,
+      headers: { ...headers, ...sized, ...csrf },
+      ...body,
+    });
+    // An answer that came before the file was read whole (a refused token): the download is let go.
+    const settled = sent.finally(() => body.body?.destroy());
+    return settled.catch((error: unknown) => {
       throw networkFailure(error, where, this.system.name);
-    } finally {
-      // An answer that came before the file was read whole (a refused token): the download is let go.
-      body.body?.destroy();
-    }
+    });
   }
 
   /** One handshake per service at a time; concurrent writes wait for the same token. */

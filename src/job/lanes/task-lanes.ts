@@ -106,8 +106,8 @@ export class TaskLanes {
     // The file streams from the repository to SAP: memory does not grow with its size.
     const content = async (doc: RepositoryDocument): Promise<UploadContent> => {
       const answer = await deps.client.openBlob(doc.uid);
-      const length = answer.headers['content-length'];
-      return { stream: answer.body, length: typeof length === 'string' ? Number(length) : undefined };
+      // Only set-cookie comes as a list.
+      return { stream: answer.body, length: answer.headers['content-length'] as string | undefined };
     };
     return restCall(this.call.call, deps.erpFor(system, 'Rest') as ErpPort<RestRequest>, content);
   }
