@@ -8,13 +8,22 @@ const target = process.env.BENCH_USAGE_FILE;
 if (target !== undefined) {
   process.on('exit', () => {
     const usage = process.resourceUsage();
-    const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
     writeFileSync(
       target,
       JSON.stringify({
-        peakRssKb: hwm === null ? usage.maxRSS : Number(hwm[1]),
+        peakRssKb: ownPeakKb() ?? usage.maxRSS,
         cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000,
       }),
     );
   });
+}
+
+/** VmHWM, or undefined where there is no /proc (not Linux): getrusage's figure is taken then. */
+function ownPeakKb(): number | undefined {
+  try {
+    const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    return hwm === null ? undefined : Number(hwm[1]);
+  } catch {
+    return undefined;
+  }
 }

@@ -184,6 +184,12 @@ t.test('missing folders, files and unreadable CA files are named, with why and h
   t.same(problems(configLocation({ config: join(root, 'config') })), [
     `${join(root, 'config').split('/').slice(-2).join('/')}||no configuration folder here; name it with --config DIR or $CONNECT2ERP_CONFIG (else ./config is used)`,
   ]);
+  writeFileSync(join(root, 'a-file'), '');
+  t.match(
+    problems(configLocation({ config: join(root, 'a-file', 'config') })),
+    [/\|\|no configuration folder here/],
+    'under a file (ENOTDIR): the same message',
+  );
   mkdirSync(join(root, 'config', 'erpHttp.yaml'), { recursive: true });
   t.same(
     problems(configLocation({ config: join(root, 'config') })).map((p) => p.split('|').slice(1).join('|')),

@@ -81,6 +81,11 @@ t.test('a page that cannot be written names itself; the JSON report is written a
   t.match(JSON.parse(readFileSync(json, 'utf8')), { tasks: { workflow: { counts: { DONE: 3 } } } });
   t.match(stdout, `the report ${html} was not written (EISDIR`);
   t.match(stderr, /"level":"error".*"message":"report not written"/);
+  t.match(
+    JSON.parse(readFileSync(json, 'utf8')),
+    { exitCode: 2, problems: [`the report ${html} was not written (EISDIR: illegal operation on a directory, rename`] },
+    'the JSON report, written after the page, names it and exits as the run does',
+  );
 });
 
 t.test('a JSON report that cannot be written names itself; the page is written all the same and says so', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { sandboxEnv } from './helpers/env.js';
 import { MAX_ROWS, renderHtml } from '../src/job/report/html.js';
-import { readdirSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { LISTED_MAX, newReport, recordTask, finish, taskSummary } from '../src/job/report/report.js';
 import { ReportFile, taskPhase } from '../src/job/report/report-file.js';
@@ -230,3 +230,13 @@ t.test(
     t.equal(readFileSync(path, 'utf8'), 'the last good one');
   },
 );
+
+t.test('a report path that is a symbolic link: the file it names is replaced, the link stays', async (t) => {
+  const dir = t.testdir({ 'elsewhere.json': 'the last one' });
+  const link = join(dir, 'run.json');
+  symlinkSync(join(dir, 'elsewhere.json'), link);
+  new ReportFile(link).write(finish(newReport('run-linked', false), undefined));
+  t.ok(lstatSync(link).isSymbolicLink(), 'still a link');
+  t.match(JSON.parse(readFileSync(join(dir, 'elsewhere.json'), 'utf8')), { runId: 'run-linked' });
+  t.same(readdirSync(dir).sort(), ['elsewhere.json', 'run.json'], 'no temporary file left');
+});

@@ -174,6 +174,13 @@ t.test(
       'read /default-domain: the server answered a web page (a login page?) — check the URL and the credentials (url and auth in storage.yaml)',
     );
     t.equal(asked, 1, 'asked once');
+    sandbox.faults.clear();
+    sandbox.faults.add({ status: 200, headers: {}, body: '\n<HTML><body>Sign in</body></HTML>' });
+    t.type(
+      await client.getByPath('/default-domain').catch((e: unknown) => e),
+      AuthenticationError,
+      'told by how it begins when it says no content type',
+    );
   },
 );
 
@@ -681,7 +688,7 @@ t.test(
     );
     sandbox.store.update(
       actor,
-      sandbox.store.get(uids[0])!,
+      sandbox.store.get([...uids].sort()[5])!,
       { 'dc:description': 'x'.repeat(9 * 1024 * 1024) },
       NO_BLOBS,
     );
@@ -690,5 +697,10 @@ t.test(
       for await (const _ of drain(client, query, 6, undefined, ['dc:description'])) void _;
     })().catch((e: unknown) => e);
     t.type(error, AnswerTooLargeError, 'a document larger than an answer may be: the search stops, named');
+    t.match(
+      (error as Error).message,
+      `; one document alone is: the first that "${query} AND ecm:uuid > '`,
+      'found by its place in the search',
+    );
   },
 );

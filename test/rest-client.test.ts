@@ -318,3 +318,21 @@ t.test(
     );
   },
 );
+
+t.test(
+  "an SAP answer larger than 4 MiB is cut off as it comes: the call's outcome is uncertain, to be looked up",
+  async (t) => {
+    const { erp, rest, look } = await setUp(t);
+    erp.faults.add({
+      status: 200,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ d: { results: [{ FileName: 'x'.repeat(5 * 1024 * 1024) }] } }),
+    });
+    const error = await rest.send(look()).catch((e: unknown) => e);
+    t.type(error, UncertainError);
+    t.match(
+      (error as Error).message,
+      /: SAP's answer is larger than 4 MiB, not read; the call may have done its work$/,
+    );
+  },
+);

@@ -74,6 +74,9 @@ t.test('a JSON syntax error is located by line and column; a file that cannot be
   const missing = await cli(['validate', '--config', CONFIG, '--mapping', join(dir, 'nowhere.json')]);
   t.equal(missing.code, 2);
   t.match(missing.stderr, /nowhere\.json: cannot read the file \(ENOENT/);
+  const folder = await cli(['validate', '--config', CONFIG, '--mapping', dir]);
+  t.equal(folder.code, 2, 'a folder given as the mapping file');
+  t.match(folder.stderr, /: cannot read the file \(EISDIR/);
 });
 
 t.test(
@@ -129,6 +132,12 @@ t.test('a file that is not a mapping file at all is refused as a whole, naming w
   for (const text of ['null', '[]', '"mapping"', '42', 'true', '{"mapping": null}', '{"mapping": {}}'])
     t.same(problems(text), [`${text.startsWith('{') ? 'mapping' : ''}: ${expected}`], text);
   t.match(problems('{"mapping": []}'), [/^mapping: /]);
+  const entry = (JSON.parse(MAPPING) as { mapping: unknown[] }).mapping[0];
+  t.match(
+    problems(JSON.stringify({ mapping: [42, entry, entry] })),
+    [/^mapping\.0: /, /^mapping\.1\.path: .* is mapped 2 times/, /^mapping\.2\.path: .* is mapped 2 times/],
+    'a path mapped twice beside a broken entry: all three named, none used',
+  );
   t.match(problems('{"mapping": "x"}'), [/^mapping: /]);
   t.match(problems('{"maping": []}'), [/maping|mapping/]);
 });
@@ -175,10 +184,7 @@ t.test(
 t.test("a document's value too long for its SAP field is that document's intake error, quoted cut", async (t) => {
   const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
   mapping.mapping[1].properties['erpCreateALDocument:erpDescription'] = '$dc:description';
-  mapping.mapping[0].properties['erpBarcode:docTyp'] = '$dc:description';
   const env = await sandboxEnv(t, { mapping: JSON.stringify(mapping) });
-  const scan = await env.upload('ERP/Barcode', 'scan.pdf');
-  env.fill(scan, { 'dc:description': 'w'.repeat(1001) });
   const long = await env.upload('ERP/Invoices', 'long.pdf');
   const short = await env.upload('ERP/Invoices', 'short.pdf');
   env.fill(long, { 'dc:description': 'z'.repeat(100_000) });
@@ -191,11 +197,6 @@ t.test("a document's value too long for its SAP field is that document's intake 
     `erpCreateALDocument:erpDescription = $dc:description: "${'z'.repeat(80)}… (100000 characters)" is longer than the 60 characters of SAP field DESCR (task link)`,
   );
   t.notOk(env.props(long)['erpHttpContent:docId'], 'nothing written on it');
-  t.equal(
-    run.intake.documents.find((d) => d.uid === scan)?.error,
-    `erpBarcode:docTyp = $dc:description: "${'w'.repeat(80)}… (1001 characters)" is longer than the 1000 characters a value may have`,
-    'a property no SAP field takes has a length too',
-  );
   t.equal(env.props(short)['erpCreateALDocument:erpDescription'], 'A short one', 'its neighbour is labelled');
 });
 

@@ -105,7 +105,7 @@ function checkOptions(options: RunCommandOptions): { maxDurationMs?: number; gra
 /**
  * The JSON and HTML reports, each on its own: one that cannot be written (a full disk) is a
  * problem of the run (exit 2) named in the other, in the summary and in an error log line, and the
- * last good one stays. The HTML renderer is loaded only when a page is asked for.
+ * last good one stays.
  */
 async function writeReports(
   report: RunReport,
@@ -113,21 +113,35 @@ async function writeReports(
   options: RunCommandOptions,
   log: Logger,
 ): Promise<void> {
-  const attempt = (path: string, write: () => void): void => {
+  /** True when the report was written. */
+  const attempt = (path: string, write: () => void): boolean => {
     try {
       write();
+      return true;
     } catch (error) {
       const failure = error instanceof ReportNotWritten ? error : new ReportNotWritten(path, errorMessage(error));
       log.error('report not written', { file: failure.file, reason: failure.reason });
       report.problems.push(failure.message);
       report.exitCode = EXIT.configuration;
+      return false;
     }
   };
-  if (file !== undefined) attempt(file.path, () => file.write(report));
   const page = options.reportHtml;
-  if (page === undefined) return;
+  const writePage = page === undefined ? () => true : await pageWriter(page, report, attempt);
+  // The page first: the JSON report, which monitoring reads, then names a page that could not be
+  // written; a JSON report that could not be written is named on the page written again.
+  const paged = writePage();
+  if (file !== undefined && !attempt(file.path, () => file.write(report)) && paged) writePage();
+}
+
+/** Writes the HTML report when called; the renderer is loaded only when a page is asked for. */
+async function pageWriter(
+  page: string,
+  report: RunReport,
+  attempt: (path: string, write: () => void) => boolean,
+): Promise<() => boolean> {
   const { renderHtml } = await import('../job/report/html.js');
-  attempt(page, () => replaceFile(page, (fd) => writeAll(fd, renderHtml(report))));
+  return () => attempt(page, () => replaceFile(page, (fd) => writeAll(fd, renderHtml(report))));
 }
 
 /**

@@ -109,9 +109,18 @@ function listTaskFiles(jobsDir: string, problems: ConfigProblem[]): string[] {
   }
 }
 
+/** True for a folder; false for anything else, or a path that cannot be looked at (ENOTDIR, EACCES). */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** A configuration folder that is not there: which one was looked for, and how to name another. */
 function missingFolder(configDir: string): ConfigError | undefined {
-  if (statSync(configDir, { throwIfNoEntry: false })?.isDirectory()) return undefined;
+  if (isFolder(configDir)) return undefined;
   return new ConfigError([
     {
       file: configDir,

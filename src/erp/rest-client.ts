@@ -2,7 +2,14 @@ import type { Readable } from 'node:stream';
 import got, { type Got, type Response } from 'got';
 import { CookieJar } from 'tough-cookie';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import { BusinessRefusal, PermanentError, SystemRefusalError, SystemUnavailableError } from '../../common/errors.js';
+import {
+  BusinessRefusal,
+  PermanentError,
+  SystemRefusalError,
+  SystemUnavailableError,
+  UncertainError,
+} from '../../common/errors.js';
+import { ANSWER_MAX_BYTES, ANSWER_MAX_TEXT } from '../bounded-body.js';
 import { NEVER, StoppableLimit } from '../stop.js';
 import { basicAuthorization, certificateRefused, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
@@ -138,9 +145,21 @@ export class RestClient implements ErpConnection<RestRequest> {
       headers: { ...headers, ...sized, ...csrf },
       ...body,
     });
+    // An answer read whole is held to ANSWER_MAX_BYTES, as the SOAP-RFC client's: cut off as it comes.
+    let tooLarge = false;
+    sent.on('downloadProgress', ({ transferred }: { transferred: number }) => {
+      if (tooLarge || transferred <= ANSWER_MAX_BYTES) return;
+      tooLarge = true;
+      sent.cancel();
+    });
     // An answer that came before the file was read whole (a refused token): the download is let go.
     const settled = sent.finally(() => body.body?.destroy());
     return settled.catch((error: unknown) => {
+      if (tooLarge)
+        throw new UncertainError(
+          `${where}: SAP's answer is larger than ${ANSWER_MAX_TEXT}, not read; the call may have done its work`,
+          { target: where },
+        );
       throw networkFailure(error, where, this.system.name);
     });
   }

@@ -19,16 +19,15 @@ import { unlessMissing, type RepositoryClient } from '../repository/client.js';
 /** A local mapping file's text; one that cannot be read is a configuration problem naming it. */
 export function readLocalMapping(file: string): string {
   const problem = (message: string): ConfigError => new ConfigError([{ file, path: '', message }]);
-  let size: number;
   try {
-    size = statSync(file).size;
+    // As a run reads the repository's: never more than it would hold.
+    if (statSync(file).size > ANSWER_MAX_BYTES)
+      throw problem(`larger than ${ANSWER_MAX_TEXT}: a mapping file takes about a kilobyte per folder mapped`);
+    return readFileSync(file, 'utf8');
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     throw problem(`cannot read the file (${(error as Error).message})`);
   }
-  // As a run reads the repository's: never more than it would hold.
-  if (size > ANSWER_MAX_BYTES)
-    throw problem(`larger than ${ANSWER_MAX_TEXT}: a mapping file takes about a kilobyte per folder mapped`);
-  return readFileSync(file, 'utf8');
 }
 
 export interface Uploaded {

@@ -43,7 +43,8 @@ export async function* drain(
       page = await client.search(`${query}${keyset} ORDER BY ecm:uuid`, { pageSize: size, offset, reads });
     } catch (error) {
       // Documents with large values: the same documents in smaller pages, down to one at a time.
-      if (!(error instanceof AnswerTooLargeError) || size === 1) throw error;
+      if (!(error instanceof AnswerTooLargeError)) throw error;
+      if (size === 1) throw tooLargeAlone(error, `${query}${keyset} ORDER BY ecm:uuid`);
       size = Math.ceil(size / 2);
       continue;
     }
@@ -62,6 +63,13 @@ export async function* drain(
     offset = entries.length === 0 ? offset + size : 0;
   }
 }
+
+/** One document too large to read: which one, for a person to find with NXQL. */
+const tooLargeAlone = (error: AnswerTooLargeError, query: string): AnswerTooLargeError =>
+  new AnswerTooLargeError(
+    `${error.message}; one document alone is: the first that ${JSON.stringify(query)} finds, whose large value stops every search that reads it until it is removed`,
+    { target: error.target },
+  );
 
 /**
  * Work on pages as they are read, with the next page already read: its search runs while earlier

@@ -109,8 +109,8 @@ export class RepositoryTransport {
 
   async json<T>(request: RepositoryRequest): Promise<T> {
     return (await this.send(request, async ({ body, headers }) => {
-      if (!isWebPage(headers['content-type'])) return JSON.parse((await bounded(body, request)).toString('utf8'));
-      await body.dump();
+      const text = (await bounded(body, request)).toString('utf8');
+      if (!isWebPage(headers['content-type'], text)) return JSON.parse(text);
       throw new AuthenticationError(`${request.what}: ${WEB_PAGE} (url and auth in storage.yaml)`, {
         target: request.what,
       });

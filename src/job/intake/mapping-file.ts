@@ -111,7 +111,7 @@ export function readMappingEntries(text: string, file: string, rules: MappingRul
   if (refused.has(undefined)) throw new ConfigError(problems);
   const entries = (json as { mapping: unknown[] }).mapping;
   if (refused.size === entries.length) throw new ConfigError(problems);
-  // The entries left pass again: their problems were their own.
+  // The entries left pass again: their problems were their own, and every problem between entries was found above.
   return { mapping: schema.parse({ mapping: entries.filter((_, i) => !refused.has(i)) }), problems };
 }
 

@@ -75,19 +75,21 @@ export function mappingSchema(rules: MappingRules) {
     .superRefine(
       (file, ctx) => {
         // Every entry of a path mapped twice is left out: which one was meant, only its author knows.
+        // Counted over every entry with a path, whatever else is wrong with it or its neighbours.
+        const paths = (file.mapping as unknown[]).map((e) => PATHED.safeParse(e).data?.path);
         const count = new Map<string, number>();
-        for (const e of file.mapping) count.set(e.path, (count.get(e.path) ?? 0) + 1);
-        file.mapping.forEach((e, i) => {
-          const times = count.get(e.path) as number;
+        for (const path of paths) if (path !== undefined) count.set(path, (count.get(path) ?? 0) + 1);
+        paths.forEach((path, i) => {
+          const times = path === undefined ? 0 : (count.get(path) as number);
           if (times > 1)
             ctx.addIssue({
               code: 'custom',
               path: ['mapping', i, 'path'],
-              message: `${e.path} is mapped ${times} times: every entry for it is left out until one remains`,
+              message: `${path} is mapped ${times} times: every entry for it is left out until one remains`,
             });
         });
       },
-      { when: (payload) => PATHS.safeParse(payload.value).success },
+      { when: (payload) => LISTED.safeParse(payload.value).success },
     );
 }
 
@@ -95,7 +97,8 @@ const EXPECTED = 'must be a JSON object with a list of entries: {"mapping": [{"p
 
 /** What the cross-field checks read: they run as soon as these parts are well-formed. */
 const CROSS_CHECKABLE = z.object({ facets: z.array(z.string()), properties: z.record(z.string(), value) });
-const PATHS = z.object({ mapping: z.array(z.object({ path: z.string() })) });
+const LISTED = z.object({ mapping: z.array(z.unknown()) });
+const PATHED = z.object({ path: z.string() });
 
 type Ctx = z.RefinementCtx;
 interface Entry {

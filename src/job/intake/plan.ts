@@ -4,7 +4,7 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import { STATUS, STATUS_FACET } from '../../status/facet.js';
 import { missingValues, READINESS_KEYS } from '../../status/readiness.js';
 import { afterLabelling } from '../../status/transitions.js';
-import { HTTP_CONTENT_FACET, MAPPING_VALUE_MAX, useCaseOf, type MappingEntry } from './mapping-schema.js';
+import { HTTP_CONTENT_FACET, useCaseOf, type MappingEntry } from './mapping-schema.js';
 import { tooLongFor, type FieldLimit } from '../../config/field-limits.js';
 import { shortened } from '../../../common/quote.js';
 import { referenceOf, resolveValue } from './substitute.js';
@@ -62,20 +62,19 @@ export function intakeReads(entry: MappingEntry): string[] {
   return [...READINESS_KEYS[useCaseOf(entry)], ...references, STATUS.claimedBy];
 }
 
-/** Why a value from the document cannot be given to a property: longer than its SAP field, or than any mapping value. */
+/**
+ * Why a value from the document cannot be given to a property: longer than an SAP field it goes to
+ * as it is. A value a task's transform shortens, or that goes to no SAP field, is the task's to check.
+ */
 function lengthProblem(
   limits: Map<string, FieldLimit[]>,
   key: string,
   useCase: UseCase,
   value: string,
 ): string | undefined {
-  const quotedValue = `"${shortened(value)}"`;
   const limit = tooLongFor(limits, key, useCase, value);
-  if (limit !== undefined)
-    return `${quotedValue} is longer than the ${limit.length} characters of SAP field ${limit.target} (task ${limit.task})`;
-  if (value.length > MAPPING_VALUE_MAX)
-    return `${quotedValue} is longer than the ${MAPPING_VALUE_MAX} characters a value may have`;
-  return undefined;
+  if (limit === undefined) return undefined;
+  return `"${shortened(value)}" is longer than the ${limit.length} characters of SAP field ${limit.target} (task ${limit.task})`;
 }
 
 /** The archive-link folder is named after the file, without its extension. */

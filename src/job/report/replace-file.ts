@@ -1,4 +1,5 @@
-import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, realpathSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -12,19 +13,23 @@ export function writeAll(fd: number, data: string | Buffer): void {
 }
 
 /**
- * Writes a file whole or not at all: into a temporary file beside it, renamed over it once
- * complete. A disk that fills, or a crash, while it is written leaves the last good file as it was.
+ * Writes a file whole or not at all: into a temporary file beside it, flushed to the disk and
+ * renamed over it once complete. A disk that fills, or a crash, while it is written leaves the last
+ * good file as it was. A symbolic link is followed (the file it names is replaced, not the link);
+ * the temporary name is the process's own, unlike its pid, which is 1 in every container.
  */
 export function replaceFile(path: string, write: (fd: number) => void): void {
-  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  const target = existsSync(path) ? realpathSync(path) : path;
+  const temporary = join(dirname(target), `.${basename(target)}.${randomUUID()}.tmp`);
   try {
     const fd = openSync(temporary, 'w');
     try {
       write(fd);
+      fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(temporary, path);
+    renameSync(temporary, target);
   } finally {
     rmSync(temporary, { force: true });
   }
