@@ -702,5 +702,13 @@ t.test(
       `; one document alone is: the first that "${query} AND ecm:uuid > '`,
       'found by its place in the search',
     );
+    const passed: string[] = [];
+    const read: string[] = [];
+    for await (const page of drain(client, query, 6, undefined, ['dc:description'], undefined, (doc) =>
+      passed.push(doc.uid),
+    ))
+      read.push(...page.map((d) => d.uid));
+    t.same(passed, [[...uids].sort()[5]], 'with someone to hand it to: the document alone, passed by');
+    t.same(read, [...uids].sort().slice(0, 5), 'the others read');
   },
 );

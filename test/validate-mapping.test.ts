@@ -198,6 +198,17 @@ t.test("a document's value too long for its SAP field is that document's intake 
   );
   t.notOk(env.props(long)['erpHttpContent:docId'], 'nothing written on it');
   t.equal(env.props(short)['erpCreateALDocument:erpDescription'], 'A short one', 'its neighbour is labelled');
+  const huge = await env.upload('ERP/Invoices', 'huge.pdf');
+  env.fill(huge, { 'dc:description': 'h'.repeat(5 * 1024 * 1024) });
+  const later = await env.upload('ERP/Invoices', 'later.pdf');
+  env.fill(later, { 'dc:description': 'Later' });
+  const next = await env.job();
+  t.equal(
+    next.intake.documents.find((d) => d.uid === huge)?.error,
+    'its values as the intake reads them are larger than 4 MiB together; it is left out until its large value is made smaller',
+    "a document too large to read at all: its own error, found by the search's smaller pages",
+  );
+  t.equal(env.props(later)['erpCreateALDocument:erpDescription'], 'Later', 'the documents after it are labelled');
 });
 
 t.test(

@@ -22,7 +22,8 @@ import { NEVER } from '../stop.js';
  * `resultsCount`, what the search found in all (as the index has it; -1 when the server could
  * not count, as a page provider that does not), for progress. A page too large to hold
  * (AnswerTooLargeError) is asked again half as large, and the pages after it too; a single
- * document too large stops the search.
+ * document too large goes to `onTooLarge`, read without its properties, and the search goes on
+ * after it (without `onTooLarge`, it stops the search).
  */
 export async function* drain(
   client: RepositoryReader,
@@ -31,6 +32,7 @@ export async function* drain(
   stop = NEVER,
   reads?: string[],
   onCount: (resultsCount: number) => void = () => undefined,
+  onTooLarge?: (doc: RepositoryDocument) => void,
 ): AsyncGenerator<RepositoryDocument[]> {
   let after: string | undefined;
   let size = pageSize;
@@ -38,14 +40,24 @@ export async function* drain(
   let first = true;
   while (!stop.aborted) {
     const keyset = after === undefined ? '' : ` AND ecm:uuid > ${nxqlString(after)}`;
+    const selection = `${query}${keyset} ORDER BY ecm:uuid`;
     let page: SearchPage;
     try {
-      page = await client.search(`${query}${keyset} ORDER BY ecm:uuid`, { pageSize: size, offset, reads });
+      page = await client.search(selection, { pageSize: size, offset, reads });
     } catch (error) {
       // Documents with large values: the same documents in smaller pages, down to one at a time.
       if (!(error instanceof AnswerTooLargeError)) throw error;
-      if (size === 1) throw tooLargeAlone(error, `${query}${keyset} ORDER BY ecm:uuid`);
-      size = Math.ceil(size / 2);
+      if (size > 1) {
+        size = Math.ceil(size / 2);
+        continue;
+      }
+      if (onTooLarge === undefined) throw tooLargeAlone(error, selection);
+      // One document alone: read without its properties, handed over as its own failure, passed by.
+      for (const bare of (await client.search(selection, { pageSize: 1, offset, reads: [] })).entries) {
+        onTooLarge(bare);
+        after = bare.uid;
+      }
+      size = pageSize;
       continue;
     }
     // Stopped while the page was on its way: nothing of it is claimed.

@@ -4,6 +4,7 @@ import type { IntakeRecord } from '../records.js';
 import { applyPlans, type IntakeDeps } from './apply.js';
 import { intakeRecord } from './record.js';
 import type { FieldLimit } from '../../config/field-limits.js';
+import { ANSWER_MAX_TEXT } from '../../bounded-body.js';
 import type { UseCase } from '../../config/task-schema.js';
 import { useCaseOf, type MappingFile } from './mapping-schema.js';
 import { intakeQuery, intakeReads, planDocument, stillNew } from './plan.js';
@@ -40,8 +41,15 @@ export async function runIntake(
   for (const entry of mapping.mapping) {
     // What the tasks read too: they send the documents labelled here in the same run.
     const reads = [...intakeReads(entry), ...deps.alsoReads(useCaseOf(entry))];
+    // A document whose values alone are too large to read is its own intake error; the others go on.
+    const tooLarge = (doc: RepositoryDocument): void => {
+      const error = `its values as the intake reads them are larger than ${ANSWER_MAX_TEXT} together; it is left out until its large value is made smaller`;
+      deps.log.warn('document not labelled', { uid: doc.uid, path: doc.path, mapping: entry.path, error });
+      onRecord(intakeRecord({ plan: planDocument(entry, { ...doc, properties: {} }, deps.limits), error }), undefined);
+    };
+    const query = `${intakeQuery(entry, paths)}${deps.shard}`;
     await eachPage(
-      drain(deps.client, `${intakeQuery(entry, paths)}${deps.shard}`, deps.pageSize, deps.stop, reads, deps.found),
+      drain(deps.client, query, deps.pageSize, deps.stop, reads, deps.found, tooLarge),
       pagesAtOnce(PAGES_IN_FLIGHT),
       async (page) => {
         const plans = page
