@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ByteRange } from '../repository/client.js';
 import { ascii, asciiLine, sendMultipart, sendText, type AnswerPart } from './answers.js';
-import type { ArchiveDocument, Component } from './archive.js';
+import type { ArchiveDocument, Component, Prefetch } from './archive.js';
 import { addressedDocument } from './addressed.js';
 import type { CommandContext } from './context.js';
 import { ArchiveLinkError, STATUS, sapDateTime } from './protocol.js';
@@ -112,9 +112,13 @@ function rangeOf(context: CommandContext, length: number): ByteRange | undefined
 export async function get(context: CommandContext): Promise<void> {
   const { url, documents } = context;
   const whole = !url.get('fromOffset') && !url.get('toOffset');
-  const early = whole ? documents.prefetch(url.get('docId')) : undefined;
+  // The content is asked for once the request is allowed, alongside the document's metadata when a
+  // signature allows it: a refused caller makes the repository read nothing of it.
+  let early: Prefetch | undefined;
   try {
-    const document = await addressedDocument(context);
+    const document = await addressedDocument(context, () => {
+      if (whole) early = documents.prefetch(url.get('docId'));
+    });
     const component = await documents.component(document, url.get('compId'));
     const range = rangeOf(context, component.length);
     const headers = { ...componentHeaders(component, pVersionOf(context)) };

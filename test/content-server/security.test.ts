@@ -121,3 +121,30 @@ t.test('with signatures off (an explicit setting), unsigned URLs pass', async (t
   t.equal((await env.call('PUT', unsigned(urls.createPutA), CONTENT)).status, 201);
   t.same((await env.call('GET', unsigned(urls.getA))).body, CONTENT);
 });
+
+t.test(
+  "a refused get of a job's document makes the repository read none of its content; an allowed one reads it once",
+  async (t) => {
+    const env = await servedEnv(t);
+    await env.caller.putCert();
+    await env.certificates.setStatus((await env.certificates.list())[0], 'approved');
+    const uid = await env.upload('ERP/Invoices', 'invoice-8.pdf');
+    await env.job();
+    let downloads = 0;
+    env.sandbox.faults.observe = (req) => void (req.url?.includes('@blob') && downloads++);
+    const signed = env.caller.url('get', [['docId', uid]]);
+    const query = signed.slice(signed.indexOf('?') + 1);
+    for (const [what, refused] of [
+      ['unsigned', unsigned(query)],
+      ['an altered signed parameter', query.replace(`docId=${uid}`, `docId=${uid.slice(0, -1)}0`)],
+      ['a broken secKey', query.replace(/secKey=[^&]*/, 'secKey=AAAA')],
+    ]) {
+      const answer = await env.call('GET', refused);
+      t.equal(answer.status, 401, what);
+    }
+    t.equal(downloads, 0, 'nothing of the content was asked for');
+    const allowed = await env.call('GET', query);
+    t.equal(allowed.status, 200);
+    t.equal(downloads, 1, 'the content once, for the allowed get');
+  },
+);
