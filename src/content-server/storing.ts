@@ -91,12 +91,18 @@ export async function create(context: CommandContext): Promise<void> {
  * mCreate: several documents in one multipart body, the parts of each one after the other,
  * each with X-docId and X-compId. Each document is created or not on its own; the answer lists
  * them, 201 when all were created, 250 when the others existed already, 500 when one failed.
+ *
+ * The URL carries the first document's docId, and the signature covers it
+ * (../shared/reference/sap-interfaces.md §3, the commands' table: "first docId also in the URL
+ * (signed)"); the others ride on it, as the protocol has it. The safe reading taken: the body must
+ * begin with the signed document, or nothing is created (401), so that a signed URL never creates
+ * only documents it does not name.
  */
 export async function mCreate(context: CommandContext): Promise<void> {
   const { url, req, res, writer, access, connection, log } = context;
   const contRep = contRepOf(context);
   await access.require(url, req.method as string, connection.defaultProtection);
-  docIdOf(context);
+  const signed = docIdOf(context);
   const docProt = docProtOf(context);
   const results: Array<{ docId: string; retCode: number; description: string }> = [];
   let current: { docId: string; parts: IncomingComponent[] } | undefined;
@@ -119,6 +125,11 @@ export async function mCreate(context: CommandContext): Promise<void> {
   for await (const part of partsOf(context)) {
     const docId = part.headers['x-docid'];
     if (docId === undefined) throw new ArchiveLinkError(STATUS.badRequest, 'a part of mCreate has no X-docId');
+    if (results.length === 0 && current === undefined && docId !== signed)
+      throw new ArchiveLinkError(
+        STATUS.securityBreach,
+        `the first document of mCreate is "${docId}", not the URL's signed docId "${signed}": nothing created`,
+      );
     if (current?.docId !== docId) await flush();
     current ??= { docId, parts: [] };
     current.parts.push(componentOf(part));

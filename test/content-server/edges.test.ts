@@ -257,7 +257,7 @@ t.test(
       'content-type': 'multipart/form-data; boundary=b',
     });
     t.match(mcreate.error, /no X-docId/);
-    const badDoc = `--b\r\nX-docId: a/b\r\nX-compId: data\r\n\r\nx\r\n--b--\r\n`;
+    const badDoc = `--b\r\nX-docId: M\r\nX-compId: data\r\n\r\nm\r\n--b\r\nX-docId: a/b\r\nX-compId: data\r\n\r\nx\r\n--b--\r\n`;
     const bad = await env.call('POST', 'mCreate&pVersion=0047&contRep=Z1&docId=M', badDoc, {
       'content-type': 'multipart/form-data; boundary=b',
     });

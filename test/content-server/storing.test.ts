@@ -93,6 +93,25 @@ t.test('mCreate creates each document on its own and lists them; a repeat answer
 });
 
 t.test(
+  'mCreate begins with the document its URL signs, or creates nothing: a signed URL for one document never creates only others',
+  async (t) => {
+    const env = await servedEnv(t);
+    await env.trust('dsa.crt');
+    const others = multipart([
+      { headers: { 'X-docId': docIds.D, 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'D' },
+      { headers: { 'X-docId': docIds.C, 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'C' },
+    ]);
+    const refused = await env.call('POST', urls.mCreateC, others, MULTIPART);
+    t.equal(refused.status, 401);
+    t.equal(
+      refused.error,
+      `the first document of mCreate is "${docIds.D}", not the URL's signed docId "${docIds.C}": nothing created`,
+    );
+    t.same(stored(env), [], 'nothing created');
+  },
+);
+
+t.test(
   'update POST makes the document exactly what is sent; append and update need an existing document',
   async (t) => {
     const env = await servedEnv(t);
