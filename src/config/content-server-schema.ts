@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { basicAuth, httpUrl } from './common-schema.js';
+import { isIP } from 'node:net';
 
 /** An ArchiveLink content repository id (OAC0): two characters, letters and digits, upper case. */
 const contRep = z.string().regex(/^[A-Z0-9]{2}$/, 'must be a content repository id of two characters, e.g. "Z1"');
@@ -40,7 +41,23 @@ const connection = z.strictObject({
   maxConcurrentRequests: z.number().int().min(1).max(512).default(64),
   /** The protection of documents that have no docProt of their own (the job's documents). */
   defaultProtection: protection.default('rcud'),
+  /**
+   * The addresses or subnets putCert is taken from (SAP's application servers), or anywhere when
+   * not given: putCert is unsigned by the protocol. The address the server sees, a proxy's behind one.
+   */
+  putCertFrom: z
+    .array(z.string().refine(addressOrSubnet, 'an IP address or subnet, e.g. 10.20.0.0/16 or fd00::5'))
+    .min(1)
+    .optional(),
 });
+
+/** An address (`10.1.2.3`, `fd00::1`) or a subnet (`10.1.0.0/16`), as `putCertFrom` lists them. */
+function addressOrSubnet(text: string): boolean {
+  const [address, prefix, ...rest] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
 
 /** `config/contentServer.yaml`: `connect2erp serve`, SAP's ArchiveLink HTTP content server. */
 export const contentServerSchema = z.strictObject({
@@ -79,7 +96,10 @@ export const contentServerSchema = z.strictObject({
   staleCreateSeconds: z.number().int().min(0).default(900),
   /** The longest a request may take, its body included (a large document stored over a slow line). */
   requestTimeoutSeconds: z.number().int().min(1).default(3_600),
-  /** putCert is unsigned: at most this many certificates per content repository wait for approval; more are refused (409). */
+  /**
+   * putCert is unsigned: at most this many certificates per content repository wait for approval;
+   * a new filing replaces the oldest waiting one, so that SAP's own always lands.
+   */
   maxPendingCertificates: z.number().int().min(1).default(10),
   /** The largest certificate `putCert` accepts. */
   maxCertificateBytes: z.number().int().min(1_024).default(65_536),

@@ -2,7 +2,6 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { unlessMissing, type RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
 import { identityOf, type CertificateFile } from './certificate-file.js';
-import { ArchiveLinkError, STATUS } from './protocol.js';
 import type { TrustedCertificate } from './signature.js';
 
 export const CERTIFICATE_FACET = 'fct_erp_certificate';
@@ -73,8 +72,10 @@ export class CertificateStore {
   constructor(
     private readonly client: RepositoryClient,
     adminPath: string,
-    /** Pending filings per content repository beyond which putCert is refused. */
+    /** Pending filings per content repository; a new one replaces the oldest beyond them. */
     private readonly maxPending = 10,
+    /** Hears each pending filing a newer one replaced. */
+    private readonly replaced: (certificate: StoredCertificate) => void = () => undefined,
   ) {
     this.folderPath = `${adminPath.replace(/\/$/, '')}/${CERTIFICATES_FOLDER}`;
   }
@@ -106,7 +107,7 @@ export class CertificateStore {
     // Filed before, unless a filing was cut short (its properties are written last).
     if (doc !== undefined && stored(doc)?.fingerprint === file.fingerprint) return 'known';
     if (doc === undefined) {
-      await this.checkRoom(origin.contRep);
+      await this.makeRoom(origin.contRep);
       doc = await this.client.createNamed(folder.uid, { type: 'Note', name });
       // Another replica filed the same certificate at the same moment: its document stands.
       if (!doc.path.endsWith(`/${name}`)) {
@@ -139,14 +140,20 @@ export class CertificateStore {
     });
   }
 
-  /** putCert is unsigned (the protocol's): so many filings at most wait for an administrator per content repository. */
-  private async checkRoom(contRep: string): Promise<void> {
-    const pending = (await this.list()).filter((c) => c.contRep === contRep && c.status === 'pending');
-    if (pending.length >= this.maxPending)
-      throw new ArchiveLinkError(
-        STATUS.inaccessible,
-        `${pending.length} certificates of ${contRep} already wait for an administrator (connect2erp certs list)`,
-      );
+  /**
+   * putCert is unsigned (the protocol's): so many filings at most wait for an administrator per
+   * content repository. The oldest waiting one gives way to a new one, so that strangers filling the
+   * queue never keep SAP's own registration out (it is the newest when SAP sends it); it is removed,
+   * and `replaced` hears which.
+   */
+  private async makeRoom(contRep: string): Promise<void> {
+    const pending = (await this.list())
+      .filter((c) => c.contRep === contRep && c.status === 'pending')
+      .sort((a, b) => a.receivedAt.localeCompare(b.receivedAt));
+    for (const oldest of pending.slice(0, Math.max(0, pending.length - this.maxPending + 1))) {
+      await this.client.remove(oldest.uid);
+      this.replaced(oldest);
+    }
   }
 
   private find(path: string): Promise<RepositoryDocument | undefined> {

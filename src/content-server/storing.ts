@@ -4,6 +4,7 @@ import { isMultipartRequest, parseMultipartRequest, type MultipartPart } from '@
 import { asciiLine, sendText } from './answers.js';
 import { NAME } from './archive.js';
 import { checkCompId, type IncomingComponent } from './archive-writer.js';
+import { PutCertSources } from './put-cert-sources.js';
 import { readCertificateFile } from './certificate-file.js';
 import { addressedDocument, contRepOf } from './addressed.js';
 import type { CommandContext } from './context.js';
@@ -202,6 +203,12 @@ export async function putCert(context: CommandContext): Promise<void> {
   const contRep = contRepOf(context);
   const authId = url.get('authId');
   if (!authId) throw new ArchiveLinkError(STATUS.badRequest, 'authId is missing');
+  const remote = req.socket.remoteAddress;
+  if (connection.putCertFrom !== undefined && !new PutCertSources(connection.putCertFrom).allows(remote))
+    throw new ArchiveLinkError(
+      STATUS.securityBreach,
+      `putCert from ${String(remote)} refused: not an address of putCertFrom of connection ${connection.name}`,
+    );
   const file = readCertificateFile(await smallBody(req, context.maxCertificateBytes));
   const outcome = await certificates.receive({ connection: connection.name, contRep, authId }, file);
   if (outcome === 'filed') approved.forget();

@@ -4,7 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
-import { FIXTURES, SIGNED, fixture, servedEnv } from '../helpers/content-server.js';
+import { FIXTURE_AUTH_ID, FIXTURES, SIGNED, fixture, servedEnv } from '../helpers/content-server.js';
 import type { StoredDoc } from '../../sandbox/repository/store.js';
 
 // Requests over real HTTP: 2 s idle, several times that on a busy machine.
@@ -381,19 +381,31 @@ t.test(
 );
 
 t.test(
-  'putCert, unsigned by the protocol, files at most maxPendingCertificates waiting ones per content repository',
+  "putCert, unsigned by the protocol: at most maxPendingCertificates wait per content repository, the oldest giving way, so strangers never keep SAP's own out",
   async (t) => {
     const env = await servedEnv(t, { server: { maxPendingCertificates: 2 } });
-    const put = (authId: string): Promise<{ status: number; error?: string }> =>
-      env.call('PUT', `putCert&pVersion=0047&contRep=Z1&authId=${authId}`, fixture('dsa.der'));
-    t.equal((await put('one')).status, 200);
-    t.equal((await put('two')).status, 200);
-    t.equal((await put('two')).status, 200, 'one already filed is no new filing');
-    const third = await put('three');
-    t.equal(third.status, 409);
-    t.match(third.error, /2 certificates of Z1 already wait for an administrator/);
-    const [first] = await env.certificates.list();
-    await env.certificates.setStatus(first, 'revoked');
-    t.equal((await put('three')).status, 200, 'once an administrator decided, there is room again');
+    const put = (authId: string, file = 'dsa.der'): Promise<{ status: number; error?: string }> =>
+      env.call('PUT', `putCert&pVersion=0047&contRep=Z1&authId=${authId}`, fixture(file));
+    const waiting = async (): Promise<string[]> =>
+      (await env.certificates.list())
+        .filter((c) => c.status === 'pending')
+        .map((c) => c.authId)
+        .sort();
+    t.equal((await put('stranger-1')).status, 200);
+    t.equal((await put('stranger-2')).status, 200);
+    t.equal((await put('stranger-2')).status, 200, 'one already filed is no new filing');
+    t.same(await waiting(), ['stranger-1', 'stranger-2']);
+    t.equal((await put(FIXTURE_AUTH_ID)).status, 200, "SAP's own, with the queue full, is filed");
+    t.same(await waiting(), [decodeURIComponent(FIXTURE_AUTH_ID), 'stranger-2'], 'in place of the oldest');
+    const sap = (await env.certificates.list()).find((c) => c.authId === decodeURIComponent(FIXTURE_AUTH_ID))!;
+    await env.certificates.setStatus(sap, 'approved');
+    t.equal((await put('stranger-3')).status, 200);
+    t.equal((await put('stranger-4')).status, 200);
+    t.same(await waiting(), ['stranger-3', 'stranger-4']);
+    t.equal(
+      (await env.certificates.list()).find((c) => c.uid === sap.uid)?.status,
+      'approved',
+      'an approved certificate never gives way',
+    );
   },
 );
