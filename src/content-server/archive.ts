@@ -153,9 +153,12 @@ export class ArchiveDocuments {
   async open(component: Component, range?: ByteRange): Promise<{ body: Readable; length: number }> {
     if (component.length === 0) return { body: Readable.from([]), length: 0 };
     const answer = await this.client.openBlob(component.uid, range);
-    if (range === undefined || answer.statusCode === 206)
-      return { body: answer.body, length: Number(answer.headers['content-length']) };
-    return { body: cutRange(answer.body, range), length: range.to - range.from + 1 };
+    // The length the document's metadata gives (clamped ranges): a repository that answers chunked says none.
+    const length = range === undefined ? component.length : range.to - range.from + 1;
+    return {
+      body: range === undefined || answer.statusCode === 206 ? answer.body : cutRange(answer.body, range),
+      length,
+    };
   }
 
   /**
@@ -173,7 +176,7 @@ export class ArchiveDocuments {
         const opened = component.uid === docId ? await answer : undefined;
         if (opened?.statusCode !== 200) return this.open(component);
         taken = true;
-        return { body: opened.body, length: Number(opened.headers['content-length']) };
+        return { body: opened.body, length: component.length };
       },
       discard: () => {
         // Read off and dropped, not destroyed: a destroyed body reports an abort nobody listens to.

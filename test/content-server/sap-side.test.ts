@@ -110,3 +110,40 @@ t.test(
     t.equal((await env.caller.get(uid)).status, 404, 'in the trash');
   },
 );
+
+t.test(
+  'a repository that sends the content chunked, without a length: SAP still gets a Content-Length, the right one',
+  async (t) => {
+    const env = await servedEnv(t);
+    await env.caller.putCert();
+    await env.certificates.setStatus((await env.certificates.list())[0], 'approved');
+    const uid = await env.upload('ERP/Invoices', 'invoice-9.pdf');
+    await env.job();
+    const bytes = await buffer(env.sandbox.store.blobStream(env.props(uid)['file:content'] as StoredBlob));
+    env.sandbox.faults.observe = (req, res) => {
+      if (!req.url?.includes('@blob')) return;
+      // As a repository behind a proxy that re-chunks: the length header is dropped.
+      const writeHead = res.writeHead.bind(res) as (status: number, headers: Record<string, unknown>) => unknown;
+      res.writeHead = ((status: number, headers: Record<string, unknown> = {}) => {
+        const { 'Content-Length': _dropped, ...rest } = headers;
+        return writeHead(status, rest);
+      }) as typeof res.writeHead;
+    };
+    for (const [what, extra, expected] of [
+      ['whole', [], bytes],
+      [
+        'a range',
+        [
+          ['fromOffset', '2'],
+          ['toOffset', '5'],
+        ],
+        bytes.subarray(2, 6),
+      ],
+    ] as const) {
+      const answer = await env.caller.get(uid, extra as Array<[string, string]>);
+      t.equal(answer.status, 200, what);
+      t.equal(answer.headers['content-length'], String(expected.length), `${what}: its length`);
+      t.same(answer.body, expected, what);
+    }
+  },
+);
