@@ -7,6 +7,7 @@ import type { ArchiveDocuments } from './archive.js';
 import type { ArchiveWriter } from './archive-writer.js';
 import type { CertificateStore } from './certificates.js';
 import type { ArchiveLinkUrl } from './request-url.js';
+import type { RepositoryHealth } from './repository-health.js';
 
 /** What one connection's commands work with. */
 export interface ConnectionServices {
@@ -16,6 +17,7 @@ export interface ConnectionServices {
   access: AccessCheck;
   certificates: CertificateStore;
   approved: ApprovedCertificates;
+  health: RepositoryHealth;
 }
 
 /** One request to a command. */

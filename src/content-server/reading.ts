@@ -256,31 +256,37 @@ export async function attrSearch(context: CommandContext): Promise<void> {
   sendText(context.res, 200, `${hits.length};${hits.map(([o, l]) => `${o};${l};`).join('')}`);
 }
 
-/** serverInfo: the server's line, then one per content repository of this connection (or the one asked). */
-export function serverInfo(context: CommandContext, version: string): void {
+/**
+ * serverInfo: the server's line, then one per content repository of this connection (or the one
+ * asked). Their status is the repository's as the server's own account reaches it: `error`, with
+ * why, when it cannot (down, or refusing repositoryAuth), so OAC0's connection test says so.
+ */
+export async function serverInfo(context: CommandContext, version: string): Promise<void> {
   const { url, connection } = context;
   const asked = url.get('contRep');
   const repositories = connection.contentRepositories.filter((r) => asked === undefined || r.contRep === asked);
   if (repositories.length === 0)
     throw new ArchiveLinkError(STATUS.notFound, `content repository ${String(asked)} is not served here`);
+  const state = await context.health.state();
+  const [status, description] = state.running ? ['running', ''] : ['error', state.reason];
   const pVersion = pVersionOf(context);
   const now = sapDateTime(new Date());
   const body = [
     asciiLine([
-      ['serverStatus', 'running'],
+      ['serverStatus', status],
       ['serverVendorId', `connect2erp ${version}`],
       ['serverVersion', version],
       ['serverTime', now.time],
       ['serverDate', now.date],
-      ['serverStatusDescription', ''],
+      ['serverStatusDescription', description],
       ['pVersion', pVersion],
     ]),
     ...repositories.map((r) =>
       asciiLine([
         ['contRep', r.contRep],
         ['contRepDescription', `content repository ${r.contRep}`],
-        ['contRepStatus', 'running'],
-        ['contRepStatusDescription', ''],
+        ['contRepStatus', status],
+        ['contRepStatusDescription', description],
         ['pVersion', pVersion],
       ]),
     ),

@@ -18,6 +18,7 @@ import { CertificateStore } from './certificates.js';
 import type { CommandContext, ConnectionServices } from './context.js';
 import { ArchiveLinkError, COMMANDS, STATUS, type CommandName } from './protocol.js';
 import { attrSearch, docGet, get, info, search, serverInfo } from './reading.js';
+import { RepositoryHealth } from './repository-health.js';
 import { parseArchiveLinkUrl, type ArchiveLinkUrl } from './request-url.js';
 import { append, create, mCreate, putCert, remove, update } from './storing.js';
 
@@ -81,6 +82,7 @@ export class ContentServer {
         access: new AccessCheck(connection, approved, server.clockSkewSeconds * 1000),
         certificates,
         approved,
+        health: new RepositoryHealth(client),
       });
       if (connection.signatures === 'off')
         log.warn('signatures are not checked', { connection: connection.name, setting: 'signatures: off' });

@@ -129,7 +129,7 @@ t.test(
         return writeHead(status, rest);
       }) as typeof res.writeHead;
     };
-    for (const [what, extra, expected] of [
+    const cases: Array<[string, Array<[string, string]>, Buffer]> = [
       ['whole', [], bytes],
       [
         'a range',
@@ -139,8 +139,9 @@ t.test(
         ],
         bytes.subarray(2, 6),
       ],
-    ] as const) {
-      const answer = await env.caller.get(uid, extra as Array<[string, string]>);
+    ];
+    for (const [what, extra, expected] of cases) {
+      const answer = await env.caller.get(uid, extra);
       t.equal(answer.status, 200, what);
       t.equal(answer.headers['content-length'], String(expected.length), `${what}: its length`);
       t.same(answer.body, expected, what);
