@@ -74,8 +74,6 @@ export class CertificateStore {
     adminPath: string,
     /** Pending filings per content repository; a new one replaces the oldest beyond them. */
     private readonly maxPending = 10,
-    /** Hears each pending filing a newer one replaced. */
-    private readonly replaced: (certificate: StoredCertificate) => void = () => undefined,
   ) {
     this.folderPath = `${adminPath.replace(/\/$/, '')}/${CERTIFICATES_FOLDER}`;
   }
@@ -90,12 +88,13 @@ export class CertificateStore {
 
   /**
    * File a certificate as pending. One already filed keeps its status (a putCert, which nobody
-   * signs, never undoes an approval or a revocation). Answers whether it was new.
+   * signs, never undoes an approval or a revocation). Answers whether it was new, and the waiting
+   * filings it replaced.
    */
   async receive(
     origin: { connection: string; contRep: string; authId: string },
     file: CertificateFile,
-  ): Promise<'filed' | 'known'> {
+  ): Promise<{ outcome: 'filed' | 'known'; replaced: StoredCertificate[] }> {
     const folder = (await this.folder(true)) as RepositoryDocument;
     // One filing per connection, content repository, authId and certificate: a certificate filed
     // under another authId (by anyone: putCert is unsigned) never stands in the way of SAP's own.
@@ -105,14 +104,14 @@ export class CertificateStore {
     const name = `${origin.contRep}-${key.slice(0, 16).toUpperCase()}`;
     let doc = await this.find(`${this.folderPath}/${name}`);
     // Filed before, unless a filing was cut short (its properties are written last).
-    if (doc !== undefined && stored(doc)?.fingerprint === file.fingerprint) return 'known';
+    if (doc !== undefined && stored(doc)?.fingerprint === file.fingerprint) return { outcome: 'known', replaced: [] };
+    const replaced = doc === undefined ? await this.makeRoom(origin.contRep) : [];
     if (doc === undefined) {
-      await this.makeRoom(origin.contRep);
       doc = await this.client.createNamed(folder.uid, { type: 'Note', name });
       // Another replica filed the same certificate at the same moment: its document stands.
       if (!doc.path.endsWith(`/${name}`)) {
         await this.client.remove(doc.uid);
-        return 'known';
+        return { outcome: 'known', replaced };
       }
     }
     await this.client.addFacet([doc.uid], CERTIFICATE_FACET);
@@ -129,7 +128,7 @@ export class CertificateStore {
       [`${P}notAfter`]: file.notAfter,
       [`${P}receivedAt`]: new Date().toISOString(),
     });
-    return 'filed';
+    return { outcome: 'filed', replaced };
   }
 
   /** The repository records who made the change (dc:lastContributor, with the account of storage.yaml). */
@@ -142,18 +141,17 @@ export class CertificateStore {
 
   /**
    * putCert is unsigned (the protocol's): so many filings at most wait for an administrator per
-   * content repository. The oldest waiting one gives way to a new one, so that strangers filling the
-   * queue never keep SAP's own registration out (it is the newest when SAP sends it); it is removed,
-   * and `replaced` hears which.
+   * content repository. The oldest waiting ones give way to a new one, so that strangers filling the
+   * queue never keep SAP's own registration out (it is the newest when SAP sends it); they are
+   * removed, and returned.
    */
-  private async makeRoom(contRep: string): Promise<void> {
+  private async makeRoom(contRep: string): Promise<StoredCertificate[]> {
     const pending = (await this.list())
       .filter((c) => c.contRep === contRep && c.status === 'pending')
       .sort((a, b) => a.receivedAt.localeCompare(b.receivedAt));
-    for (const oldest of pending.slice(0, Math.max(0, pending.length - this.maxPending + 1))) {
-      await this.client.remove(oldest.uid);
-      this.replaced(oldest);
-    }
+    const oldest = pending.slice(0, Math.max(0, pending.length - this.maxPending + 1));
+    for (const certificate of oldest) await this.client.remove(certificate.uid);
+    return oldest;
   }
 
   private find(path: string): Promise<RepositoryDocument | undefined> {

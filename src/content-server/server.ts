@@ -65,15 +65,7 @@ export class ContentServer {
         log,
       );
       const documents = new ArchiveDocuments(client, connection, log);
-      const certificates = new CertificateStore(client, storage.adminPath, server.maxPendingCertificates, (gone) =>
-        log.warn('pending certificate replaced by a newer filing', {
-          connection: connection.name,
-          contRep: gone.contRep,
-          authId: gone.authId,
-          subject: gone.subject,
-          fingerprint: gone.fingerprint,
-        }),
-      );
+      const certificates = new CertificateStore(client, storage.adminPath, server.maxPendingCertificates);
       const approved = new ApprovedCertificates(certificates, server.certificateRefreshSeconds * 1000);
       this.connections.set(connection.name, {
         connection,

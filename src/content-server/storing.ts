@@ -210,7 +210,15 @@ export async function putCert(context: CommandContext): Promise<void> {
       `putCert from ${String(remote)} refused: not an address of putCertFrom of connection ${connection.name}`,
     );
   const file = readCertificateFile(await smallBody(req, context.maxCertificateBytes));
-  const outcome = await certificates.receive({ connection: connection.name, contRep, authId }, file);
+  const { outcome, replaced } = await certificates.receive({ connection: connection.name, contRep, authId }, file);
+  for (const gone of replaced)
+    log.warn('pending certificate replaced by a newer filing', {
+      connection: connection.name,
+      contRep: gone.contRep,
+      authId: gone.authId,
+      subject: gone.subject,
+      fingerprint: gone.fingerprint,
+    });
   if (outcome === 'filed') approved.forget();
   log.warn(outcome === 'filed' ? 'certificate filed for approval' : 'certificate already filed', {
     connection: connection.name,

@@ -15,6 +15,7 @@ t.test('addresses and subnets, IPv4 and IPv6, an IPv4 client on a dual-stack soc
   t.notOk(sources.allows('10.21.0.1'));
   t.notOk(sources.allows('::ffff:192.168.1.6'));
   t.notOk(sources.allows('fd00::6'));
+  t.notOk(sources.allows(undefined), 'a connection already closed has no address');
 });
 
 t.test('validate refuses what is not an address or a subnet', async (t) => {
