@@ -138,6 +138,8 @@ export class ContentServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const target = req.url as string;
     if (target === '/healthz') return sendText(res, 200, 'ok\n');
+    // What an availability probe asks (the SAP Cloud Connector's, a load balancer's): the server answers.
+    if (target === '/') return sendText(res, 200, 'connect2erp content server\n');
     if (target === '/readyz') return sendText(res, this.stopping ? 503 : 200, this.stopping ? 'stopping\n' : 'ready\n');
     if (this.stopping) res.setHeader('Connection', 'close');
     const started = process.hrtime.bigint();

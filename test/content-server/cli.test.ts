@@ -25,6 +25,10 @@ t.test(
     const origin = `http://127.0.0.1:${port}`;
     t.equal((await request(`${origin}/healthz`)).statusCode, 200);
     t.equal((await request(`${origin}/readyz`)).statusCode, 200);
+    const root = await request(`${origin}/`);
+    t.equal(root.statusCode, 200, 'an availability probe of / is answered');
+    t.equal(await root.body.text(), 'connect2erp content server\n');
+    t.equal((await request(`${origin}/`, { method: 'HEAD' })).statusCode, 200, 'HEAD too');
     const info = await request(`${origin}/archivelink/S4H?serverInfo&pVersion=0047`);
     t.match(await info.body.text(), /^serverStatus="running";/);
 
