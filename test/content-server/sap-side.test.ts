@@ -1,6 +1,6 @@
 import { buffer } from 'node:stream/consumers';
 import t from 'tap';
-import { servedEnv } from '../helpers/content-server.js';
+import { openableDocument, servedEnv } from '../helpers/content-server.js';
 import type { StoredBlob, StoredDoc } from '../../sandbox/repository/store.js';
 
 t.test("OAC0's connection test and certificate, then an RSCMST-like sequence from the ERP sandbox", async (t) => {
@@ -49,10 +49,7 @@ t.test(
   "SAP opens the documents the job linked: the bytes are the repository's, ranges are asked of the repository",
   async (t) => {
     const env = await servedEnv(t);
-    await env.caller.putCert();
-    await env.certificates.setStatus((await env.certificates.list())[0], 'approved');
-    const uid = await env.upload('ERP/Invoices', 'invoice-7.pdf');
-    await env.job();
+    const uid = await openableDocument(env, 'invoice-7.pdf');
     env.fill(uid, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
     await env.job();
     const [link] = env.erp.tables.links;
@@ -115,10 +112,7 @@ t.test(
   'a repository that sends the content chunked, without a length: SAP still gets a Content-Length, the right one',
   async (t) => {
     const env = await servedEnv(t);
-    await env.caller.putCert();
-    await env.certificates.setStatus((await env.certificates.list())[0], 'approved');
-    const uid = await env.upload('ERP/Invoices', 'invoice-9.pdf');
-    await env.job();
+    const uid = await openableDocument(env, 'invoice-9.pdf');
     const bytes = await buffer(env.sandbox.store.blobStream(env.props(uid)['file:content'] as StoredBlob));
     env.sandbox.faults.observe = (req, res) => {
       if (!req.url?.includes('@blob')) return;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { FIXTURE_AUTH_ID, SIGNED, fixture, servedEnv } from '../helpers/content-server.js';
+import { FIXTURE_AUTH_ID, SIGNED, fixture, openableDocument, servedEnv } from '../helpers/content-server.js';
 
 const { urls, docIds } = SIGNED;
 const CONTENT = Buffer.from('stored by SAP');
@@ -126,10 +126,7 @@ t.test(
   "a refused get of a job's document makes the repository read none of its content; an allowed one reads it once",
   async (t) => {
     const env = await servedEnv(t);
-    await env.caller.putCert();
-    await env.certificates.setStatus((await env.certificates.list())[0], 'approved');
-    const uid = await env.upload('ERP/Invoices', 'invoice-8.pdf');
-    await env.job();
+    const uid = await openableDocument(env, 'invoice-8.pdf');
     let downloads = 0;
     env.sandbox.faults.observe = (req) => void (req.url?.includes('@blob') && downloads++);
     const signed = env.caller.url('get', [['docId', uid]]);

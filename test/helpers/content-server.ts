@@ -97,3 +97,15 @@ export async function servedEnv(
   };
   return { ...env, script, origin, certificates, caller: new ArchiveLinkCaller(script, 'Z1'), call, trust };
 }
+
+/**
+ * A document the job labelled for SAP, and the SAP fake's certificate approved: what an SAP user
+ * then opens. `name` is its file name in ERP/Invoices; its uid is its docId.
+ */
+export async function openableDocument(env: ServedEnv, name: string): Promise<string> {
+  await env.caller.putCert();
+  await env.certificates.setStatus((await env.certificates.list())[0], 'approved');
+  const uid = await env.upload('ERP/Invoices', name);
+  await env.job();
+  return uid;
+}
