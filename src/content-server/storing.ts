@@ -147,7 +147,8 @@ export async function mCreate(context: CommandContext): Promise<void> {
       asciiLine([
         ['docId', r.docId],
         ['retCode', String(r.retCode)],
-        ...(r.description === '' ? [] : ([['errorDescription', r.description]] as Array<[string, string]>)),
+        // Every line has its errorDescription, empty for a document created (the protocol's line format).
+        ['errorDescription', r.description],
       ]),
     )
     .join('');

@@ -67,7 +67,11 @@ t.test('mCreate creates each document on its own and lists them; a repeat answer
   ]);
   const first = await env.call('POST', urls.mCreateC, body, MULTIPART);
   t.equal(first.status, 201, String(first.error));
-  t.equal(first.body.toString(), `docId="${docIds.C}";retCode="201";\r\ndocId="${docIds.D}";retCode="201";\r\n`);
+  t.equal(
+    first.body.toString(),
+    `docId="${docIds.C}";retCode="201";errorDescription="";\r\ndocId="${docIds.D}";retCode="201";errorDescription="";\r\n`,
+    'each line with its errorDescription, empty when created',
+  );
   t.equal((await env.call('GET', urls.infoD)).headers['x-numbercomps'], '2');
   const again = await env.call('POST', urls.mCreateC, body, MULTIPART);
   t.equal(again.status, 250);
@@ -82,7 +86,7 @@ t.test('mCreate creates each document on its own and lists them; a repeat answer
   t.match(
     third.body.toString(),
     new RegExp(
-      `docId="${docIds.C}";retCode="403";.*\r\ndocId="NEIGHBOUR";retCode="201";\r\ndocId="BAD.";retCode="500";`,
+      `docId="${docIds.C}";retCode="403";.*\r\ndocId="NEIGHBOUR";retCode="201";errorDescription="";\r\ndocId="BAD.";retCode="500";`,
     ),
   );
   t.ok(stored(env).includes('NEIGHBOUR/data'), '…its neighbours are created all the same');
