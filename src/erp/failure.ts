@@ -7,6 +7,7 @@ import {
   type Connect2ErpError,
 } from '../../common/errors.js';
 import { certificateRefused, failureCode, failureText } from '../http-options.js';
+import { ANSWER_MAX_TEXT } from '../bounded-body.js';
 
 /** Failures where the request never reached the server: safe to send again (undici's connect time-out among them). */
 const NOT_SENT = new Set([
@@ -53,3 +54,15 @@ export function statusFailure(status: number, where: string, hint = ''): Error {
   if (status >= 500) return new UncertainError(`${where} failed with HTTP ${status}`, details);
   return new PermanentError(`${where} failed with HTTP ${status}${hint}`, details);
 }
+
+/**
+ * SAP's answer was larger than the client holds (ANSWER_MAX_BYTES) and was not read: the call
+ * reached SAP and may have done its work, so the document is looked up later, as after a lost answer.
+ */
+export const answerTooLarge = (where: string): UncertainError =>
+  new UncertainError(
+    `${where}: SAP's answer is larger than ${ANSWER_MAX_TEXT}, not read; the call may have done its work`,
+    {
+      target: where,
+    },
+  );

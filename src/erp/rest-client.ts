@@ -2,18 +2,12 @@ import type { Readable } from 'node:stream';
 import got, { type Got, type Response } from 'got';
 import { CookieJar } from 'tough-cookie';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import {
-  BusinessRefusal,
-  PermanentError,
-  SystemRefusalError,
-  SystemUnavailableError,
-  UncertainError,
-} from '../../common/errors.js';
-import { ANSWER_MAX_BYTES, ANSWER_MAX_TEXT } from '../bounded-body.js';
+import { BusinessRefusal, PermanentError, SystemRefusalError, SystemUnavailableError } from '../../common/errors.js';
+import { ANSWER_MAX_BYTES } from '../bounded-body.js';
 import { NEVER, StoppableLimit } from '../stop.js';
 import { basicAuthorization, certificateRefused, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
-import { networkFailure, statusFailure } from './failure.js';
+import { answerTooLarge, networkFailure, statusFailure } from './failure.js';
 import { isWebPage, WEB_PAGE } from '../web-page.js';
 import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
 
@@ -155,12 +149,7 @@ export class RestClient implements ErpConnection<RestRequest> {
     // An answer that came before the file was read whole (a refused token): the download is let go.
     const settled = sent.finally(() => body.body?.destroy());
     return settled.catch((error: unknown) => {
-      if (tooLarge)
-        throw new UncertainError(
-          `${where}: SAP's answer is larger than ${ANSWER_MAX_TEXT}, not read; the call may have done its work`,
-          { target: where },
-        );
-      throw networkFailure(error, where, this.system.name);
+      throw tooLarge ? answerTooLarge(where) : networkFailure(error, where, this.system.name);
     });
   }
 

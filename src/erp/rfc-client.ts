@@ -1,9 +1,9 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
-import { FunctionRefusalError, SystemFailureError, SystemRefusalError, UncertainError } from '../../common/errors.js';
-import { ANSWER_MAX_TEXT, readBounded } from '../bounded-body.js';
+import { FunctionRefusalError, SystemFailureError, SystemRefusalError } from '../../common/errors.js';
+import { readBounded } from '../bounded-body.js';
 import { RfcFault } from './rfc-fault.js';
-import { networkFailure, statusFailure } from './failure.js';
+import { answerTooLarge, networkFailure, statusFailure } from './failure.js';
 import { NEVER, StoppableLimit } from '../stop.js';
 import { agentOptions, basicAuthorization } from '../http-options.js';
 import type { Logger } from '../log.js';
@@ -73,7 +73,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
   async send({ functionName, params }: RfcRequest): Promise<Record<string, unknown>> {
     return this.limit.run(`${functionName} on ${this.system.name}`, async () => {
       this.log.debug('rfc call', { system: this.system.name, functionName });
-      let answer: RfcAnswer;
+      let answer: RfcAnswer | undefined;
       try {
         const response = await request(this.url, {
           method: 'POST',
@@ -83,21 +83,19 @@ export class RfcClient implements ErpConnection<RfcRequest> {
         });
         const { location } = response.headers;
         const body = await readBounded(response.body);
-        if (body === undefined)
-          throw new UncertainError(
-            `${functionName} on ${this.system.name}: SAP's answer is larger than ${ANSWER_MAX_TEXT}, not read; the call may have done its work`,
-            { target: functionName },
-          );
-        answer = {
-          status: response.statusCode,
-          body: body.toString('utf8'),
-          location: typeof location === 'string' ? location : undefined,
-          webPage: isWebPage(response.headers['content-type']),
-        };
+        answer =
+          body === undefined
+            ? undefined
+            : {
+                status: response.statusCode,
+                body: body.toString('utf8'),
+                location: typeof location === 'string' ? location : undefined,
+                webPage: isWebPage(response.headers['content-type']),
+              };
       } catch (error) {
-        if (error instanceof UncertainError) throw error;
         throw networkFailure(error, `${functionName} on ${this.system.name}`, this.system.name);
       }
+      if (answer === undefined) throw answerTooLarge(`${functionName} on ${this.system.name}`);
       return this.answer(functionName, answer);
     });
   }
