@@ -1,3 +1,4 @@
+import { shortened } from '../../common/quote.js';
 import { callFor } from './templates.js';
 import type { TaskConfig, UseCase } from './task-schema.js';
 
@@ -39,3 +40,7 @@ export function tooLongFor(
 ): FieldLimit | undefined {
   return limits.get(property)?.find((limit) => limit.useCase === useCase && value.length > limit.length);
 }
+
+/** Why a value does not fit its SAP field, the value quoted cut to a readable length. */
+export const tooLongText = (value: string, limit: FieldLimit): string =>
+  `"${shortened(value)}" is longer than the ${limit.length} characters of SAP field ${limit.target} (task ${limit.task})`;

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { ANSWER_MAX_BYTES, ANSWER_MAX_TEXT } from '../bounded-body.js';
+import { ANSWER_MAX_BYTES } from '../bounded-body.js';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { ConfigError } from '../../common/errors.js';
@@ -10,6 +10,7 @@ import {
   CONFIG_TITLE,
   findMappingDocument,
   findMappingDocuments,
+  MAPPING_TOO_LARGE,
   parseMapping,
   readers,
 } from '../job/intake/mapping-file.js';
@@ -21,8 +22,7 @@ export function readLocalMapping(file: string): string {
   const problem = (message: string): ConfigError => new ConfigError([{ file, path: '', message }]);
   try {
     // As a run reads the repository's: never more than it would hold.
-    if (statSync(file).size > ANSWER_MAX_BYTES)
-      throw problem(`larger than ${ANSWER_MAX_TEXT}: a mapping file takes about a kilobyte per folder mapped`);
+    if (statSync(file).size > ANSWER_MAX_BYTES) throw problem(MAPPING_TOO_LARGE);
     return readFileSync(file, 'utf8');
   } catch (error) {
     if (error instanceof ConfigError) throw error;

@@ -68,19 +68,16 @@ export async function loadMapping(
   return { document, ...entries, readableBy };
 }
 
+/** What is said of a mapping file larger than a run reads, in the repository or on disk. */
+export const MAPPING_TOO_LARGE = `larger than ${ANSWER_MAX_TEXT}: a mapping file takes about a kilobyte per folder mapped`;
+
 /** The mapping file's text; one too large to hold is a problem of the file, named, like any other. */
 async function mappingText(client: RepositoryReader, uid: string, file: string): Promise<string> {
   try {
     return (await client.downloadBlob(uid)).toString('utf8');
   } catch (error) {
     if (!(error instanceof AnswerTooLargeError)) throw error;
-    throw new ConfigError([
-      {
-        file,
-        path: '',
-        message: `larger than ${ANSWER_MAX_TEXT}: a mapping file takes about a kilobyte per folder mapped`,
-      },
-    ]);
+    throw new ConfigError([{ file, path: '', message: MAPPING_TOO_LARGE }]);
   }
 }
 

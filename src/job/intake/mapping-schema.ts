@@ -4,7 +4,7 @@ import { HTTP_CONTENT_FACET, HTTP_CONTENT_PROPERTIES } from '../../status/http-c
 import { ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../status/readiness.js';
 import type { UseCase } from '../../config/task-schema.js';
 import { referenceOf } from './substitute.js';
-import { fieldLimits, tooLongFor, type FieldLimit } from '../../config/field-limits.js';
+import { fieldLimits, tooLongFor, tooLongText, type FieldLimit } from '../../config/field-limits.js';
 import type { Config } from '../../config/load.js';
 import { shortened } from '../../../common/quote.js';
 
@@ -141,7 +141,7 @@ function checkEntry(entry: Entry, ctx: Ctx, rules: MappingRules): void {
     });
   }
   const allowedSchemas = entry.facets.flatMap((f) => registry.facets.get(f) ?? []);
-  const useCase = useCases.length === 1 ? useCaseOfFacet(useCases[0]) : undefined;
+  const useCase = useCases.length === 1 ? useCaseOf(entry) : undefined;
   for (const [key, v] of Object.entries(entry.properties)) {
     checkProperty(key, v, ctx, registry, allowedSchemas);
     if (typeof v === 'string') checkLength(key, v, ctx, rules.limits, useCase);
@@ -193,7 +193,7 @@ function checkLength(
     ctx.addIssue({
       code: 'custom',
       path,
-      message: `"${shortened(text)}" is longer than the ${limit.length} characters of SAP field ${limit.target} (task ${limit.task})`,
+      message: tooLongText(text, limit),
     });
   else if (v.length > MAPPING_VALUE_MAX)
     ctx.addIssue({
@@ -230,10 +230,8 @@ function checkReference(v: string, ctx: Ctx, path: string[], registry: SchemaReg
 export type MappingFile = z.infer<ReturnType<typeof mappingSchema>>;
 export type MappingEntry = MappingFile['mapping'][number];
 
-export function useCaseOf(entry: MappingEntry): UseCase {
+/** The use case of an entry's one use-case facet. */
+export function useCaseOf(entry: Pick<MappingEntry, 'facets'>): UseCase {
   const found = Object.entries(USE_CASE_FACETS).find(([, facet]) => entry.facets.includes(facet));
   return (found as [UseCase, string])[0];
 }
-
-const useCaseOfFacet = (facet: string): UseCase =>
-  (Object.entries(USE_CASE_FACETS).find(([, f]) => f === facet) as [UseCase, string])[0];

@@ -5,8 +5,7 @@ import { STATUS, STATUS_FACET } from '../../status/facet.js';
 import { missingValues, READINESS_KEYS } from '../../status/readiness.js';
 import { afterLabelling } from '../../status/transitions.js';
 import { HTTP_CONTENT_FACET, useCaseOf, type MappingEntry } from './mapping-schema.js';
-import { tooLongFor, type FieldLimit } from '../../config/field-limits.js';
-import { shortened } from '../../../common/quote.js';
+import { tooLongFor, tooLongText, type FieldLimit } from '../../config/field-limits.js';
 import { referenceOf, resolveValue } from './substitute.js';
 
 export interface DocumentPlan {
@@ -62,21 +61,6 @@ export function intakeReads(entry: MappingEntry): string[] {
   return [...READINESS_KEYS[useCaseOf(entry)], ...references, STATUS.claimedBy];
 }
 
-/**
- * Why a value from the document cannot be given to a property: longer than an SAP field it goes to
- * as it is. A value a task's transform shortens, or that goes to no SAP field, is the task's to check.
- */
-function lengthProblem(
-  limits: Map<string, FieldLimit[]>,
-  key: string,
-  useCase: UseCase,
-  value: string,
-): string | undefined {
-  const limit = tooLongFor(limits, key, useCase, value);
-  if (limit === undefined) return undefined;
-  return `"${shortened(value)}" is longer than the ${limit.length} characters of SAP field ${limit.target} (task ${limit.task})`;
-}
-
 /** The archive-link folder is named after the file, without its extension. */
 function folderName(doc: RepositoryDocument): string {
   const name = doc.path.slice(doc.path.lastIndexOf('/') + 1);
@@ -97,9 +81,10 @@ export function planDocument(
     const resolved = resolveValue(raw, doc);
     if (!resolved.ok) unresolved.push(`${key} = ${resolved.reference}`);
     else if (typeof resolved.value === 'string' && resolved.value !== raw) {
-      const problem = lengthProblem(limits, key, useCase, resolved.value);
-      if (problem === undefined) values[key] = resolved.value;
-      else tooLong.push(`${key} = ${String(raw)}: ${problem}`);
+      // As it is, it goes to an SAP field too short for it; a task's transform that shortens it is the task's to check.
+      const limit = tooLongFor(limits, key, useCase, resolved.value);
+      if (limit === undefined) values[key] = resolved.value;
+      else tooLong.push(`${key} = ${String(raw)}: ${tooLongText(resolved.value, limit)}`);
     } else values[key] = resolved.value;
   }
   const missing = missingValues(useCase, doc.properties, values);
