@@ -8,6 +8,7 @@ import type { ArchiveWriter } from './archive-writer.js';
 import type { CertificateStore } from './certificates.js';
 import type { ArchiveLinkUrl } from './request-url.js';
 import type { RepositoryHealth } from './repository-health.js';
+import type { PutCertSources } from './put-cert-sources.js';
 
 /** What one connection's commands work with. */
 export interface ConnectionServices {
@@ -18,6 +19,8 @@ export interface ConnectionServices {
   certificates: CertificateStore;
   approved: ApprovedCertificates;
   health: RepositoryHealth;
+  /** Where putCert is taken from (the connection's putCertFrom), or undefined for anywhere. */
+  putCertSources?: PutCertSources;
 }
 
 /** One request to a command. */

@@ -19,6 +19,7 @@ import type { CommandContext, ConnectionServices } from './context.js';
 import { ArchiveLinkError, COMMANDS, STATUS, type CommandName } from './protocol.js';
 import { attrSearch, docGet, get, info, search, serverInfo } from './reading.js';
 import { RepositoryHealth } from './repository-health.js';
+import { PutCertSources } from './put-cert-sources.js';
 import { parseArchiveLinkUrl, type ArchiveLinkUrl } from './request-url.js';
 import { append, create, mCreate, putCert, remove, update } from './storing.js';
 
@@ -75,6 +76,7 @@ export class ContentServer {
         certificates,
         approved,
         health: new RepositoryHealth(client),
+        putCertSources: connection.putCertFrom && new PutCertSources(connection.putCertFrom),
       });
       if (connection.signatures === 'off')
         log.warn('signatures are not checked', { connection: connection.name, setting: 'signatures: off' });

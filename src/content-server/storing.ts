@@ -4,7 +4,6 @@ import { isMultipartRequest, parseMultipartRequest, type MultipartPart } from '@
 import { asciiLine, sendText } from './answers.js';
 import { NAME } from './archive.js';
 import { checkCompId, type IncomingComponent } from './archive-writer.js';
-import { PutCertSources } from './put-cert-sources.js';
 import { readCertificateFile } from './certificate-file.js';
 import { addressedDocument, contRepOf } from './addressed.js';
 import type { CommandContext } from './context.js';
@@ -200,12 +199,12 @@ async function smallBody(req: IncomingMessage, limit: number): Promise<Buffer> {
  * `connect2erp certs`.
  */
 export async function putCert(context: CommandContext): Promise<void> {
-  const { url, req, res, certificates, approved, connection, log } = context;
+  const { url, req, res, certificates, approved, connection, log, putCertSources } = context;
   const contRep = contRepOf(context);
   const authId = url.get('authId');
   if (!authId) throw new ArchiveLinkError(STATUS.badRequest, 'authId is missing');
   const remote = req.socket.remoteAddress;
-  if (connection.putCertFrom !== undefined && !new PutCertSources(connection.putCertFrom).allows(remote))
+  if (putCertSources !== undefined && !putCertSources.allows(remote))
     throw new ArchiveLinkError(
       STATUS.securityBreach,
       `putCert from ${String(remote)} refused: not an address of putCertFrom of connection ${connection.name}`,
