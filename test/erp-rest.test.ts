@@ -19,6 +19,10 @@ async function restEnv(t: Test): Promise<Env> {
   return env;
 }
 
+/** The run that sent `uid` died before its outcome was written: still IN_PROGRESS, its claim expired. */
+const diedAfterSending = (env: Env, uid: string): void =>
+  env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
+
 const CSRF_REQUIRED = {
   status: 403,
   headers: { 'X-CSRF-Token': 'Required', 'Content-Type': 'application/json' },
@@ -67,7 +71,7 @@ t.test('link over Rest: the file is uploaded to the attachment service once, aft
   );
 
   // The status write was lost (the run died): the next run finds the upload by the uuid its name starts with.
-  env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
+  diedAfterSending(env, uid);
   const again = await env.run();
   t.same(again.tasks.link.counts, { DONE: 1 }, 'taken over: looked up by its key, found, done');
   t.equal(env.erp.tables.attachments.length, 1, 'no second attachment');
@@ -169,7 +173,7 @@ t.test(
     await env.run();
     env.fill(uid, { 'erpCreateALDocument:erpObjectId': '4711' });
     t.same((await env.run()).tasks.link.counts, { DONE: 1 });
-    env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
+    diedAfterSending(env, uid);
     t.same((await env.run()).tasks.link.counts, { DONE: 1 }, 'taken over: looked up, found, done');
     t.equal(env.erp.tables.attachments.length, 1, 'one attachment');
   },
@@ -242,9 +246,9 @@ t.test(
     env.fill(uid, { 'erpCreateALDocument:erpObjectId': key });
     const asked: string[] = [];
     env.erp.faults.observe = (req) => void (req.url?.includes('GetAllOriginals') && asked.push(req.url));
-    // Taken over after a lost status write: the lookup goes first.
     await env.run();
-    env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:claimExpires': '2000-01-01T00:00:00.000Z' });
+    // Taken over after a lost status write: the lookup goes first.
+    diedAfterSending(env, uid);
     const report = await env.run();
     t.same(report.tasks.link.counts, { DONE: 1 });
     t.match(env.erp.tables.attachments, [{ LinkedSAPObjectKey: key }], 'SAP has the value as it is');
