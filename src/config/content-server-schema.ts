@@ -104,8 +104,8 @@ export const contentServerSchema = z.strictObject({
   /** The largest certificate `putCert` accepts. */
   maxCertificateBytes: z.number().int().min(1_024).default(65_536),
   /**
-   * The largest component of a multipart request (create POST, mCreate, update POST): each part is
-   * held in memory while it is stored. A PUT streams its one component whatever its size.
+   * The largest component of a multipart request (create POST, mCreate, update POST); parts stream
+   * to the repository as they come, so this bounds what one request stores, not memory.
    */
   maxPartBytes: z.number().int().min(1_024).default(268_435_456),
   connections: z.array(connection).min(1),

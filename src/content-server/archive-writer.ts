@@ -51,7 +51,7 @@ export class ArchiveWriter {
     contRep: string,
     docId: string,
     docProt: string,
-    components: AsyncIterable<IncomingComponent>,
+    components: AsyncIterable<IncomingComponent> | IncomingComponent[],
   ): Promise<void> {
     const repository = this.documents.repository(contRep);
     const existing = await this.documents.lookup(contRep, docId);

@@ -31,6 +31,6 @@ export interface CommandContext extends ConnectionServices {
   log: Logger;
   /** The largest certificate putCert takes. */
   maxCertificateBytes: number;
-  /** The largest part of a multipart body (create POST, mCreate, update POST), held while it is stored. */
+  /** The largest part of a multipart body (create POST, mCreate, update POST). */
   maxPartBytes: number;
 }

@@ -1,12 +1,11 @@
 import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
-import { isMultipartRequest, parseMultipartRequest, type MultipartPart } from '@remix-run/multipart-parser/node';
 import { asciiLine, sendText } from './answers.js';
 import { NAME } from './archive.js';
 import { checkCompId, type IncomingComponent } from './archive-writer.js';
 import { readCertificateFile } from './certificate-file.js';
 import { addressedDocument, contRepOf } from './addressed.js';
 import type { CommandContext } from './context.js';
+import { MultipartBody, type IncomingPart } from './multipart-body.js';
 import { ArchiveLinkError, STATUS } from './protocol.js';
 
 /** The media type of a Content-Type (`application/pdf; charset=; version=6`, SAP's empty charset included). */
@@ -34,35 +33,34 @@ function docProtOf(context: CommandContext): string {
   return docProt;
 }
 
-/** Multipart bodies are read part by part; each part is held while it is stored (see README, "Content server"). */
-async function* partsOf(context: CommandContext): AsyncGenerator<MultipartPart> {
-  if (!isMultipartRequest(context.req))
-    throw new ArchiveLinkError(STATUS.badRequest, 'a POST carries its components as multipart/form-data');
-  try {
-    yield* parseMultipartRequest(context.req, {
-      maxFileSize: context.maxPartBytes,
-      // Parts are stored one after the other and let go: only one part's size is held at a time.
-      maxTotalSize: Number.MAX_SAFE_INTEGER,
-      maxHeaderSize: 16_384,
-    });
-  } catch (error) {
-    // A malformed or oversized body (MultipartParseError), or one cut off: the request is refused either way.
-    throw new ArchiveLinkError(STATUS.badRequest, `multipart body: ${(error as Error).message}`);
-  }
+/** A part's header, as sent once; a header sent twice in one part is ambiguous and refused. */
+function partHeader(part: IncomingPart, name: string): string | undefined {
+  const value = part.headers[name];
+  if (Array.isArray(value)) throw new ArchiveLinkError(STATUS.badRequest, `a part carries ${name} more than once`);
+  return value;
 }
 
 /** The component of a part: its id from X-compId (or, failing that, the Content-Disposition name, as Lamiv reads it). */
-function componentOf(part: MultipartPart): IncomingComponent {
+function componentOf(part: IncomingPart): IncomingComponent {
   return {
     // Checked where its document is stored: in mCreate, a bad one is that document's failure only.
-    compId: part.headers['x-compid'] ?? part.name,
-    mimeType: mediaType(part.headers['content-type']),
-    body: Readable.from([Buffer.from(part.bytes)]),
+    compId: partHeader(part, 'x-compid') ?? part.name,
+    mimeType: mediaType(partHeader(part, 'content-type')),
+    body: part.body,
   };
 }
 
-async function* componentsOf(context: CommandContext): AsyncGenerator<IncomingComponent> {
-  for await (const part of partsOf(context)) yield componentOf(part);
+async function* componentsOf(parts: MultipartBody): AsyncGenerator<IncomingComponent> {
+  for await (const part of parts) yield componentOf(part);
+}
+
+/** A store that read a multipart body fails with the body's own failure first: the upload it cut fails with it. */
+async function storing(parts: MultipartBody, work: Promise<void>): Promise<void> {
+  try {
+    await work;
+  } catch (error) {
+    throw parts.failure ?? error;
+  }
 }
 
 /** The one component of a PUT: the request's body, of the request's Content-Type. */
@@ -77,14 +75,48 @@ export async function create(context: CommandContext): Promise<void> {
   // There is no document yet: the server's default protection says whether creating needs a signature.
   await access.require(url, req.method as string, connection.defaultProtection);
   const docId = docIdOf(context);
-  const components =
-    req.method === 'PUT'
-      ? (async function* () {
-          yield bodyComponent(req, url.get('compId'));
-        })()
-      : componentsOf(context);
-  await writer.create(contRep, docId, docProtOf(context), components);
+  const docProt = docProtOf(context);
+  if (req.method === 'PUT') await writer.create(contRep, docId, docProt, [bodyComponent(req, url.get('compId'))]);
+  else {
+    const parts = new MultipartBody(req, context.maxPartBytes);
+    await storing(parts, writer.create(contRep, docId, docProt, componentsOf(parts)));
+  }
   sendText(res, STATUS.created, '', { 'X-docId': docId });
+}
+
+/** One document of an mCreate: its docId and its components, streamed. */
+interface IncomingDocument {
+  docId: string;
+  components: AsyncIterable<IncomingComponent>;
+}
+
+/**
+ * mCreate's parts as documents: the consecutive parts with one X-docId. A document's parts are
+ * read to their end before the next document is handed out (what its creation did not read, such
+ * as the parts of a document that exists, is read off).
+ */
+async function* documentsOf(parts: MultipartBody): AsyncGenerator<IncomingDocument> {
+  const iterator = parts[Symbol.asyncIterator]();
+  try {
+    let next = await iterator.next();
+    while (next.done !== true) {
+      const docId = partHeader(next.value, 'x-docid');
+      if (docId === undefined) throw new ArchiveLinkError(STATUS.badRequest, 'a part of mCreate has no X-docId');
+      const sameDocument = (): boolean => next.done !== true && partHeader(next.value, 'x-docid') === docId;
+      yield {
+        docId,
+        components: (async function* () {
+          while (sameDocument()) {
+            yield componentOf(next.value as IncomingPart);
+            next = await iterator.next();
+          }
+        })(),
+      };
+      while (sameDocument()) next = await iterator.next();
+    }
+  } finally {
+    await iterator.return(undefined);
+  }
 }
 
 /**
@@ -96,7 +128,8 @@ export async function create(context: CommandContext): Promise<void> {
  * (../shared/reference/sap-interfaces.md §3, the commands' table: "first docId also in the URL
  * (signed)"); the others ride on it, as the protocol has it. The safe reading taken: the body must
  * begin with the signed document, or nothing is created (401), so that a signed URL never creates
- * only documents it does not name.
+ * only documents it does not name. A body that cannot be read on (malformed, a part too large)
+ * fails the request (400); the documents created before it stay, as a repeat answers 403 for them.
  */
 export async function mCreate(context: CommandContext): Promise<void> {
   const { url, req, res, writer, access, connection, log } = context;
@@ -104,37 +137,27 @@ export async function mCreate(context: CommandContext): Promise<void> {
   await access.require(url, req.method as string, connection.defaultProtection);
   const signed = docIdOf(context);
   const docProt = docProtOf(context);
+  const parts = new MultipartBody(req, context.maxPartBytes);
   const results: Array<{ docId: string; retCode: number; description: string }> = [];
-  let current: { docId: string; parts: IncomingComponent[] } | undefined;
-  const flush = async (): Promise<void> => {
-    if (current === undefined) return;
-    const { docId, parts } = current;
-    current = undefined;
+  for await (const { docId, components } of documentsOf(parts)) {
+    if (results.length === 0 && docId !== signed)
+      throw new ArchiveLinkError(
+        STATUS.securityBreach,
+        `the first document of mCreate is "${docId}", not the URL's signed docId "${signed}": nothing created`,
+      );
     try {
       if (!NAME.test(docId))
         throw new ArchiveLinkError(STATUS.badRequest, `docId "${docId}" is not a document id this server stores`);
-      await writer.create(contRep, docId, docProt, Readable.from(parts));
+      await writer.create(contRep, docId, docProt, components);
       results.push({ docId, retCode: STATUS.created, description: '' });
     } catch (error) {
+      if (parts.failure !== undefined) throw parts.failure;
       const status =
         error instanceof ArchiveLinkError && error.status === STATUS.exists ? STATUS.exists : STATUS.internal;
       if (status === STATUS.internal) log.error('document not created', { docId, contRep, error: String(error) });
       results.push({ docId, retCode: status, description: (error as Error).message });
     }
-  };
-  for await (const part of partsOf(context)) {
-    const docId = part.headers['x-docid'];
-    if (docId === undefined) throw new ArchiveLinkError(STATUS.badRequest, 'a part of mCreate has no X-docId');
-    if (results.length === 0 && current === undefined && docId !== signed)
-      throw new ArchiveLinkError(
-        STATUS.securityBreach,
-        `the first document of mCreate is "${docId}", not the URL's signed docId "${signed}": nothing created`,
-      );
-    if (current?.docId !== docId) await flush();
-    current ??= { docId, parts: [] };
-    current.parts.push(componentOf(part));
   }
-  await flush();
   const codes = new Set(results.map((r) => r.retCode));
   const status = codes.has(STATUS.internal)
     ? STATUS.internal
@@ -168,7 +191,10 @@ export async function update(context: CommandContext): Promise<void> {
   const document = await addressedDocument(context);
   const { req, url, writer } = context;
   if (req.method === 'PUT') await writer.put(document, bodyComponent(req, url.get('compId')));
-  else await writer.replace(document, componentsOf(context));
+  else {
+    const parts = new MultipartBody(req, context.maxPartBytes);
+    await storing(parts, writer.replace(document, componentsOf(parts)));
+  }
   sendText(context.res, STATUS.ok, '');
 }
 

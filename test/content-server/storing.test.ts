@@ -116,6 +116,45 @@ t.test(
 );
 
 t.test(
+  'mCreate streams: a document whose upload the repository refuses fails alone, a part too large or a header sent twice fails the request',
+  async (t) => {
+    const env = await servedEnv(t, { connection: { signatures: 'off' }, server: { maxPartBytes: 1_048_576 } });
+    const create = (parts: Parameters<typeof multipart>[0]): ReturnType<ServedEnv['call']> =>
+      env.call('POST', 'mCreate&pVersion=0047&contRep=Z1&docId=S1', multipart(parts), MULTIPART);
+    const text = { 'X-compId': 'data', 'Content-Type': 'text/plain' };
+    // The first upload is refused while SAP still sends its 600 KB: the rest of it is read off.
+    env.sandbox.faults.add({ method: 'POST', path: '/upload/batchId-', status: 500 });
+    const failed = await create([
+      { headers: { 'X-docId': 'S1', ...text }, body: 'x'.repeat(600_000) },
+      { headers: { 'X-docId': 'S2', ...text }, body: 'second' },
+    ]);
+    t.equal(failed.status, 500);
+    t.match(failed.body.toString(), /docId="S1";retCode="500";.*\r\ndocId="S2";retCode="201";errorDescription="";/);
+    t.same(stored(env), ['S2', 'S2/data'], 'the neighbour is created, nothing left of the failed one');
+
+    const tooLarge = await create([
+      { headers: { 'X-docId': 'S1', ...text }, body: 'small' },
+      { headers: { 'X-docId': 'S3', ...text }, body: 'y'.repeat(1_100_000) },
+    ]);
+    t.equal(tooLarge.status, 400);
+    t.equal(tooLarge.error, 'multipart body: a part is larger than maxPartBytes (1048576 bytes)');
+    t.same(
+      stored(env).filter((name) => name.startsWith('S3')),
+      [],
+      'nothing of the document cut off',
+    );
+    const twice = await env.call(
+      'POST',
+      'mCreate&pVersion=0047&contRep=Z1&docId=S4',
+      `--${BOUNDARY}\r\nX-docId: S4\r\nX-docId: S5\r\nX-compId: data\r\n\r\nx\r\n--${BOUNDARY}--\r\n`,
+      MULTIPART,
+    );
+    t.equal(twice.status, 400);
+    t.equal(twice.error, 'a part carries x-docid more than once');
+  },
+);
+
+t.test(
   'update POST makes the document exactly what is sent; append and update need an existing document',
   async (t) => {
     const env = await servedEnv(t);
