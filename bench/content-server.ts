@@ -4,6 +4,8 @@ import { createWriteStream, mkdtempSync, readFileSync, renameSync, rmSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { request as httpRequest } from 'node:http';
+import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { setUpRepository, writeDemoConfig } from '../dist/sandbox/demo.js';
 import { ArchiveLinkCaller } from '../dist/sandbox/erp/archivelink-client.js';
@@ -30,6 +32,15 @@ export interface ContentServerFigures {
     cpu: { serve: number; forwarder: number; benchDirect: number; benchServed: number };
   }>;
   big: { bytes: number; seconds: number; rssBeforeMb: number; rssAfterMb: number; rssSmallOnlyMb: number };
+  /** Unsigned gets of the large document, refused: what the repository sent serve for them. */
+  refused: { requests: number; repositoryRequests: number; repositoryBytes: number; blobBytes: number };
+  /** Serve's peak RSS (VmHWM so far) after each upload of `bytes`, and its limit for a part. */
+  uploads: {
+    bytes: number;
+    maxPartBytes: number;
+    steps: Array<{ what: string; status: number; seconds: number; peakMb: number }>;
+    startPeakMb: number;
+  };
 }
 
 /** VmHWM (peak resident set) and VmRSS of a process, in MB (Linux). */
@@ -105,16 +116,148 @@ async function startListening(args: string[]): Promise<{ child: ChildProcess; po
   return { child, port };
 }
 
-function startServe(configDir: string): Promise<{ child: ChildProcess; port: number }> {
+function startServe(configDir: string, maxPartBytes?: number): Promise<{ child: ChildProcess; port: number }> {
   const file = join(configDir, 'contentServer.yaml');
-  writeFileSync(file, readFileSync(file, 'utf8').replace('port: 8090', 'port: 0'));
+  const yaml = readFileSync(file, 'utf8')
+    .replace('port: 8090', 'port: 0')
+    .replace(/^maxPartBytes: .*\n/m, '');
+  writeFileSync(file, maxPartBytes === undefined ? yaml : `maxPartBytes: ${maxPartBytes}\n${yaml}`);
   return startListening([CLI, 'serve', '--config', configDir]);
+}
+
+/** A multipart body of parts of `bytes` each, made as it is sent (the benchmark holds none of it). */
+function* multipartBody(parts: Array<{ docId: string; bytes: number }>): Generator<Buffer> {
+  const block = randomBytes(1 << 20);
+  for (const part of parts) {
+    yield Buffer.from(`--b\r\nX-docId: ${part.docId}\r\nX-compId: data\r\nContent-Type: application/pdf\r\n\r\n`);
+    for (let sent = 0; sent < part.bytes; sent += block.length)
+      yield block.subarray(0, Math.min(block.length, part.bytes - sent));
+    yield Buffer.from('\r\n');
+  }
+  yield Buffer.from('--b--\r\n');
+}
+
+/** POSTs a streamed multipart body; the answer's status once it comes (a refusal comes before the body ends). */
+function postMultipart(url: string, body: Iterable<Buffer>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(
+      url,
+      { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode as number));
+      },
+    );
+    // Once refused, the server stops reading: what is left unsent is no error here.
+    sent.on('error', (error) => (sent.headersSent ? undefined : reject(error)));
+    const source = Readable.from(body);
+    source.pipe(sent);
+  });
+}
+
+/**
+ * Serve's memory while SAP stores large components: create, mCreate and update POST of `bytes` in
+ * all, through a serve whose limit takes them; then a component of `bytes` refused by a serve whose
+ * limit is a quarter of it (for 1 GB, the shipped 256 MB). Each peak is VmHWM so far, so a step can only show more than the ones before.
+ */
+async function uploadMemory(configDir: string, bytes: number): Promise<ContentServerFigures['uploads']> {
+  const steps: ContentServerFigures['uploads']['steps'] = [];
+  const maxPartBytes = bytes + (1 << 20);
+  const step = async (
+    served: { child: ChildProcess; port: number },
+    what: string,
+    query: string,
+    parts: Array<{ docId: string; bytes: number }>,
+  ): Promise<void> => {
+    const started = performance.now();
+    const status = await postMultipart(
+      `http://127.0.0.1:${served.port}/archivelink/S4H?${query}`,
+      multipartBody(parts),
+    );
+    steps.push({
+      what,
+      status,
+      seconds: (performance.now() - started) / 1000,
+      peakMb: memoryOf(served.child.pid as number).peakMb,
+    });
+  };
+  const file = join(configDir, 'contentServer.yaml');
+  const shipped = readFileSync(file, 'utf8');
+  // Unsigned storing, as a content repository with signatures off: the bodies are what is measured.
+  writeFileSync(file, shipped.replace(/^( *)- name: S4H\n/m, '$1- name: S4H\n$1  signatures: off\n'));
+  let served = await startServe(configDir, maxPartBytes);
+  const startPeakMb = memoryOf(served.child.pid as number).peakMb;
+  try {
+    await step(served, 'create POST, one component', 'create&pVersion=0047&contRep=Z1&docId=BIGC', [
+      { docId: 'BIGC', bytes },
+    ]);
+    const half = bytes / 2;
+    await step(served, 'mCreate, two documents of half', 'mCreate&pVersion=0047&contRep=Z1&docId=BIGM1', [
+      { docId: 'BIGM1', bytes: half },
+      { docId: 'BIGM2', bytes: half },
+    ]);
+    await step(served, 'update POST, one component', 'update&pVersion=0047&contRep=Z1&docId=BIGC', [
+      { docId: 'BIGC', bytes },
+    ]);
+  } finally {
+    await stop(served.child);
+  }
+  served = await startServe(configDir, bytes / 4);
+  try {
+    await step(
+      served,
+      'create POST refused for its size (maxPartBytes a quarter of it)',
+      'create&pVersion=0047&contRep=Z1&docId=BIGR',
+      [{ docId: 'BIGR', bytes }],
+    );
+  } finally {
+    await stop(served.child);
+    writeFileSync(file, shipped);
+  }
+  return { bytes, maxPartBytes, steps, startPeakMb };
 }
 
 async function stop(child: ChildProcess): Promise<void> {
   child.kill('SIGINT');
   child.kill('SIGINT');
   await once(child, 'exit');
+}
+
+/** Unsigned gets of a large document, each refused (401): what the repository had to send serve for them. */
+async function refusedGets(
+  repository: RepositorySandbox,
+  script: string,
+  uid: string,
+  requests: number,
+): Promise<ContentServerFigures['refused']> {
+  const counted = { repositoryRequests: 0, repositoryBytes: 0, blobBytes: 0 };
+  repository.faults.observe = (req, res) => {
+    counted.repositoryRequests++;
+    const blob = (req.url ?? '').includes('/@blob/');
+    const write = res.write.bind(res);
+    const count = (chunk: unknown): void => {
+      const bytes =
+        typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk instanceof Uint8Array ? chunk.length : 0;
+      counted.repositoryBytes += bytes;
+      if (blob) counted.blobBytes += bytes;
+    };
+    res.write = ((chunk: unknown, ...rest: never[]) => {
+      count(chunk);
+      return write(chunk, ...rest);
+    }) as typeof res.write;
+    const end = res.end.bind(res);
+    res.end = ((chunk?: unknown, ...rest: never[]) => {
+      if (typeof chunk !== 'function') count(chunk);
+      return end(chunk as never, ...rest);
+    }) as typeof res.end;
+  };
+  for (let i = 0; i < requests; i++) {
+    const answer = await request(`${script}?get&pVersion=0047&contRep=Z1&docId=${uid}`);
+    await answer.body.dump();
+    if (answer.statusCode !== 401) throw new Error(`an unsigned get answered ${answer.statusCode}`);
+  }
+  repository.faults.observe = () => undefined;
+  return { requests, ...counted };
 }
 
 /**
@@ -220,9 +363,22 @@ export async function contentServerBench(latencies: number[], quick: boolean): P
       await download([caller.url('get', [['docId', bigUid]])], 1);
       const seconds = (performance.now() - started) / 1000;
       const rssAfterMb = memoryOf(child.pid as number).peakMb;
-      return { componentKb, throughput, big: { bytes: bigBytes, seconds, rssBeforeMb, rssAfterMb, rssSmallOnlyMb } };
-    } finally {
+      const refused = await refusedGets(
+        repository,
+        `http://127.0.0.1:${port}/archivelink/S4H`,
+        bigUid,
+        quick ? 20 : 200,
+      );
       await Promise.all([stop(child), stop(forwarder.child)]);
+      return {
+        componentKb,
+        throughput,
+        big: { bytes: bigBytes, seconds, rssBeforeMb, rssAfterMb, rssSmallOnlyMb },
+        refused,
+        uploads: await uploadMemory(configDir, bigBytes),
+      };
+    } finally {
+      for (const process of [child, forwarder.child]) if (process.exitCode === null) await stop(process);
     }
   } finally {
     await repository.stop();

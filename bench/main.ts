@@ -292,6 +292,7 @@ const SERVER_START = '<!-- content server: written by npm run bench -->';
 const SERVER_END = '<!-- end of the content server section -->';
 
 function contentServerSection(figures: ContentServerFigures): string[] {
+  const { refused, uploads } = figures;
   const md = [
     SERVER_START,
     '## Content server',
@@ -310,6 +311,17 @@ function contentServerSection(figures: ContentServerFigures): string[] {
     ),
     '',
     `Memory while one component of ${f(figures.big.bytes / (1 << 20), 0)} MB streams through (latency 0): the server's peak RSS ${f(figures.big.rssSmallOnlyMb, 0)} MB after the gets above, ${f(figures.big.rssAfterMb, 0)} MB after the large one (× ${f(figures.big.rssAfterMb / figures.big.rssSmallOnlyMb)}; resident before it: ${f(figures.big.rssBeforeMb, 0)} MB), in ${f(figures.big.seconds)} s (${f(figures.big.bytes / (1 << 20) / figures.big.seconds, 0)} MB/s).`,
+    '',
+    `Refused requests: ${refused.requests} unsigned gets of that large document, each answered 401. Per refused get the repository answered ${f(refused.repositoryRequests / refused.requests)} requests and sent ${f(refused.repositoryBytes / refused.requests, 0)} bytes (the document's metadata), of them ${f(refused.blobBytes / refused.requests, 0)} bytes of content.`,
+    '',
+    `Memory while SAP stores large components (latency 0, signatures off, a multipart body made as it is sent): serve's peak RSS (VmHWM so far, so a row never shows less than the one above) from ${f(uploads.startPeakMb, 0)} MB at start. The first three through a serve with maxPartBytes ${f(uploads.maxPartBytes / (1 << 20), 0)} MB, the last through one whose maxPartBytes is a quarter of the component (for 1 GB, the shipped 256 MB).`,
+    '',
+    '| upload | MB sent | answer | seconds to the answer | MB/s | serve peak RSS MB |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...uploads.steps.map(
+      (s) =>
+        `| ${s.what} | ${f(uploads.bytes / (1 << 20), 0)} | ${s.status} | ${f(s.seconds)} | ${s.status >= 400 ? '–' : f(uploads.bytes / (1 << 20) / s.seconds, 0)} | ${f(s.peakMb, 0)} |`,
+    ),
     SERVER_END,
   ];
   return md;

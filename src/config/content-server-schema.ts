@@ -2,8 +2,15 @@ import { z } from 'zod';
 import { basicAuth, httpUrl } from './common-schema.js';
 import { isIP } from 'node:net';
 
-/** An ArchiveLink content repository id (OAC0): two characters, letters and digits, upper case. */
-const contRep = z.string().regex(/^[A-Z0-9]{2}$/, 'must be a content repository id of two characters, e.g. "Z1"');
+/**
+ * A content repository id as OAC0 names it (table CREP, field CREP_ID, domain SCMS_CREP: CHAR 30):
+ * ArchiveLink's are two characters (ARCHIV_ID), KPro's and DMS's longer (`MIME`, `ZDMS_2017`).
+ * Upper-case letters, digits and `_`, as SAP keeps them; the stricter reading where SAP's
+ * documentation lists no characters.
+ */
+const contRep = z
+  .string()
+  .regex(/^[A-Z0-9_]{2,30}$/, 'must be a content repository id of OAC0: 2 to 30 of A-Z, 0-9 and "_", e.g. "Z1"');
 
 /** Access modes a document may be protected for (SAP: r read, c create, u update, d delete). */
 const protection = z.string().regex(/^[rcud]*$/, 'must be letters among r, c, u and d');
@@ -14,6 +21,11 @@ const contentRepository = z.strictObject({
   storagePath: z.string().regex(/^\/\S*$/, 'must be an absolute repository path'),
   /** What `delete` does to a document or component: put it in the trash (default) or delete it for good. */
   onDelete: z.enum(['trash', 'remove']).default('trash'),
+  /**
+   * Digests of the 4.5 interface accepted in this repository's secKeys besides SHA-1 and SHA-2,
+   * for systems that still sign with them (logged at every start): `md5`, `ripemd160`.
+   */
+  legacyDigests: z.array(z.enum(['md5', 'ripemd160'])).default([]),
 });
 
 const connection = z.strictObject({
@@ -96,6 +108,12 @@ export const contentServerSchema = z.strictObject({
   staleCreateSeconds: z.number().int().min(0).default(900),
   /** The longest a request may take, its body included (a large document stored over a slow line). */
   requestTimeoutSeconds: z.number().int().min(1).default(3_600),
+  /**
+   * After a request is refused while its body is still coming, how long the rest is read and
+   * dropped before the connection closes (nginx's lingering close): a connection closed on unread
+   * bytes is reset, and the reset can reach SAP before the answer does.
+   */
+  lingerSeconds: z.number().int().min(0).max(300).default(30),
   /**
    * putCert is unsigned: at most this many certificates per content repository wait for approval;
    * a new filing replaces the oldest waiting one, so that SAP's own always lands.

@@ -64,7 +64,8 @@ export class AccessCheck {
         .join(''),
       'latin1',
     );
-    const verdict = verifySecKey(secKey, message, signers.trusted);
+    const legacy = this.connection.contentRepositories.find((r) => r.contRep === contRep)?.legacyDigests;
+    const verdict = verifySecKey(secKey, message, signers.trusted, legacy);
     if (!verdict.valid) throw refuse(verdict.reason);
   }
 }

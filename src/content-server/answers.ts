@@ -10,10 +10,10 @@ export const ascii = (text: string): string => text.replace(/[^\x20-\x7e]/g, '?'
 /** An error as the protocol answers it: the status, and the reason in `X-ErrorDescription`. */
 export function sendError(res: ServerResponse, error: ArchiveLinkError): void {
   const description = ascii(error.message);
-  res.writeHead(error.status, {
-    'Content-Type': 'text/plain; charset=us-ascii',
-    'X-ErrorDescription': description,
-  });
+  // Set, not passed to writeHead: the access log reads the description back from the answer.
+  res.setHeader('Content-Type', 'text/plain; charset=us-ascii');
+  res.setHeader('X-ErrorDescription', description);
+  res.writeHead(error.status);
   res.end(`${description}\r\n`);
 }
 

@@ -80,6 +80,9 @@ export class ContentServer {
       });
       if (connection.signatures === 'off')
         log.warn('signatures are not checked', { connection: connection.name, setting: 'signatures: off' });
+      for (const { contRep, legacyDigests } of connection.contentRepositories)
+        if (legacyDigests.length > 0)
+          log.warn('legacy signature digests accepted', { connection: connection.name, contRep, legacyDigests });
     }
     this.handlers = {
       serverInfo: (context) => serverInfo(context, settings.version),
@@ -181,10 +184,19 @@ export class ContentServer {
       this.log.error('request failed', { command: url?.command, docId: url?.get('docId'), error: String(error) });
     // An answer already under way (a stream cut by the repository) can only be broken off.
     if (res.headersSent) return void res.destroy();
-    res.setHeader('Connection', 'close');
+    if (req.complete) res.setHeader('Connection', 'close');
+    else this.linger(req);
     sendError(res, answer);
-    // What SAP still sends of a refused body is not read.
+  }
+
+  /**
+   * The rest of a refused body is read and dropped, so that SAP reads the answer and not a reset
+   * connection; after lingerSeconds the connection closes, whatever is still coming.
+   */
+  private linger(req: IncomingMessage): void {
     req.resume();
+    const cut = setTimeout(() => req.socket.destroy(), this.settings.server.lingerSeconds * 1000);
+    req.once('close', () => clearTimeout(cut));
   }
 
   /** One line per request, without the URL: its secKey is a credential, and its values may be personal. */

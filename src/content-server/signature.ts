@@ -23,16 +23,23 @@ const ID_DATA = Buffer.from('2a864886f70d010701', 'hex');
 const CONTENT_TYPE_ATTRIBUTE = '1.2.840.113549.1.9.3';
 const MESSAGE_DIGEST_ATTRIBUTE = '1.2.840.113549.1.9.4';
 
-/**
- * The digests accepted: SHA-1 (SAP's default with DSA, §3) and SHA-2. MD5 and RIPEMD-160, which
- * the 1990s spec allowed, are refused: no SAP-signed URL seen uses them, and MD5 is broken.
- */
+/** The digests always accepted: SHA-1 (SAP's default with DSA, §3) and SHA-2. */
 const DIGESTS: Record<string, string> = {
   '1.3.14.3.2.26': 'sha1',
   '2.16.840.1.101.3.4.2.1': 'sha256',
   '2.16.840.1.101.3.4.2.2': 'sha384',
   '2.16.840.1.101.3.4.2.3': 'sha512',
 };
+
+/**
+ * The digests the 4.5 interface also allows (§3: "MD5 or RIPEMD-160"), accepted only for a content
+ * repository whose `legacyDigests` names them: MD5 is broken, and most systems sign with SHA-1.
+ */
+export const LEGACY_DIGESTS = { md5: '1.2.840.113549.2.5', ripemd160: '1.3.36.3.2.1' } as const;
+export type LegacyDigest = keyof typeof LEGACY_DIGESTS;
+
+const digestOf = (oid: string, legacy: readonly LegacyDigest[]): string | undefined =>
+  DIGESTS[oid] ?? legacy.find((name) => LEGACY_DIGESTS[name] === oid);
 
 /** What a SignerInfo says (RFC 5652 §5.3), as far as checking it needs. */
 interface Signer {
@@ -153,7 +160,12 @@ const refuse = (reason: string): Verdict => ({ valid: false, reason });
  * values), by one of `certificates` — the approved ones, never a certificate the secKey carries.
  * The cryptography is node:crypto's (DSA included, which WebCrypto lacks).
  */
-export function verifySecKey(secKey: string, message: Buffer, certificates: readonly TrustedCertificate[]): Verdict {
+export function verifySecKey(
+  secKey: string,
+  message: Buffer,
+  certificates: readonly TrustedCertificate[],
+  legacy: readonly LegacyDigest[] = [],
+): Verdict {
   let signedData: SignedData;
   try {
     signedData = readSignedData(Buffer.from(secKey, 'base64'));
@@ -169,9 +181,13 @@ export function verifySecKey(secKey: string, message: Buffer, certificates: read
       reason = 'secKey is signed by no approved certificate of this content repository';
       continue;
     }
-    const digest = DIGESTS[signer.digest];
+    const digest = digestOf(signer.digest, legacy);
     if (digest === undefined) {
-      reason = `secKey uses digest ${signer.digest}, which is not accepted`;
+      const name = Object.entries(LEGACY_DIGESTS).find(([, oid]) => oid === signer.digest)?.[0];
+      reason =
+        name === undefined
+          ? `secKey uses digest ${signer.digest}, which is not accepted`
+          : `secKey uses the legacy digest ${name}, not accepted for this content repository (legacyDigests)`;
       continue;
     }
     const data = signedBytes(signer, message, digest);

@@ -1,10 +1,12 @@
 import { ContentInfo, SignedData } from '@peculiar/asn1-cms';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { request as httpsRequest } from 'node:https';
+import { once } from 'node:events';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { FIXTURE_AUTH_ID, FIXTURES, SIGNED, fixture, servedEnv } from '../helpers/content-server.js';
+import { until } from '../helpers/until.js';
 import type { StoredDoc } from '../../sandbox/repository/store.js';
 
 // Requests over real HTTP: 2 s idle, several times that on a busy machine.
@@ -409,5 +411,77 @@ t.test(
       'approved',
       'an approved certificate never gives way',
     );
+  },
+);
+
+t.test(
+  'a request refused while its body is still coming: the rest is read off so that SAP gets the answer, for lingerSeconds at most',
+  async (t) => {
+    const env = await servedEnv(t, { server: { lingerSeconds: 1 } });
+    const port = Number(new URL(env.origin).port);
+    const opened = (): Promise<{ socket: ReturnType<typeof connect>; answers: () => string }> =>
+      new Promise((resolve) => {
+        let text = '';
+        const socket = connect(port, '127.0.0.1', () => resolve({ socket, answers: () => text }));
+        socket.on('data', (d: Buffer) => (text += d.toString()));
+      });
+    const head = (length: number): string =>
+      `PUT /archivelink/S4H?create&pVersion=0047&contRep=Z1&docId=L&compId=data HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\n\r\n`;
+    const answered = (answers: () => string, count: number): Promise<void> =>
+      until(() => (answers().match(/HTTP\/1\.1 /g) ?? []).length >= count, `${count} answers`);
+
+    const { socket, answers } = await opened();
+    socket.write(head(2_000_000) + 'x'.repeat(1_000));
+    await answered(answers, 1);
+    t.match(answers(), /^HTTP\/1\.1 401 /, 'refused before its body is read (unsigned)');
+    t.notMatch(answers(), /Connection: close/i);
+    socket.write('x'.repeat(1_999_000));
+    socket.write(head(0));
+    await answered(answers, 2);
+    t.match(
+      answers(),
+      /HTTP\/1\.1 401 [\s\S]*HTTP\/1\.1 401 /,
+      'the rest was read off: the connection serves the next request',
+    );
+    socket.destroy();
+
+    const stalled = await opened();
+    stalled.socket.write(head(2_000_000) + 'x'.repeat(1_000));
+    await once(stalled.socket, 'close');
+    t.match(
+      stalled.answers(),
+      /^HTTP\/1\.1 401 /,
+      'a client that stops sending: answered, then closed after lingerSeconds',
+    );
+  },
+);
+
+t.test(
+  'legacy digests (MD5, RIPEMD-160) only where the content repository accepts them; content repositories as long as OAC0 allows',
+  async (t) => {
+    const repositories = (legacyDigests: string[]): Record<string, unknown> => ({
+      contentRepositories: [
+        { contRep: 'Z1', storagePath: Z1, legacyDigests },
+        { contRep: 'ZDMS_2017', storagePath: '/default-domain/workspaces/sap-archive' },
+      ],
+    });
+    const strict = await servedEnv(t, { connection: repositories([]) });
+    await strict.trust('dsa.crt');
+    await strict.trust('rsa.crt', 'CN%3DS4H-RSA,OU%3Dconnect2erp,O%3DSAP%20Trust%20Community,C%3DDE');
+    t.equal((await strict.call('PUT', urls.createPutA, 'x')).status, 201);
+    const md5 = await strict.call('GET', urls.infoARsaMd5);
+    t.equal(md5.status, 401);
+    t.equal(md5.error, 'secKey uses the legacy digest md5, not accepted for this content repository (legacyDigests)');
+    t.equal((await strict.call('GET', urls.infoARsaRipemd160)).status, 401);
+
+    const legacy = await servedEnv(t, { connection: repositories(['md5', 'ripemd160']) });
+    await legacy.trust('dsa.crt');
+    await legacy.trust('rsa.crt', 'CN%3DS4H-RSA,OU%3Dconnect2erp,O%3DSAP%20Trust%20Community,C%3DDE');
+    t.equal((await legacy.call('PUT', urls.createPutA, 'x')).status, 201);
+    t.equal((await legacy.call('GET', urls.infoARsaMd5)).status, 200, 'MD5 accepted where turned on');
+    t.equal((await legacy.call('GET', urls.infoARsaRipemd160)).status, 200, 'RIPEMD-160 too');
+
+    const kpro = await legacy.call('GET', 'serverInfo&pVersion=0047&contRep=ZDMS_2017');
+    t.equal(kpro.status, 200, 'a KPro repository of 9 characters is configured and answered');
   },
 );
