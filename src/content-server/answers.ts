@@ -21,6 +21,22 @@ export function sendError(res: ServerResponse, error: ArchiveLinkError): void {
 export const asciiLine = (fields: Array<[string, string]>): string =>
   `${fields.map(([key, value]) => `${key}="${ascii(value).replace(/"/g, '""')}";`).join('')}\r\n`;
 
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * `resultAs=html` (info, serverInfo): the fields the ASCII answer carries, as a page a person
+ * reads in a browser, one table per group (the server or document, then each repository or component).
+ */
+export function sendHtml(res: ServerResponse, title: string, groups: Array<Array<[string, string]>>): void {
+  const tables = groups.map(
+    (rows) =>
+      `<table>${rows.map(([key, value]) => `<tr><th>${escapeHtml(key)}</th><td>${escapeHtml(ascii(value))}</td></tr>`).join('')}</table>\n`,
+  );
+  const body = `<!DOCTYPE html>\n<html><head><meta charset="us-ascii"><title>${escapeHtml(title)}</title></head><body>\n<h1>${escapeHtml(title)}</h1>\n${tables.join('')}</body></html>\n`;
+  res.writeHead(200, { 'Content-Type': 'text/html; charset=us-ascii', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
 export function sendText(
   res: ServerResponse,
   status: number,

@@ -40,6 +40,17 @@ export class ApprovedCertificates {
     };
   }
 
+  /** The approved, unexpired and readable certificates of a content repository, whatever their authId (getCert). */
+  async active(connection: string, contRep: string): Promise<StoredCertificate[]> {
+    const now = Date.now();
+    return (await this.list())
+      .filter(({ certificate: c, trusted }) => {
+        const active = c.status === 'approved' && !(Date.parse(c.notAfter) < now) && trusted !== undefined;
+        return active && c.connection === connection && c.contRep === contRep;
+      })
+      .map(({ certificate }) => certificate);
+  }
+
   /** A putCert filed something: the next check reads the list again. */
   forget(): void {
     this.cached = undefined;

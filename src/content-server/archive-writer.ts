@@ -92,7 +92,8 @@ export class ArchiveWriter {
   }
 
   /**
-   * update POST: the document becomes exactly the components sent; the others are deleted (§3).
+   * update POST: the document becomes exactly the components sent; the others are deleted (§3),
+   * into the trash unless the content repository says remove.
    * Every part is uploaded before anything changes, so a part that fails leaves the document as it
    * was. Its protection stays what create gave it: update POST signs no docProt.
    */
@@ -101,7 +102,7 @@ export class ArchiveWriter {
     const staged = await this.stage(incoming);
     const before = await this.attach(document, staged);
     const sent = new Set(staged.map((s) => s.compId));
-    for (const component of before.filter((c) => !sent.has(c.compId))) await this.client.remove(component.uid);
+    for (const component of before.filter((c) => !sent.has(c.compId))) await this.discard(document, component.uid);
   }
 
   /**
@@ -133,9 +134,13 @@ export class ArchiveWriter {
 
   /** delete: one component, or the whole document; into the trash unless the content repository says remove. */
   async delete(document: ArchiveDocument, component: Component | undefined): Promise<void> {
-    const { onDelete } = this.documents.repository(document.contRep);
-    const uid = component === undefined ? document.doc.uid : component.uid;
     if (component !== undefined) this.writable(document);
+    await this.discard(document, component === undefined ? document.doc.uid : component.uid);
+  }
+
+  /** What delete and update POST take away goes where the content repository's onDelete says. */
+  private async discard(document: ArchiveDocument, uid: string): Promise<void> {
+    const { onDelete } = this.documents.repository(document.contRep);
     await (onDelete === 'trash' ? this.client.trash(uid) : this.client.remove(uid));
   }
 

@@ -7,6 +7,7 @@ export type AccessMode = 'r' | 'c' | 'u' | 'd';
 
 export type CommandName =
   | 'serverInfo'
+  | 'getCert'
   | 'putCert'
   | 'info'
   | 'get'
@@ -24,7 +25,7 @@ type Method = 'GET' | 'PUT' | 'POST';
 interface CommandRule {
   /** The methods it takes, each with what it signs besides contRep, accessMode, authId and expiration. */
   signed: Partial<Record<Method, readonly string[]>>;
-  /** The access mode the URL's `accessMode` must include; none for the two unsigned commands. */
+  /** The access mode the URL's `accessMode` must include; none for the unsigned commands. */
   mode?: AccessMode;
 }
 
@@ -32,6 +33,8 @@ const DOC_ID = ['docId'] as const;
 
 export const COMMANDS: Record<CommandName, CommandRule> = {
   serverInfo: { signed: { GET: [] } },
+  // pVersion 0046, for SAP's cache server: unsigned, contRep and pVersion only.
+  getCert: { signed: { GET: [] } },
   putCert: { signed: { PUT: [] } },
   info: { mode: 'r', signed: { GET: DOC_ID } },
   // compId is not signed for get even when present (SAP-signed URLs seen in public code, §3).

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ByteRange } from '../repository/client.js';
-import { ascii, asciiLine, sendMultipart, sendText, type AnswerPart } from './answers.js';
+import { ascii, asciiLine, sendHtml, sendMultipart, sendText, type AnswerPart } from './answers.js';
 import type { ArchiveDocument, Component, Prefetch } from './archive.js';
 import { addressedDocument } from './addressed.js';
 import type { CommandContext } from './context.js';
@@ -47,6 +47,17 @@ function componentHeaders(component: Component, pVersion: string): Record<string
 
 const pVersionOf = (context: CommandContext): string => context.url.get('pVersion') ?? P_VERSION;
 
+/** `resultAs` of info and serverInfo: `ascii` (the default: the protocol's own answer) or `html`, a page for a person. */
+function resultAsOf(context: CommandContext): 'ascii' | 'html' {
+  const resultAs = context.url.get('resultAs') ?? 'ascii';
+  if (resultAs !== 'ascii' && resultAs !== 'html')
+    throw new ArchiveLinkError(STATUS.badRequest, `resultAs "${resultAs}" is neither ascii nor html`);
+  return resultAs;
+}
+
+const fields = (headers: Record<string, string | number>): Array<[string, string]> =>
+  Object.entries(headers).map(([key, value]) => [key, String(value)]);
+
 /** info: the document's and its components' attributes, one empty part per component. */
 export async function info(context: CommandContext): Promise<void> {
   const document = await addressedDocument(context);
@@ -55,10 +66,19 @@ export async function info(context: CommandContext): Promise<void> {
     ? [await context.documents.component(document, compId)]
     : await context.documents.components(document);
   const pVersion = pVersionOf(context);
-  const parts: AnswerPart[] = components.map((c) => ({
-    headers: { ...componentHeaders(c, pVersion), 'Content-Length': 0 },
-  }));
-  await sendMultipart(context.res, documentHeaders(document, components.length, pVersion), parts);
+  const header = documentHeaders(document, components.length, pVersion);
+  // info's parts name the character set and version in the Content-Type (§3, "info parts"): neither is known here.
+  const parts = components.map((c) => {
+    const headers = componentHeaders(c, pVersion);
+    return { ...headers, 'Content-Type': `${headers['Content-Type']}; charset=; version=`, 'Content-Length': 0 };
+  });
+  if (resultAsOf(context) === 'html')
+    return sendHtml(context.res, `Document ${document.docId}`, [fields(header), ...parts.map(fields)]);
+  await sendMultipart(
+    context.res,
+    header,
+    parts.map((headers): AnswerPart => ({ headers })),
+  );
 }
 
 /** docGet: every component, streamed one after the other. */
@@ -271,8 +291,8 @@ export async function serverInfo(context: CommandContext, version: string): Prom
   const [status, description] = state.running ? ['running', ''] : ['error', state.reason];
   const pVersion = pVersionOf(context);
   const now = sapDateTime(new Date());
-  const body = [
-    asciiLine([
+  const lines: Array<Array<[string, string]>> = [
+    [
       ['serverStatus', status],
       ['serverVendorId', `connect2erp ${version}`],
       ['serverVersion', version],
@@ -280,16 +300,15 @@ export async function serverInfo(context: CommandContext, version: string): Prom
       ['serverDate', now.date],
       ['serverStatusDescription', description],
       ['pVersion', pVersion],
+    ],
+    ...repositories.map((r): Array<[string, string]> => [
+      ['contRep', r.contRep],
+      ['contRepDescription', `content repository ${r.contRep}`],
+      ['contRepStatus', status],
+      ['contRepStatusDescription', description],
+      ['pVersion', pVersion],
     ]),
-    ...repositories.map((r) =>
-      asciiLine([
-        ['contRep', r.contRep],
-        ['contRepDescription', `content repository ${r.contRep}`],
-        ['contRepStatus', status],
-        ['contRepStatusDescription', description],
-        ['pVersion', pVersion],
-      ]),
-    ),
-  ].join('');
-  sendText(context.res, 200, body);
+  ];
+  if (resultAsOf(context) === 'html') return sendHtml(context.res, 'connect2erp content server', lines);
+  sendText(context.res, 200, lines.map(asciiLine).join(''));
 }

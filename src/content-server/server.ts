@@ -21,7 +21,8 @@ import { attrSearch, docGet, get, info, search, serverInfo } from './reading.js'
 import { RepositoryHealth } from './repository-health.js';
 import { PutCertSources } from './put-cert-sources.js';
 import { parseArchiveLinkUrl, type ArchiveLinkUrl } from './request-url.js';
-import { append, create, mCreate, putCert, remove, update } from './storing.js';
+import { append, create, mCreate, remove, update } from './storing.js';
+import { getCert, putCert } from './certificate-commands.js';
 
 type Handler = (context: CommandContext) => Promise<void> | void;
 
@@ -86,6 +87,7 @@ export class ContentServer {
     }
     this.handlers = {
       serverInfo: (context) => serverInfo(context, settings.version),
+      getCert,
       putCert,
       info,
       get,

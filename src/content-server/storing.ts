@@ -2,7 +2,6 @@ import type { IncomingMessage } from 'node:http';
 import { asciiLine, sendText } from './answers.js';
 import { NAME } from './archive.js';
 import { checkCompId, type IncomingComponent } from './archive-writer.js';
-import { readCertificateFile } from './certificate-file.js';
 import { addressedDocument, contRepOf } from './addressed.js';
 import type { CommandContext } from './context.js';
 import { MultipartBody, type IncomingPart } from './multipart-body.js';
@@ -205,53 +204,4 @@ export async function remove(context: CommandContext): Promise<void> {
   const component = !compId ? undefined : await context.documents.component(document, compId);
   await context.writer.delete(document, component);
   sendText(context.res, STATUS.ok, '');
-}
-
-async function smallBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit)
-      throw new ArchiveLinkError(STATUS.certificateNotRecognised, `the certificate is larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
-/**
- * putCert: SAP's certificate, filed in the repository as pending. Nothing is signed here (§3),
- * so nothing it sends can approve, replace or revoke a certificate: that is an administrator's
- * `connect2erp certs`.
- */
-export async function putCert(context: CommandContext): Promise<void> {
-  const { url, req, res, certificates, approved, connection, log, putCertSources } = context;
-  const contRep = contRepOf(context);
-  const authId = url.get('authId');
-  if (!authId) throw new ArchiveLinkError(STATUS.badRequest, 'authId is missing');
-  const remote = req.socket.remoteAddress;
-  if (putCertSources !== undefined && !putCertSources.allows(remote))
-    throw new ArchiveLinkError(
-      STATUS.securityBreach,
-      `putCert from ${String(remote)} refused: not an address of putCertFrom of connection ${connection.name}`,
-    );
-  const file = readCertificateFile(await smallBody(req, context.maxCertificateBytes));
-  const { outcome, replaced } = await certificates.receive({ connection: connection.name, contRep, authId }, file);
-  for (const gone of replaced)
-    log.warn('pending certificate replaced by a newer filing', {
-      connection: connection.name,
-      contRep: gone.contRep,
-      authId: gone.authId,
-      subject: gone.subject,
-      fingerprint: gone.fingerprint,
-    });
-  if (outcome === 'filed') approved.forget();
-  log.warn(outcome === 'filed' ? 'certificate filed for approval' : 'certificate already filed', {
-    connection: connection.name,
-    contRep,
-    authId,
-    subject: file.subject,
-    fingerprint: file.fingerprint,
-  });
-  sendText(res, STATUS.ok, '');
 }

@@ -485,3 +485,46 @@ t.test(
     t.equal(kpro.status, 200, 'a KPro repository of 9 characters is configured and answered');
   },
 );
+
+t.test(
+  'getCert lists the active certificates; resultAs=html answers a page; info parts name charset and version',
+  async (t) => {
+    const env = await servedEnv(t);
+    const before = await env.call('GET', 'getCert&pVersion=0046&contRep=Z1');
+    t.equal(before.status, 200);
+    t.equal(before.body.toString(), 'security="1";\r\n', 'signatures checked, no certificate yet');
+    await env.trust('dsa.crt');
+    // Filed but never approved: not active.
+    await env.call('PUT', 'putCert&pVersion=0047&contRep=Z1&authId=other', fixture('rsa.crt'));
+    const lines = (await env.call('GET', 'getCert&pVersion=0046&contRep=Z1')).body.toString().split('\r\n');
+    t.equal(lines.length, 3);
+    t.match(
+      lines[1],
+      /^Subject="C=DE, O=SAP Trust Community, OU=connect2erp, CN=S4H";Issuer="C=DE, .*CN=S4H";serialNumber="[0-9A-F]+";notBefore="\d{4}-.*Z";notAfter="2\d{3}-.*Z";certificate="3082[0-9a-f]+";$/,
+    );
+    t.equal((await env.call('GET', 'getCert&pVersion=0046&contRep=Q9')).status, 404, 'a content repository not served');
+    const off = await servedEnv(t, { connection: { signatures: 'off' } });
+    t.equal((await off.call('GET', 'getCert&pVersion=0046&contRep=Z1')).body.toString(), 'security="2";\r\n');
+
+    t.equal((await env.call('PUT', urls.createPutA, 'x')).status, 201);
+    const info = await env.call('GET', urls.infoA);
+    t.match(info.body.toString(), /Content-Type: application\/octet-stream; charset=; version=\r\n/);
+    const page = await env.call('GET', `${urls.infoA}&resultAs=html`);
+    t.equal(page.headers['content-type'], 'text/html; charset=us-ascii');
+    t.match(
+      page.body.toString(),
+      new RegExp(`<title>Document ${docIds.A}</title>[\\s\\S]*<th>X-compId</th><td>data</td>`),
+    );
+    t.equal(
+      (await env.call('GET', `${urls.infoA}&resultAs=ascii`)).headers['content-type']?.toString().split(';')[0],
+      'multipart/form-data',
+    );
+    t.equal((await env.call('GET', `${urls.infoA}&resultAs=xml`)).error, 'resultAs "xml" is neither ascii nor html');
+    const server = await env.call('GET', 'serverInfo&pVersion=0047&resultAs=html');
+    t.match(server.body.toString(), /<th>serverStatus<\/th><td>running<\/td>[\s\S]*<th>contRep<\/th><td>Z1<\/td>/);
+    t.match(
+      (await env.call('GET', 'serverInfo&pVersion=0047&contRep=Z1&resultAs=html')).body.toString(),
+      /<title>connect2erp content server<\/title>/,
+    );
+  },
+);

@@ -165,6 +165,8 @@ t.test(
     t.equal((await env.call('POST', urls.updatePostA, body, MULTIPART)).status, 200);
     const info = await env.call('GET', urls.infoA);
     t.equal(info.headers['x-numbercomps'], '1', 'descr, not sent, is gone');
+    const descr = [...env.sandbox.store.all()].find((d) => d.path.includes(`/${docIds.A}/descr.`));
+    t.equal(descr?.trashed, true, 'into the trash (onDelete: trash), not deleted for good');
     t.equal((await env.call('GET', urls.getA)).body.toString(), 'second');
     const failing = multipart([
       { headers: { 'X-compId': 'data', 'Content-Type': 'text/plain' }, body: 'third' },
