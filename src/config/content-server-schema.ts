@@ -90,6 +90,26 @@ export const contentServerSchema = z.strictObject({
    * `connect2erp doctor` calls serverInfo there. Optional: nothing else reads it.
    */
   publicUrl: httpUrl.optional(),
+  /**
+   * Answer `/metrics` (Prometheus text: requests per command and status, bytes, refusals for
+   * security, the repository's latency, the process's memory and CPU). Counts only, no document
+   * names; turn it off where SAP's network must not read even those.
+   */
+  metrics: z.boolean().default(true),
+  /**
+   * Pages of these origins may read answers in the browser (CORS), e.g. a Fiori launchpad that
+   * opens attachments: `https://fiori.example.com`. None by default.
+   */
+  corsOrigins: z
+    .array(
+      z.string().regex(/^https?:\/\/[^/\s]+$/, 'must be an origin: scheme and host, e.g. https://fiori.example.com'),
+    )
+    .default([]),
+  /**
+   * Requests taken at once; more are answered 503 with Retry-After, so that a burst cannot exhaust
+   * the pod's memory or the repository's connections (whether SAP then retries is not documented).
+   */
+  maxRequestsInFlight: z.number().int().min(1).default(256),
   /** Serve HTTPS with this key and certificate (PEM files); leave out when TLS ends at the ingress. */
   tls: z.strictObject({ certFile: z.string().min(1), keyFile: z.string().min(1) }).optional(),
   /**

@@ -67,6 +67,8 @@ export const STATUS = {
   certificateNotRecognised: 406,
   inaccessible: 409,
   internal: 500,
+  /** HTTP's own, not the protocol's: too many requests at once (maxRequestsInFlight), with Retry-After. */
+  unavailable: 503,
 } as const;
 
 /**

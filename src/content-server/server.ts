@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { finished } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AuthenticationError, ConflictError, ForbiddenError, NotFoundError } from '../../common/errors.js';
@@ -20,11 +20,30 @@ import { ArchiveLinkError, COMMANDS, STATUS, type CommandName } from './protocol
 import { attrSearch, docGet, get, info, search, serverInfo } from './reading.js';
 import { RepositoryHealth } from './repository-health.js';
 import { PutCertSources } from './put-cert-sources.js';
+import { ServeMetrics, wireCounter } from './metrics.js';
+import { Cors } from './cors.js';
 import { parseArchiveLinkUrl, type ArchiveLinkUrl } from './request-url.js';
 import { append, create, mCreate, remove, update } from './storing.js';
 import { getCert, putCert } from './certificate-commands.js';
 
 type Handler = (context: CommandContext) => Promise<void> | void;
+
+/** What a request refused for back-pressure is told to wait: a moment, as the requests under way end. */
+const RETRY_AFTER_SECONDS = 2;
+
+/**
+ * Whether the client closed its side: it ended the connection (FIN) or reset it, or writing to it
+ * failed. A connection the server itself broke off (a stream cut by the repository, lingerSeconds
+ * over) shows none of these.
+ */
+function clientGone(req: IncomingMessage): boolean {
+  // A request whose answer was sent is detached from its connection.
+  const socket: Socket | null = req.socket;
+  if (socket === null) return false;
+  const error: NodeJS.ErrnoException | null = socket.errored;
+  const code = error?.code;
+  return socket.readableEnded || code === 'ECONNRESET' || code === 'EPIPE';
+}
 
 export interface ContentServerSettings {
   storage: StorageConfig;
@@ -55,6 +74,11 @@ export class ContentServer {
   private readonly connections = new Map<string, ConnectionServices>();
   private readonly handlers: Record<CommandName, Handler>;
   private stopping = false;
+  /** Undefined when contentServer.yaml turns /metrics off. */
+  private readonly metrics?: ServeMetrics;
+  private readonly cors: Cors;
+  /** ArchiveLink requests under way, at most maxRequestsInFlight. */
+  private inFlight = 0;
 
   constructor(
     private readonly settings: ContentServerSettings,
@@ -85,6 +109,8 @@ export class ContentServer {
         if (legacyDigests.length > 0)
           log.warn('legacy signature digests accepted', { connection: connection.name, contRep, legacyDigests });
     }
+    if (server.metrics) this.metrics = new ServeMetrics();
+    this.cors = new Cors(server.corsOrigins);
     this.handlers = {
       serverInfo: (context) => serverInfo(context, settings.version),
       getCert,
@@ -140,6 +166,7 @@ export class ContentServer {
       this.server.close(() => resolve());
       this.server.closeIdleConnections();
     });
+    this.metrics?.stop();
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -147,11 +174,20 @@ export class ContentServer {
     if (target === '/healthz') return sendText(res, 200, 'ok\n');
     // What an availability probe asks (the SAP Cloud Connector's, a load balancer's): the server answers.
     if (target === '/') return sendText(res, 200, 'connect2erp content server\n');
+    if (target === '/metrics' && this.metrics !== undefined) return this.metrics.send(res);
     if (target === '/readyz') return sendText(res, this.stopping ? 503 : 200, this.stopping ? 'stopping\n' : 'ready\n');
+    if (this.cors.answer(req, res)) return;
     if (this.stopping) res.setHeader('Connection', 'close');
     const started = process.hrtime.bigint();
+    const wire = wireCounter(req);
+    this.inFlight++;
+    res.once('close', () => this.inFlight--);
     let url: ArchiveLinkUrl | undefined;
     try {
+      if (this.inFlight > this.settings.server.maxRequestsInFlight) {
+        res.setHeader('Retry-After', RETRY_AFTER_SECONDS);
+        throw new ArchiveLinkError(STATUS.unavailable, 'more requests than this server takes at once; try again');
+      }
       url = parseArchiveLinkUrl(target, this.settings.server.pathPrefix);
       if (url === undefined) throw new ArchiveLinkError(STATUS.notFound, 'no such path');
       const services = this.connections.get(url.connection);
@@ -176,11 +212,13 @@ export class ContentServer {
     } catch (error) {
       this.fail(req, res, url, error);
     } finally {
-      this.access(req, res, url, started);
+      this.access(req, res, url, started, wire);
     }
   }
 
   private fail(req: IncomingMessage, res: ServerResponse, url: ArchiveLinkUrl | undefined, error: unknown): void {
+    // The client left (a download abandoned, an upload cut off): nobody to answer, nothing wrong here.
+    if (clientGone(req)) return void res.destroy();
     const answer = protocolError(error);
     if (!(error instanceof ArchiveLinkError))
       this.log.error('request failed', { command: url?.command, docId: url?.get('docId'), error: String(error) });
@@ -202,8 +240,18 @@ export class ContentServer {
   }
 
   /** One line per request, without the URL: its secKey is a credential, and its values may be personal. */
-  private access(req: IncomingMessage, res: ServerResponse, url: ArchiveLinkUrl | undefined, started: bigint): void {
+  private access(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: ArchiveLinkUrl | undefined,
+    started: bigint,
+    wire: () => { received: number; sent: number },
+  ): void {
     const done = (): void => {
+      const gone = clientGone(req);
+      // 499 (nginx's "client closed request") when the client left before its answer began.
+      const status = gone && !res.headersSent ? 499 : res.statusCode;
+      this.metrics?.answered(url?.command, status, wire());
       this.log.info('request', {
         method: req.method,
         connection: url?.connection,
@@ -212,7 +260,8 @@ export class ContentServer {
         docId: url?.get('docId'),
         compId: url?.get('compId'),
         signed: url?.get('secKey') !== undefined,
-        status: res.statusCode,
+        status,
+        clientGone: gone || undefined,
         error: res.getHeader('X-ErrorDescription'),
         ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
       });

@@ -1,12 +1,17 @@
 import { ContentInfo, SignedData } from '@peculiar/asn1-cms';
 import { AsnConvert } from '@peculiar/asn1-schema';
+import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { channel } from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import { connect } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import t from 'tap';
+import { request } from 'undici';
 import { FIXTURE_AUTH_ID, FIXTURES, SIGNED, fixture, servedEnv } from '../helpers/content-server.js';
 import { until } from '../helpers/until.js';
+import { createLogger } from '../../src/log.js';
 import type { StoredDoc } from '../../sandbox/repository/store.js';
 
 // Requests over real HTTP: 2 s idle, several times that on a busy machine.
@@ -528,3 +533,151 @@ t.test(
     );
   },
 );
+
+t.test('a client that leaves, downloading or uploading: one access line at info, no error', async (t) => {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new PassThrough();
+  stream.on('data', (line: Buffer) => lines.push(JSON.parse(line.toString()) as Record<string, unknown>));
+  const env = await servedEnv(t, {
+    connection: { signatures: 'off' },
+    log: createLogger({ stream, json: true, level: 'info' }),
+  });
+  const port = Number(new URL(env.origin).port);
+  t.equal(
+    (await env.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=BIG&compId=data', Buffer.alloc(8 << 20, 1))).status,
+    201,
+  );
+  const leaving = async (request: string, leaveWhen: (received: number) => boolean): Promise<void> => {
+    const socket = connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    let received = 0;
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (leaveWhen(received)) socket.destroy();
+    });
+    socket.write(request);
+    if (leaveWhen(0)) socket.destroy();
+    await once(socket, 'close');
+  };
+  const accessLines = (docId: string): Array<Record<string, unknown>> =>
+    lines.filter((l) => l.message === 'request' && l.docId === docId);
+
+  await leaving(
+    'GET /archivelink/S4H?get&pVersion=0047&contRep=Z1&docId=BIG HTTP/1.1\r\nHost: x\r\n\r\n',
+    (n) => n > 0,
+  );
+  await until(() => accessLines('BIG').length === 2, 'the abandoned get is logged');
+  t.match(accessLines('BIG')[1], { level: 'info', command: 'get', status: 200, clientGone: true });
+
+  const head = (command: string, docId: string, type = 'application/pdf'): string =>
+    `${command === 'create' ? 'PUT' : 'POST'} /archivelink/S4H?${command}&pVersion=0047&contRep=Z1&docId=${docId}&compId=data HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: 5000000\r\n\r\n`;
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write(head('create', 'CUT') + 'x'.repeat(100_000));
+  await until(() => env.sandbox.store.getByPath(`${Z1}/CUT`) !== undefined, 'the create has begun');
+  socket.destroy();
+  await until(() => accessLines('CUT').length === 1, 'the cut create is logged');
+  t.match(accessLines('CUT')[0], { level: 'info', status: 499, clientGone: true });
+
+  const multipart = connect(port, '127.0.0.1');
+  await once(multipart, 'connect');
+  multipart.write(
+    head('mCreate', 'MCUT', 'multipart/form-data; boundary=b') +
+      `--b\r\nX-docId: MCUT\r\nX-compId: data\r\n\r\n${'y'.repeat(100_000)}`,
+  );
+  await until(() => env.sandbox.store.getByPath(`${Z1}/MCUT`) !== undefined, 'the mCreate has begun');
+  multipart.destroy();
+  await until(() => accessLines('MCUT').length === 1, 'the cut mCreate is logged');
+  t.match(accessLines('MCUT')[0], { level: 'info', status: 499, clientGone: true });
+  await until(() => env.sandbox.store.getByPath(`${Z1}/CUT`) === undefined, 'the cut create is cleared away');
+  t.same(
+    lines.filter((l) => l.level === 'error'),
+    [],
+    'no error logged',
+  );
+});
+
+t.test('/metrics: requests per command and status, bytes, security refusals, the repository latency', async (t) => {
+  const env = await servedEnv(t, { connection: { signatures: 'off' } });
+  await env.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=MET&compId=data', Buffer.alloc(10_000, 1));
+  await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=MET');
+  // A request the repository drops: its latency is counted as failed.
+  env.sandbox.faults.add({ path: '/path/', drop: true, times: 10 });
+  await env.call('GET', 'get&pVersion=0047&contRep=Z1&docId=GONE');
+  env.sandbox.faults.clear();
+  // A request undici began before the metrics did is not timed (nothing to time it from).
+  channel('undici:request:headers').publish({ request: { method: 'GET' }, response: { statusCode: 200 } });
+  const signed = await servedEnv(t);
+  t.equal((await signed.call('GET', 'get&pVersion=0047&contRep=Z1&docId=MET')).status, 401);
+
+  const text = async (origin: string): Promise<string> => {
+    const answer = await request(`${origin}/metrics`);
+    t.match(answer.headers['content-type'], /^text\/plain/);
+    return answer.body.text();
+  };
+  const metrics = await text(env.origin);
+  t.match(metrics, /connect2erp_serve_requests_total\{command="create",status="201"\} 1\n/);
+  t.match(metrics, /connect2erp_serve_requests_total\{command="get",status="200"\} 1\n/);
+  t.match(metrics, /connect2erp_serve_bytes_total\{command="create",direction="received"\} 10\d{3}\n/);
+  t.match(metrics, /connect2erp_serve_bytes_total\{command="get",direction="sent"\} 10\d{3}\n/);
+  t.match(metrics, /connect2erp_serve_repository_request_seconds_count\{method="GET",outcome="200"\} [1-9]/);
+  t.match(metrics, /connect2erp_serve_repository_request_seconds_count\{method="GET",outcome="failed"\} [1-9]/);
+  t.match(metrics, /connect2erp_serve_process_resident_memory_bytes /);
+  t.match(await text(signed.origin), /connect2erp_serve_security_refusals_total\{command="get"\} 1\n/);
+
+  const off = await servedEnv(t, { server: { metrics: false } });
+  t.equal((await request(`${off.origin}/metrics`)).statusCode, 404, 'turned off: no such path');
+});
+
+t.test('CORS for the origins listed; more requests than maxRequestsInFlight: 503 with Retry-After', async (t) => {
+  const env = await servedEnv(t, {
+    connection: { signatures: 'off' },
+    server: { corsOrigins: ['https://fiori.example.com'], maxRequestsInFlight: 1 },
+  });
+  const info = 'info&pVersion=0047&contRep=Z1&docId=CORS';
+  t.equal((await env.call('PUT', 'create&pVersion=0047&contRep=Z1&docId=CORS&compId=data', 'x')).status, 201);
+  const listed = await env.call('GET', info, undefined, { origin: 'https://fiori.example.com' });
+  t.equal(listed.headers['access-control-allow-origin'], 'https://fiori.example.com');
+  t.match(listed.headers['access-control-expose-headers'], /X-ErrorDescription/);
+  t.equal(listed.headers.vary, 'Origin');
+  const other = await env.call('GET', info, undefined, { origin: 'https://elsewhere.example.com' });
+  t.equal(other.status, 200);
+  t.equal(
+    other.headers['access-control-allow-origin'],
+    undefined,
+    'another origin: its browser refuses the page the answer',
+  );
+  const preflight = await new Promise<{ status: number; headers: Record<string, unknown> }>((resolve, reject) => {
+    const sent = httpRequest(
+      `${env.script}?${info}`,
+      { method: 'OPTIONS', headers: { origin: 'https://fiori.example.com', 'access-control-request-method': 'GET' } },
+      (res) => {
+        res.resume();
+        resolve({ status: res.statusCode as number, headers: res.headers });
+      },
+    );
+    sent.on('error', reject);
+    sent.end();
+  });
+  t.equal(preflight.status, 204);
+  t.equal(preflight.headers['access-control-allow-methods'], 'GET, PUT, POST');
+  const none = await servedEnv(t, { connection: { signatures: 'off' } });
+  t.equal(
+    (await none.call('GET', 'serverInfo&pVersion=0047', undefined, { origin: 'https://fiori.example.com' })).headers
+      .vary,
+    undefined,
+    'no origins listed: no CORS at all',
+  );
+
+  // The repository holds the first request: it is the one in flight.
+  env.sandbox.faults.hold();
+  const first = env.call('GET', info);
+  await env.sandbox.faults.whenHeld(1);
+  const second = await env.call('GET', info);
+  t.equal(second.status, 503);
+  t.equal(second.headers['retry-after'], '2');
+  t.equal(second.error, 'more requests than this server takes at once; try again');
+  env.sandbox.faults.release();
+  t.equal((await first).status, 200);
+  t.equal((await env.call('GET', info)).status, 200, 'once it is done, the next is taken');
+});

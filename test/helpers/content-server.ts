@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { CertificateStore } from '../../src/content-server/certificates.js';
 import { ContentServer } from '../../src/content-server/server.js';
 import { ArchiveLinkCaller } from '../../sandbox/erp/archivelink-client.js';
+import type { Logger } from '../../src/log.js';
 import { quietLog, sandboxEnv, type Env } from './env.js';
 
 export const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'archivelink');
@@ -46,7 +47,7 @@ export interface ServedEnv extends Env {
  */
 export async function servedEnv(
   t: Test,
-  settings: { connection?: Record<string, unknown>; server?: Record<string, unknown> } = {},
+  settings: { connection?: Record<string, unknown>; server?: Record<string, unknown>; log?: Logger } = {},
   options: Parameters<typeof sandboxEnv>[1] = {},
 ): Promise<ServedEnv> {
   const env = await sandboxEnv(t, options);
@@ -58,7 +59,7 @@ export async function servedEnv(
   const config = loadConfig(env.location, { contentServer: true });
   const server = new ContentServer(
     { storage: config.storage, server: config.contentServer!, version: '0.0.0-test' },
-    quietLog,
+    settings.log ?? quietLog,
   );
   const { port } = await server.start();
   t.teardown(() => server.stop());
