@@ -1,5 +1,5 @@
 import { ConfigError } from '../../common/errors.js';
-import { loadConfig } from '../config/load.js';
+import { loadContentServerConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import type { CertificateStatus, StoredCertificate } from '../content-server/certificates.js';
 import { EXIT } from '../exit-codes.js';
@@ -52,7 +52,7 @@ async function certsCommand(
 ): Promise<number> {
   if (action === undefined || !Object.hasOwn(ACTIONS, action))
     throw new ConfigError([{ file: 'command line', path: 'certs', message: 'say list, approve NAME or revoke NAME' }]);
-  const config = loadConfig(location);
+  const config = loadContentServerConfig(location);
   const log = commandLogger();
   // Loaded here, not with the command table: every other command would pay for its CMS library.
   const { CertificateStore } = await import('../content-server/certificates.js');

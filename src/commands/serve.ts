@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError } from '../../common/errors.js';
-import { CONTENT_SERVER_FILE, loadConfig } from '../config/load.js';
+import { CONTENT_SERVER_FILE, loadContentServerConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { EXIT } from '../exit-codes.js';
 import { commandLogger } from '../log.js';
@@ -14,7 +14,7 @@ import { LOCATION, location, type Command } from './command.js';
  * under way finish, and the process exits 0 (a server stopped as asked).
  */
 async function serveCommand(location: Required<ConfigLocation>, signals: StopSignals): Promise<number> {
-  const config = loadConfig(location, { contentServer: true });
+  const config = loadContentServerConfig(location);
   const file = join(location.configDir, CONTENT_SERVER_FILE);
   if (config.contentServer === undefined)
     throw new ConfigError([

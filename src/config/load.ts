@@ -33,8 +33,16 @@ function issueMessage(issue: z.core.$ZodIssue, schema: z.ZodType, data: unknown)
     : hintedMessage(issue, schema, data);
 }
 
-/** Read one YAML file, resolve its secret references and validate it; problems are collected. */
-function loadFile<T extends z.ZodType>(path: string, schema: T, problems: ConfigProblem[]): z.infer<T> | undefined {
+/**
+ * Read one YAML file, resolve its secret references (unless `secrets` is false: they stay as
+ * written, for a command that reads none of them) and validate it; problems are collected.
+ */
+function loadFile<T extends z.ZodType>(
+  path: string,
+  schema: T,
+  problems: ConfigProblem[],
+  secrets = true,
+): z.infer<T> | undefined {
   const file = path;
   let text: string;
   try {
@@ -56,7 +64,7 @@ function loadFile<T extends z.ZodType>(path: string, schema: T, problems: Config
     return undefined;
   }
   const before = problems.length;
-  const resolved = resolveReferences(tree, file, problems);
+  const resolved = secrets ? resolveReferences(tree, file, problems) : tree;
   // A reference that could not be read stands as '': the schema's complaint about that empty value would report the same key twice.
   const unresolved = new Set(problems.slice(before).map((problem) => problem.path));
   const result = schema.safeParse(resolved ?? {});
@@ -168,10 +176,10 @@ function crossCheck(
 function crossCheckContentServer(
   file: string,
   contentServer: ContentServerConfig,
-  erp: ErpConfig,
+  systemNames: readonly string[],
   problems: ConfigProblem[],
 ): void {
-  const systems = new Set(erp.systems.map((s) => s.name));
+  const systems = new Set(systemNames);
   const names = new Set<string>();
   contentServer.connections.forEach((connection, i) => {
     if (!systems.has(connection.name))
@@ -240,9 +248,42 @@ export function loadConfig(
       : undefined;
   if (erp) crossCheck(erpPath, erp, tasks, problems);
   if (erp) problems.push(...claimProblems(erp, tasks));
-  if (erp && contentServer) crossCheckContentServer(contentServerPath, contentServer, erp, problems);
+  if (erp && contentServer)
+    crossCheckContentServer(
+      contentServerPath,
+      contentServer,
+      erp.systems.map((system) => system.name),
+      problems,
+    );
   if (problems.length > 0 || !storage || !erp) throw new ConfigError(problems);
   const advice = configAdvice({ file: storagePath, config: storage }, erp, tasks);
   if (parts.schedules === true) advice.push(...scheduleAdvice(tasks));
   return { storage, erp, tasks: tasks.map((t) => t.task), contentServer, advice };
+}
+
+/**
+ * What `serve` and `certs` read: storage.yaml (the repository) and contentServer.yaml, its
+ * connections checked against erpHttp.yaml's system names. No jobs folder and none of the SAP
+ * systems' secrets: neither command uses them. `contentServer` is undefined when the file is absent.
+ */
+export function loadContentServerConfig(location: Required<ConfigLocation>): Pick<Config, 'storage' | 'contentServer'> {
+  const missing = missingFolder(location.configDir);
+  if (missing !== undefined) throw missing;
+  const problems: ConfigProblem[] = [];
+  const storage = loadFile(join(location.configDir, 'storage.yaml'), storageSchema, problems);
+  const contentServerPath = join(location.configDir, CONTENT_SERVER_FILE);
+  const contentServer = existsSync(contentServerPath)
+    ? loadFile(contentServerPath, contentServerSchema, problems)
+    : undefined;
+  // Read for its systems' names only: the SAP passwords are the job's, not serve's or certs'.
+  const erp = loadFile(join(location.configDir, 'erpHttp.yaml'), erpSchema, problems, false);
+  if (erp && contentServer)
+    crossCheckContentServer(
+      contentServerPath,
+      contentServer,
+      erp.systems.map((system) => system.name),
+      problems,
+    );
+  if (problems.length > 0 || !storage) throw new ConfigError(problems);
+  return { storage, contentServer };
 }

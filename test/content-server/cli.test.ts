@@ -137,3 +137,23 @@ t.test('certs list, approve and revoke: the administrator decides what signs', a
   t.equal(both.code, 2);
   t.match(both.stderr, /designates 2 certificates; give more of the fingerprint/, 'the same certificate for Z1 and Z2');
 });
+
+t.test('serve and certs read only what they use: no jobs folder, no SAP password', async (t) => {
+  const env = await sandboxEnv(t);
+  rmSync(env.location.jobsDir, { recursive: true, force: true });
+  const file = join(env.location.configDir, 'contentServer.yaml');
+  writeFileSync(file, readFileSync(file, 'utf8').replace('port: 8090', 'port: 0'));
+  const list = await cli(['certs', 'list', '--config', env.location.configDir], { SAP_PASSWORD: undefined });
+  t.equal(list.code, 0, list.stderr);
+  const serve = startCli(['serve', '--config', env.location.configDir], { SAP_PASSWORD: undefined });
+  t.teardown(() => void serve.child.kill('SIGKILL'));
+  await serve.logged(/content server listening/);
+  serve.child.kill('SIGTERM');
+  t.equal((await serve.exited).code, 0);
+
+  const erp = join(env.location.configDir, 'erpHttp.yaml');
+  writeFileSync(erp, 'systems: none\n');
+  const broken = await cli(['certs', 'list', '--config', env.location.configDir], { SAP_PASSWORD: undefined });
+  t.equal(broken.code, 2);
+  t.match(broken.stderr, /erpHttp\.yaml: systems: /, 'the system names come from erpHttp.yaml, checked');
+});

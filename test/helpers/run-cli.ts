@@ -37,7 +37,11 @@ export interface StartOptions {
 const TAP_HOOKS = /@tapjs[/\\](processinfo|mock)[/\\]/;
 
 /** Start `connect2erp ARGS` as its own process, with the sandbox passwords in its environment. */
-export function startCli(args: string[], env: Record<string, string> = {}, options: StartOptions = {}): Running {
+export function startCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  options: StartOptions = {},
+): Running {
   const limited = options.fileSizeLimitKiB !== undefined;
   const execArgv = limited ? process.execArgv.filter((arg) => !TAP_HOOKS.test(arg)) : process.execArgv;
   const hooks = [
@@ -86,6 +90,7 @@ export function startCli(args: string[], env: Record<string, string> = {}, optio
 }
 
 /** Run `connect2erp ARGS` to its end. */
-export async function cli(args: string[], env: Record<string, string> = {}): Promise<Result> {
+/** `env`: a variable given as undefined is left out of the process's environment. */
+export async function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Result> {
   return startCli(args, env).exited;
 }
