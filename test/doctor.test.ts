@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { exceptionXml } from '../sandbox/erp/soap-codec.js';
 import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
-import { servedEnv } from './helpers/content-server.js';
+import { FIXTURE_AUTH_ID, fixture, servedEnv } from './helpers/content-server.js';
 import { MAPPING, sandboxEnv, type Env } from './helpers/env.js';
 import { cli, PROJECT } from './helpers/run-cli.js';
 
@@ -63,6 +63,7 @@ function declaredFacet(env: Env, facet: string, schemas: unknown[]): void {
 
 t.test('on a landscape set up as the guides say, every check passes: exit 0, and nothing is written', async (t) => {
   const env = await servedEnv(t);
+  await env.trust('dsa.crt');
   edit(env, 'contentServer.yaml', /^pathPrefix:/m, `publicUrl: ${env.origin}\npathPrefix:`);
   copyFileSync(join(PROJECT, 'crontab'), join(env.location.configDir, '..', 'crontab'));
   const before = env.snapshot();
@@ -88,6 +89,9 @@ t.test('on a landscape set up as the guides say, every check passes: exit 0, and
     /^document type ZINVWF defined \(OAC2, class PDF\)$/,
     /^link BKPF – ZFIINVOICE maintained \(OAC3, content repository Z1\)$/,
     /^connection S4H answers serverInfo at http:\/\/127\.0\.0\.1:\d+\/archivelink\/S4H$/,
+    /^connection S4H signs in to the repository as Administrator \(repositoryAuth\)$/,
+    /^content repository Z1: storagePath \/default-domain\/workspaces\/sap-archive\/Z1 found$/,
+    /^content repository Z1: 1 approved certificate\(s\)$/,
   ])
     t.equal(find(checks, expected)?.outcome, 'pass', String(expected));
   t.same(
@@ -378,6 +382,8 @@ t.test('an account that may only read a mapped folder; SAP without the link, ref
       'ARCHIV_GET_CONNECTIONS',
       'the date form',
       'link BKPF – ZFIINVOICE not maintained (OAC3)',
+      // contentServer.yaml signs in as Administrator with $NUXEO_PASSWORD, here the reader's.
+      'connection S4H cannot sign in with repositoryAuth',
     ],
   );
   t.match(
@@ -441,5 +447,62 @@ t.test(
       find(checks, /^the ArchiveLink customizing: .*OPTION_NOT_VALID/)?.advice,
       /refused the query, not the customizing/,
     );
+  },
+);
+
+t.test(
+  "the content server's side of the repository: its own account, each storagePath, SAP's certificates",
+  async (t) => {
+    const env = await servedEnv(t);
+    await env.call('PUT', `putCert&pVersion=0047&contRep=Z1&authId=${FIXTURE_AUTH_ID}`, fixture('dsa.crt'));
+    const [pending] = await env.certificates.list();
+    edit(
+      env,
+      'contentServer.yaml',
+      /storagePath: \/default-domain\/workspaces\/sap-archive\/Z1/,
+      'storagePath: /default-domain/workspaces/nowhere',
+    );
+    const missing = await doctor(env);
+    t.equal(missing.code, 2);
+    t.match(
+      find(missing.checks, /^content repository Z1: storagePath \/default-domain\/workspaces\/nowhere not readable/),
+      {
+        outcome: 'fail',
+        advice: /create that folder and give S4H's account ReadWrite on it/,
+      },
+    );
+    t.match(find(missing.checks, /^content repository Z1: no approved certificate yet/), {
+      outcome: 'skip',
+      found: new RegExp(`waiting for approval: ${pending.name}$`),
+      advice: new RegExp(
+        `check the fingerprint with SAP's \\(STRUST\\), then connect2erp certs approve ${pending.name}`,
+      ),
+    });
+
+    edit(env, 'contentServer.yaml', /^( *)- name: S4H\n/m, '$1- name: S4H\n$1  signatures: off\n');
+    const unsigned = await doctor(env);
+    t.equal(
+      find(unsigned.checks, /^content repository Z1: 0 approved certificate\(s\); waiting for approval: /)?.outcome,
+      'pass',
+      'signatures off: no certificate needed',
+    );
+
+    edit(env, 'contentServer.yaml', /password: .*/, 'password: wrong');
+    const refused = await doctor(env);
+    t.match(find(refused.checks, /^connection S4H cannot sign in with repositoryAuth/), {
+      outcome: 'fail',
+      advice: /fix repositoryAuth in contentServer\.yaml/,
+    });
+    t.notOk(
+      find(refused.checks, /^content repository Z1: storagePath/),
+      'nothing more is asked with an account refused',
+    );
+
+    env.sandbox.faults.add({ path: 'sap-certificates', status: 500, times: 10 });
+    const unreadable = await doctor(env);
+    t.match(find(unreadable.checks, /^certificates not readable/), {
+      outcome: 'fail',
+      advice: /Read on \/default-domain\/workspaces\/admin/,
+    });
   },
 );

@@ -6,7 +6,7 @@ import { EXIT } from '../exit-codes.js';
 import { RfcClient } from '../erp/rfc-client.js';
 import { commandLogger } from '../log.js';
 import { renderChecks, Section } from '../operator/doctor/check.js';
-import { checkContentServer } from '../operator/doctor/content-server.js';
+import { checkContentServer, checkContentServerRepository } from '../operator/doctor/content-server.js';
 import { checkErp } from '../operator/doctor/erp.js';
 import { checkRepository } from '../operator/doctor/repository.js';
 import { RepositoryClient } from '../repository/client.js';
@@ -51,8 +51,11 @@ async function checkLandscape(config: Config): Promise<Section[]> {
     const rfcSystem = { ...system, rfc: system.rfc! };
     sections.push(await checkErp(rfcSystem, new RfcClient(rfcSystem, log), config.tasks, repository.mapping?.mapping));
   }
-  if (config.contentServer !== undefined)
+  if (config.contentServer !== undefined) {
+    // Without the repository, its accounts and folders cannot be told apart from its absence.
+    if (repository.signedIn) sections.push(await checkContentServerRepository(config.contentServer, storage, log));
     sections.push(await checkContentServer(config.contentServer, CONTENT_SERVER_TIMEOUT_MS));
+  }
   return sections;
 }
 

@@ -29,9 +29,9 @@ export async function checkRepository(
   client: DoctorRepository,
   config: Config,
   registry: SchemaRegistry,
-): Promise<{ section: Section; mapping?: MappingFile }> {
+): Promise<{ section: Section; signedIn: boolean; mapping?: MappingFile }> {
   const section = new Section(`repository ${withoutCredentials(config.storage.url)}`);
-  if (!(await signIn(section, client))) return { section };
+  if (!(await signIn(section, client))) return { section, signedIn: false };
   const { adminPath } = config.storage;
   await section.attempt(
     `adminPath ${adminPath}`,
@@ -44,7 +44,7 @@ export async function checkRepository(
   for (const [facet, schemas] of featureFacets(registry))
     await section.attempt(`facet ${facet}`, PACKAGE, () => checkFacet(section, client, facet, schemas));
   const mapping = await checkMapping(section, client, config, registry);
-  if (mapping === undefined) return { section };
+  if (mapping === undefined) return { section, signedIn: true };
   await section.attempt('the declared schemas', 'check that the account may read /api/v1/config/schemas', () =>
     checkReferences(section, client, mapping, registry),
   );
@@ -52,7 +52,7 @@ export async function checkRepository(
     await section.attempt(`mapped folder ${path}`, 'create it, or fix its path in the mapping file', () =>
       checkFolder(section, client, path),
     );
-  return { section, mapping };
+  return { section, signedIn: true, mapping };
 }
 
 async function signIn(section: Section, client: DoctorRepository): Promise<boolean> {
