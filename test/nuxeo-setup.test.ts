@@ -10,7 +10,11 @@ import { RepositorySandbox } from '../sandbox/repository/server.js';
 import { configLocation } from '../src/config/location.js';
 import { runJob } from '../src/job/run.js';
 import { quietLog } from './helpers/env.js';
-import { PROJECT } from './helpers/run-cli.js';
+import { cli, PROJECT } from './helpers/run-cli.js';
+import { loadContentServerConfig } from '../src/config/load.js';
+import { readCertificateFile } from '../src/content-server/certificate-file.js';
+import { CertificateStore } from '../src/content-server/certificates.js';
+import { RepositoryClient } from '../src/repository/client.js';
 
 /**
  * docs/nuxeo-setup.md's set-up script, run as an administrator would (bash and curl) against a
@@ -52,6 +56,8 @@ t.test("the guide's set-up script makes a server the job works with, and may run
     // A password JSON must escape (the title, with its spaces, is one a URL must encode).
     SERVICE_PASSWORD: 'job "secret" \\ 1',
     WORKSPACES: '/default-domain/workspaces/ERP',
+    CERTS_USER: 'carol',
+    CERTS_PASSWORD: 'carol-s3cret',
   };
   for (const round of ['first', 'again']) {
     const { stdout } = await run('bash', [join(dir, 'set-up.sh')], { cwd: PROJECT, env });
@@ -88,4 +94,44 @@ t.test("the guide's set-up script makes a server the job works with, and may run
   t.equal(report.tasks.workflow.counts.DONE, 1, 'the job, as its own account, starts the workflow');
   t.equal(sandbox.store.get(uid)?.properties['erpTaskStatus:status'], 'DONE');
   t.equal(erp.tables.inbox.length, 1, 'a work item in the inbox');
+
+  // SAP's certificate, filed as serve files it; then decided by the account the script made for it.
+  const adminPath = '/default-domain/workspaces/admin';
+  const client = (username: string, password: string): RepositoryClient =>
+    new RepositoryClient(
+      {
+        ...loadContentServerConfig(configLocation({ config: configDir })).storage,
+        auth: { type: 'basic', username, password },
+      },
+      quietLog,
+    );
+  const file = readCertificateFile(readFileSync(join(PROJECT, 'test', 'fixtures', 'archivelink', 'dsa.crt')));
+  await new CertificateStore(client('Administrator', 'Administrator'), adminPath).receive(
+    { connection: 'S4H', contRep: 'Z1', authId: 'CN=S4H' },
+    file,
+  );
+  const store = new CertificateStore(client('connect2erp', 'job "secret" \\ 1'), adminPath);
+  const [filed] = await store.list();
+  t.equal(filed?.status, 'pending', "the job's account may list the certificates");
+  const certs = (vars: Record<string, string>) => cli(['certs', 'approve', filed.name, '--config', configDir], vars);
+  const refused = await certs({});
+  t.equal(refused.code, 2);
+  t.match(
+    refused.stderr,
+    /the account of storage\.yaml may not change SAP's certificates: run certs as a repository administrator, with NUXEO_ADMIN and NUXEO_ADMIN_PASSWORD set/,
+  );
+  const stranger = await certs({ NUXEO_ADMIN: 'alice', NUXEO_ADMIN_PASSWORD: 'alice' });
+  t.match(
+    stranger.stderr,
+    /Privilege 'Read' is not granted to 'alice'/,
+    'an account without rights there cannot even list',
+  );
+  const approved = await certs({ NUXEO_ADMIN: 'carol', NUXEO_ADMIN_PASSWORD: 'carol-s3cret' });
+  t.equal(approved.code, 0, approved.stderr);
+  t.equal((await store.list())[0]?.status, 'approved', 'CERTS_USER approves');
+  t.notOk(approved.stderr.includes('carol-s3cret'), 'no password in the log');
+  sandbox.faults.add({ method: 'PUT', path: `/api/v1/id/${filed.uid}`, status: 409 });
+  const conflict = await certs({ NUXEO_ADMIN: 'carol', NUXEO_ADMIN_PASSWORD: 'carol-s3cret' });
+  t.not(conflict.code, 0);
+  t.match(conflict.stderr, /HTTP 409/, "any other refusal is the repository's, as it said it");
 });

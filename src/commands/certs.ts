@@ -1,9 +1,10 @@
-import { ConfigError } from '../../common/errors.js';
+import { ConfigError, ForbiddenError } from '../../common/errors.js';
+import type { StorageConfig } from '../config/storage-schema.js';
 import { loadContentServerConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import type { CertificateStatus, StoredCertificate } from '../content-server/certificates.js';
 import { EXIT } from '../exit-codes.js';
-import { commandLogger } from '../log.js';
+import { commandLogger, registerSecret } from '../log.js';
 import { RepositoryClient } from '../repository/client.js';
 import { LOCATION, location, type Command } from './command.js';
 
@@ -42,9 +43,19 @@ function designated(certificates: StoredCertificate[], key: string | undefined, 
 }
 
 /**
- * `connect2erp certs list|approve|revoke`: the administrator's side of putCert, with the
- * repository account of storage.yaml (an administrator: the folder is under adminPath).
+ * Who decides: the repository administrator named by NUXEO_ADMIN and NUXEO_ADMIN_PASSWORD (the
+ * set-up script's variables; a person's identity, never the job's or serve's), else the account
+ * of storage.yaml, which may list the certificates but, set up as docs/nuxeo-setup.md says, not
+ * decide on them.
  */
+function deciding(storage: StorageConfig): { storage: StorageConfig; who: string } {
+  const { NUXEO_ADMIN: username, NUXEO_ADMIN_PASSWORD: password } = process.env;
+  if (!username || !password) return { storage, who: 'the account of storage.yaml' };
+  registerSecret(password);
+  return { storage: { ...storage, auth: { type: 'basic', username, password } }, who: `NUXEO_ADMIN ${username}` };
+}
+
+/** `connect2erp certs list|approve|revoke`: the administrator's side of putCert. */
 async function certsCommand(
   location: Required<ConfigLocation>,
   action: string | undefined,
@@ -56,7 +67,8 @@ async function certsCommand(
   const log = commandLogger();
   // Loaded here, not with the command table: every other command would pay for its CMS library.
   const { CertificateStore } = await import('../content-server/certificates.js');
-  const store = new CertificateStore(new RepositoryClient(config.storage, log), config.storage.adminPath);
+  const { storage, who } = deciding(config.storage);
+  const store = new CertificateStore(new RepositoryClient(storage, log), storage.adminPath);
   const certificates = await store.list();
   const status = ACTIONS[action];
   if (status === undefined) {
@@ -64,9 +76,19 @@ async function certsCommand(
     return EXIT.ok;
   }
   const certificate = designated(certificates, key, action);
-  await store.setStatus(certificate, status);
+  await store.setStatus(certificate, status).catch((error: unknown) => {
+    if (!(error instanceof ForbiddenError)) throw error;
+    throw new ConfigError([
+      {
+        file: 'command line',
+        path: `certs ${action}`,
+        message: `${who} may not change SAP's certificates: run certs as a repository administrator, with NUXEO_ADMIN and NUXEO_ADMIN_PASSWORD set (README, "Content server")`,
+      },
+    ]);
+  });
   log.warn('certificate decided', {
     status,
+    by: who,
     name: certificate.name,
     authId: certificate.authId,
     fingerprint: certificate.fingerprint,
