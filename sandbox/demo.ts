@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import got, { type Got } from 'got';
 import { loadConfig } from '../src/config/load.js';
 import { configLocation, type ConfigLocation } from '../src/config/location.js';
-import { CertificateStore } from '../src/content-server/certificates.js';
+import { CertificateStore } from '../src/content-server/signatures/certificates.js';
 import { ContentServer } from '../src/content-server/server.js';
 import { RepositoryClient } from '../src/repository/client.js';
 import { createLogger } from '../src/log.js';

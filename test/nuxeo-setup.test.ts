@@ -12,8 +12,8 @@ import { runJob } from '../src/job/run.js';
 import { quietLog } from './helpers/env.js';
 import { cli, PROJECT } from './helpers/run-cli.js';
 import { loadContentServerConfig } from '../src/config/load.js';
-import { readCertificateFile } from '../src/content-server/certificate-file.js';
-import { CertificateStore } from '../src/content-server/certificates.js';
+import { readCertificateFile } from '../src/content-server/signatures/certificate-file.js';
+import { CertificateStore } from '../src/content-server/signatures/certificates.js';
 import { RepositoryClient } from '../src/repository/client.js';
 
 /**

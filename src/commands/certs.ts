@@ -2,7 +2,7 @@ import { ConfigError, ForbiddenError } from '../../common/errors.js';
 import type { StorageConfig } from '../config/storage-schema.js';
 import { loadContentServerConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
-import type { CertificateStatus, StoredCertificate } from '../content-server/certificates.js';
+import type { CertificateStatus, StoredCertificate } from '../content-server/signatures/certificates.js';
 import { EXIT } from '../exit-codes.js';
 import { commandLogger, registerSecret } from '../log.js';
 import { RepositoryClient } from '../repository/client.js';
@@ -66,7 +66,7 @@ async function certsCommand(
   const config = loadContentServerConfig(location);
   const log = commandLogger();
   // Loaded here, not with the command table: every other command would pay for its CMS library.
-  const { CertificateStore } = await import('../content-server/certificates.js');
+  const { CertificateStore } = await import('../content-server/signatures/certificates.js');
   const { storage, who } = deciding(config.storage);
   const store = new CertificateStore(new RepositoryClient(storage, log), storage.adminPath);
   const certificates = await store.list();

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ContentServerConnection } from '../config/content-server-schema.js';
 import type { Logger } from '../log.js';
-import type { AccessCheck } from './access.js';
-import type { ApprovedCertificates } from './approved-certificates.js';
-import type { ArchiveDocuments } from './archive.js';
-import type { ArchiveWriter } from './archive-writer.js';
-import type { CertificateStore } from './certificates.js';
-import type { ArchiveLinkUrl } from './request-url.js';
+import type { AccessCheck } from './signatures/access.js';
+import type { ApprovedCertificates } from './signatures/approved-certificates.js';
+import type { ArchiveDocuments } from './documents/archive.js';
+import type { ArchiveWriter } from './documents/archive-writer.js';
+import type { CertificateStore } from './signatures/certificates.js';
+import type { ArchiveLinkUrl } from './protocol/request-url.js';
 import type { RepositoryHealth } from './repository-health.js';
-import type { PutCertSources } from './put-cert-sources.js';
+import type { PutCertSources } from './signatures/put-cert-sources.js';
 
 /** What one connection's commands work with. */
 export interface ConnectionServices {

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { childrenOf, octetsOf, oidOf, readAsn, TAG } from '../../src/content-server/asn1.js';
-import { identityOf } from '../../src/content-server/certificate-file.js';
-import { verifySecKey } from '../../src/content-server/signature.js';
+import { childrenOf, octetsOf, oidOf, readAsn, TAG } from '../../src/content-server/signatures/asn1.js';
+import { identityOf } from '../../src/content-server/signatures/certificate-file.js';
+import { verifySecKey } from '../../src/content-server/signatures/signature.js';
 
 const hex = (text: string): Buffer => Buffer.from(text.replace(/\s/g, ''), 'hex');
 const sequence = (...inner: string[]): string => wrap('30', inner.join(''));

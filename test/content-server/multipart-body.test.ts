@@ -4,7 +4,7 @@ import { createServer, request, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { until } from '../helpers/until.js';
-import { MAX_PARTS, MultipartBody } from '../../src/content-server/multipart-body.js';
+import { MAX_PARTS, MultipartBody } from '../../src/content-server/protocol/multipart-body.js';
 
 /**
  * MultipartBody over real HTTP: a server that reads each part as the content server's upload

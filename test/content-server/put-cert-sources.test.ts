@@ -1,6 +1,6 @@
 import t from 'tap';
 import { contentServerSchema } from '../../src/config/content-server-schema.js';
-import { PutCertSources } from '../../src/content-server/put-cert-sources.js';
+import { PutCertSources } from '../../src/content-server/signatures/put-cert-sources.js';
 import { FIXTURE_AUTH_ID, fixture, servedEnv } from '../helpers/content-server.js';
 
 /** putCertFrom: the addresses SAP's putCert may come from, when an administrator names them. */

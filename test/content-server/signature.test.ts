@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { childrenOf, readAsn, type Element } from '../../src/content-server/asn1.js';
-import { readCertificateFile } from '../../src/content-server/certificate-file.js';
-import { trusted, type StoredCertificate } from '../../src/content-server/certificates.js';
-import { verifySecKey, type TrustedCertificate } from '../../src/content-server/signature.js';
+import { childrenOf, readAsn, type Element } from '../../src/content-server/signatures/asn1.js';
+import { readCertificateFile } from '../../src/content-server/signatures/certificate-file.js';
+import { trusted, type StoredCertificate } from '../../src/content-server/signatures/certificates.js';
+import { verifySecKey, type TrustedCertificate } from '../../src/content-server/signatures/signature.js';
 import { ArchiveLinkSigner } from '../../sandbox/erp/archivelink-signer.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'archivelink');

@@ -4,7 +4,7 @@ import type { Test } from 'tap';
 import { request as httpRequest } from 'node:http';
 import { parse, stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
-import { CertificateStore } from '../../src/content-server/certificates.js';
+import { CertificateStore } from '../../src/content-server/signatures/certificates.js';
 import { ContentServer } from '../../src/content-server/server.js';
 import { ArchiveLinkCaller } from '../../sandbox/erp/archivelink-client.js';
 import type { Logger } from '../../src/log.js';

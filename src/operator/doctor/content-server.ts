@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { errorMessage } from '../../../common/errors.js';
 import type { ContentServerConfig, ContentServerConnection } from '../../config/content-server-schema.js';
 import type { StorageConfig } from '../../config/storage-schema.js';
-import type { StoredCertificate } from '../../content-server/certificates.js';
+import type { StoredCertificate } from '../../content-server/signatures/certificates.js';
 import type { Logger } from '../../log.js';
 import { RepositoryClient } from '../../repository/client.js';
 import { Section } from './check.js';
@@ -57,7 +57,7 @@ export async function checkContentServerRepository(
 ): Promise<Section> {
   const section = new Section('content server repository');
   // Loaded here, as certs does: the commands that never read certificates do not pay for it.
-  const { CertificateStore } = await import('../../content-server/certificates.js');
+  const { CertificateStore } = await import('../../content-server/signatures/certificates.js');
   const certificates = await new CertificateStore(new RepositoryClient(storage, log), storage.adminPath).list().then(
     (list) => list,
     (error: unknown) => {

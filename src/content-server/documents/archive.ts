@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
-import type { ContentRepositoryConfig, ContentServerConnection } from '../config/content-server-schema.js';
-import type { Logger } from '../log.js';
-import { unlessMissing, type ByteRange, type RepositoryClient } from '../repository/client.js';
-import { propertyValue, type RepositoryDocument } from '../repository/document.js';
-import { HTTP_CONTENT_FACET } from '../status/http-content.js';
+import type { ContentRepositoryConfig, ContentServerConnection } from '../../config/content-server-schema.js';
+import type { Logger } from '../../log.js';
+import { unlessMissing, type ByteRange, type RepositoryClient } from '../../repository/client.js';
+import { propertyValue, type RepositoryDocument } from '../../repository/document.js';
+import { HTTP_CONTENT_FACET } from '../../status/http-content.js';
 import { cutRange } from './byte-slice.js';
-import { ArchiveLinkError, DEFAULT_COMPONENTS, STATUS } from './protocol.js';
+import { ArchiveLinkError, DEFAULT_COMPONENTS, STATUS } from '../protocol/protocol.js';
 
 export const SAP_DOCUMENT_FACET = 'fct_erp_sap_document';
 

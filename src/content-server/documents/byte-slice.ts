@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { ByteRange } from '../repository/client.js';
+import type { ByteRange } from '../../repository/client.js';
 
 /**
  * The bytes `from` to `to` of a whole stream, passed through as they come. For a repository that

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
-import { asciiLine, sendText } from './answers.js';
+import { asciiLine, sendText } from '../protocol/answers.js';
 import { NAME } from './archive.js';
 import { checkCompId, type IncomingComponent } from './archive-writer.js';
 import { addressedDocument, contRepOf } from './addressed.js';
-import type { CommandContext } from './context.js';
-import { MultipartBody, type IncomingPart } from './multipart-body.js';
-import { ArchiveLinkError, STATUS } from './protocol.js';
+import type { CommandContext } from '../context.js';
+import { MultipartBody, type IncomingPart } from '../protocol/multipart-body.js';
+import { ArchiveLinkError, STATUS } from '../protocol/protocol.js';
 
 /** The media type of a Content-Type (`application/pdf; charset=; version=6`, SAP's empty charset included). */
 const mediaType = (contentType: string | undefined): string =>

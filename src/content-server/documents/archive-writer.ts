@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
-import type { ContentServerConnection } from '../config/content-server-schema.js';
-import type { Logger } from '../log.js';
-import type { RepositoryClient, UploadReference } from '../repository/client.js';
-import type { RepositoryDocument } from '../repository/document.js';
-import { HTTP_CONTENT_FACET } from '../status/http-content.js';
+import type { ContentServerConnection } from '../../config/content-server-schema.js';
+import type { Logger } from '../../log.js';
+import type { RepositoryClient, UploadReference } from '../../repository/client.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import { HTTP_CONTENT_FACET } from '../../status/http-content.js';
 import { NAME, SAP_DOCUMENT_FACET, type ArchiveDocument, type ArchiveDocuments, type Component } from './archive.js';
-import { ArchiveLinkError, STATUS } from './protocol.js';
+import { ArchiveLinkError, STATUS } from '../protocol/protocol.js';
 
 /** A component as SAP sends it: its id (checked when it is stored), its type and its bytes, streamed. */
 export interface IncomingComponent {

@@ -1,6 +1,6 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import { unlessMissing, type RepositoryClient } from '../repository/client.js';
-import type { RepositoryDocument } from '../repository/document.js';
+import { unlessMissing, type RepositoryClient } from '../../repository/client.js';
+import type { RepositoryDocument } from '../../repository/document.js';
 import { identityOf, type CertificateFile } from './certificate-file.js';
 import type { TrustedCertificate } from './signature.js';
 

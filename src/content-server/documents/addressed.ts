@@ -1,6 +1,6 @@
 import type { ArchiveDocument } from './archive.js';
-import type { CommandContext } from './context.js';
-import { ArchiveLinkError, STATUS } from './protocol.js';
+import type { CommandContext } from '../context.js';
+import { ArchiveLinkError, STATUS } from '../protocol/protocol.js';
 
 /** The URL's content repository, one this connection serves (404 otherwise). */
 export function contRepOf(context: CommandContext): string {

@@ -1,11 +1,11 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ByteRange } from '../repository/client.js';
-import { ascii, asciiLine, sendHtml, sendMultipart, sendText, type AnswerPart } from './answers.js';
+import type { ByteRange } from '../../repository/client.js';
+import { ascii, asciiLine, sendHtml, sendMultipart, sendText, type AnswerPart } from '../protocol/answers.js';
 import type { ArchiveDocument, Component, Prefetch } from './archive.js';
 import { addressedDocument } from './addressed.js';
-import type { CommandContext } from './context.js';
-import { ArchiveLinkError, STATUS, sapDateTime } from './protocol.js';
+import type { CommandContext } from '../context.js';
+import { ArchiveLinkError, STATUS, sapDateTime } from '../protocol/protocol.js';
 
 const P_VERSION = '0047';
 

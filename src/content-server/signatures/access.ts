@@ -1,7 +1,7 @@
-import type { ContentServerConnection } from '../config/content-server-schema.js';
+import type { ContentServerConnection } from '../../config/content-server-schema.js';
 import type { ApprovedCertificates } from './approved-certificates.js';
-import { ALWAYS_SIGNED, ArchiveLinkError, COMMANDS, STATUS } from './protocol.js';
-import type { ArchiveLinkUrl } from './request-url.js';
+import { ALWAYS_SIGNED, ArchiveLinkError, COMMANDS, STATUS } from '../protocol/protocol.js';
+import type { ArchiveLinkUrl } from '../protocol/request-url.js';
 import { verifySecKey } from './signature.js';
 
 const refuse = (reason: string): ArchiveLinkError => new ArchiveLinkError(STATUS.securityBreach, reason);

@@ -1,10 +1,10 @@
 import { X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { asciiLine, sendText } from './answers.js';
+import { asciiLine, sendText } from '../protocol/answers.js';
 import { readCertificateFile } from './certificate-file.js';
-import { contRepOf } from './addressed.js';
-import type { CommandContext } from './context.js';
-import { ArchiveLinkError, STATUS } from './protocol.js';
+import { contRepOf } from '../documents/addressed.js';
+import type { CommandContext } from '../context.js';
+import { ArchiveLinkError, STATUS } from '../protocol/protocol.js';
 
 /** The commands about SAP's certificates: putCert files one, getCert lists the active ones. */
 

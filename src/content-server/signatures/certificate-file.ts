@@ -1,6 +1,6 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { childrenOf, expect, octetsOf, oidOf, readAsn, TAG, type Element } from './asn1.js';
-import { ArchiveLinkError, STATUS } from './protocol.js';
+import { ArchiveLinkError, STATUS } from '../protocol/protocol.js';
 import { signedDataFields, type CertificateIdentity } from './signature.js';
 
 /** A certificate as putCert brought it, read. */
