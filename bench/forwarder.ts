@@ -8,7 +8,7 @@
 import { createServer } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Agent } from 'undici';
-import { DOCUMENT_SCHEMAS } from '../dist/src/content-server/archive.js';
+import { DOCUMENT_SCHEMAS } from '../dist/src/content-server/documents/archive.js';
 
 const api = new URL(process.argv[2]);
 const headers = { authorization: `Basic ${Buffer.from('Administrator:Administrator').toString('base64')}` };

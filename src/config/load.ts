@@ -176,10 +176,10 @@ function crossCheck(
 function crossCheckContentServer(
   file: string,
   contentServer: ContentServerConfig,
-  systemNames: readonly string[],
+  erp: ErpConfig,
   problems: ConfigProblem[],
 ): void {
-  const systems = new Set(systemNames);
+  const systems = new Set(erp.systems.map((s) => s.name));
   const names = new Set<string>();
   contentServer.connections.forEach((connection, i) => {
     if (!systems.has(connection.name))
@@ -248,13 +248,7 @@ export function loadConfig(
       : undefined;
   if (erp) crossCheck(erpPath, erp, tasks, problems);
   if (erp) problems.push(...claimProblems(erp, tasks));
-  if (erp && contentServer)
-    crossCheckContentServer(
-      contentServerPath,
-      contentServer,
-      erp.systems.map((system) => system.name),
-      problems,
-    );
+  if (erp && contentServer) crossCheckContentServer(contentServerPath, contentServer, erp, problems);
   if (problems.length > 0 || !storage || !erp) throw new ConfigError(problems);
   const advice = configAdvice({ file: storagePath, config: storage }, erp, tasks);
   if (parts.schedules === true) advice.push(...scheduleAdvice(tasks));
@@ -277,13 +271,7 @@ export function loadContentServerConfig(location: Required<ConfigLocation>): Pic
     : undefined;
   // Read for its systems' names only: the SAP passwords are the job's, not serve's or certs'.
   const erp = loadFile(join(location.configDir, 'erpHttp.yaml'), erpSchema, problems, false);
-  if (erp && contentServer)
-    crossCheckContentServer(
-      contentServerPath,
-      contentServer,
-      erp.systems.map((system) => system.name),
-      problems,
-    );
+  if (erp && contentServer) crossCheckContentServer(contentServerPath, contentServer, erp, problems);
   if (problems.length > 0 || !storage) throw new ConfigError(problems);
   return { storage, contentServer };
 }
