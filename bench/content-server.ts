@@ -100,7 +100,12 @@ async function bigFile(path: string, bytes: number): Promise<string> {
 /** A process that prints `"port":N` on stderr once it listens; what it logs after that is read and dropped. */
 async function startListening(args: string[]): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
+    env: {
+      ...process.env,
+      NUXEO_PASSWORD: 'Administrator',
+      CONTENT_SERVER_PASSWORD: 'Administrator',
+      SAP_PASSWORD: 'sandbox',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

@@ -76,7 +76,13 @@ async function sequentialMs(
 /** A process of the job (`args` after node), with the usage hook: its exit code and the end of its standard error. */
 export async function spawnJob(args: string[], usageFile: string): Promise<{ exitCode: number; stderr: string }> {
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', BENCH_USAGE_FILE: usageFile },
+    env: {
+      ...process.env,
+      NUXEO_PASSWORD: 'Administrator',
+      CONTENT_SERVER_PASSWORD: 'Administrator',
+      SAP_PASSWORD: 'sandbox',
+      BENCH_USAGE_FILE: usageFile,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

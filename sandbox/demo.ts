@@ -221,6 +221,7 @@ export async function runDemo(options: { dataDir?: string }, print: (line: strin
     for (const [folder, name] of SAMPLES) await uploadFile(baseUrl, `/default-domain/workspaces/${folder}`, name);
     print(`uploaded ${SAMPLES.length} sample files; the mapping file is labelled with the request of spec §4.1`);
     process.env.NUXEO_PASSWORD ??= ADMIN;
+    process.env.CONTENT_SERVER_PASSWORD ??= ADMIN;
     process.env.SAP_PASSWORD ??= 'sandbox';
     const location = configLocation({ config: writeDemoConfig(dir, baseUrl, erpUrl) });
     const log = createLogger({ level: 'warn' });

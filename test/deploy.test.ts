@@ -415,10 +415,14 @@ t.test('Kubernetes: the Secret the manifests name carries every variable the con
   const secretLine =
     header.split('\n').find((l) => l.includes('kubectl -n connect2erp create secret generic connect2erp-secrets')) ??
     '';
-  t.same([...references].sort(), ['NUXEO_PASSWORD', 'SAP_PASSWORD']);
+  t.same([...references].sort(), ['CONTENT_SERVER_PASSWORD', 'NUXEO_PASSWORD', 'SAP_PASSWORD']);
   for (const name of references) t.match(secretLine, `--from-literal=${name}=`, `${name} is in the Secret`);
   const readme = readFileSync(join(PROJECT, 'README.md'), 'utf8');
   for (const name of references) t.match(readme, `--from-literal=${name}=`, `and in the README's instructions`);
+  // What serve reads (its own account's password, and storage.yaml's) is passed to its container.
+  const serveLine = readme.split('\n').find((l) => l.startsWith('docker run') && l.endsWith(' serve')) ?? '';
+  for (const name of ['NUXEO_PASSWORD', 'CONTENT_SERVER_PASSWORD'])
+    t.match(serveLine, ` -e ${name} `, `the README's docker run of serve passes ${name}`);
 });
 
 t.test(

@@ -382,8 +382,6 @@ t.test('an account that may only read a mapped folder; SAP without the link, ref
       'ARCHIV_GET_CONNECTIONS',
       'the date form',
       'link BKPF – ZFIINVOICE not maintained (OAC3)',
-      // contentServer.yaml signs in as Administrator with $NUXEO_PASSWORD, here the reader's.
-      'connection S4H cannot sign in with repositoryAuth',
     ],
   );
   t.match(

@@ -19,6 +19,7 @@ export const MAPPING = readFileSync(
 );
 export const quietLog = createLogger({ level: 'error', json: true });
 process.env.NUXEO_PASSWORD = 'Administrator';
+process.env.CONTENT_SERVER_PASSWORD = 'Administrator';
 process.env.SAP_PASSWORD = 'sandbox';
 
 export interface Env {

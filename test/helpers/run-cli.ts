@@ -60,7 +60,13 @@ export function startCli(
       .join(' ');
   }
   const child = spawn(command[0], command.slice(1), {
-    env: { ...inherited, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox', ...env },
+    env: {
+      ...inherited,
+      NUXEO_PASSWORD: 'Administrator',
+      CONTENT_SERVER_PASSWORD: 'Administrator',
+      SAP_PASSWORD: 'sandbox',
+      ...env,
+    },
     cwd: PROJECT,
     stdio: ['pipe', options.stdout ?? 'pipe', 'pipe'],
   });
