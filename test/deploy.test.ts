@@ -430,6 +430,7 @@ t.test(
   async (t) => {
     const [base] = yamlDocuments('base', 'kustomization.yaml');
     const [overlay] = yamlDocuments('overlays', 'production', 'kustomization.yaml');
+    const readme = readFileSync(join(PROJECT, 'README.md'), 'utf8');
     const inBase = readdirSync(join(KUBERNETES, 'base')).filter(
       (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml',
     );
@@ -470,7 +471,17 @@ t.test(
         .sort(),
       'one file per task of jobs/',
     );
-    const zone = overlay.patches.find((p: any) => p.target.kind === 'CronJob');
+    const suspended = overlay.patches.find((p: any) => String(p.patch).includes('/spec/suspend'));
+    t.match(
+      suspended,
+      {
+        target: { kind: 'CronJob', labelSelector: /component in \(link,barcode,workflow\)/ },
+        patch: /op: add\n\s+path: \/spec\/suspend\n\s+value: true/,
+      },
+      'the task CronJobs arrive suspended',
+    );
+    t.match(readme, 'kubectl -n connect2erp create job link-1 --from=cronjob/connect2erp-link', 'a run by hand first');
+    const zone = overlay.patches.find((p: any) => String(p.patch).includes('/spec/timeZone'));
     t.match(zone.patch, /path: \/spec\/timeZone\n\s+value: Europe\/Berlin/, 'the overlay sets the time zone');
     const metrics = overlay.patches.find((p: any) => String(p.patch).includes('--metrics-push'));
     t.match(
@@ -489,7 +500,6 @@ t.test(
       metadata: { name: 'connect2erp-reports' },
       spec: { accessModes: ['ReadWriteOnce'] },
     });
-    const readme = readFileSync(join(PROJECT, 'README.md'), 'utf8');
     t.match(readme, 'kubectl apply -k deploy/kubernetes/overlays/production', 'the README documents the overlay');
     t.match(readme, '/reports/link.html', 'and how to read a report');
   },
