@@ -403,6 +403,21 @@ t.test('Kubernetes: the content server, probed, drained and on the port its conf
   t.equal(pod.volumes.find((v: any) => v.name === 'config').configMap.name, 'connect2erp-config');
   t.same(service.spec.selector, deployment.spec.selector.matchLabels, 'the Service reaches the pods');
   t.equal(ingress.spec.rules[0].http.paths[0].path, server.pathPrefix, "the Ingress routes the server's path");
+  t.match(
+    ingress.metadata.annotations,
+    {
+      'nginx.ingress.kubernetes.io/proxy-body-size': '0',
+      'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
+      'nginx.ingress.kubernetes.io/proxy-read-timeout': String(server.requestTimeoutSeconds),
+    },
+    "no 1 MB cap on SAP's creates, no buffering, the server's time-out",
+  );
+  const tlsSecret = ingress.spec.tls[0].secretName;
+  t.match(
+    readFileSync(join(PROJECT, 'README.md'), 'utf8'),
+    `kubectl -n connect2erp create secret tls ${tlsSecret} `,
+    "the README creates the Ingress's TLS Secret",
+  );
 });
 
 t.test('Kubernetes: the Secret the manifests name carries every variable the configuration refers to', async (t) => {
