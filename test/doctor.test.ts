@@ -504,3 +504,25 @@ t.test(
     });
   },
 );
+
+t.test(
+  'a mapping file the search index has not caught up with is found by its path, by doctor and by a run',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const path = '/default-domain/workspaces/admin/Connect to ERP Feature Configuration';
+    const doc = env.sandbox.store.getByPath(path) as StoredDoc;
+    // Uploaded a moment ago: in the repository, not yet in its search index.
+    env.sandbox.index.indexed.mirror(doc.uid, undefined);
+    const { checks } = await doctor(env);
+    t.equal(find(checks, /^mapping file .*Configuration valid: 3 folder\(s\) mapped$/)?.outcome, 'pass');
+    const dry = await cli(['run', '--dry-run', '--config', env.location.configDir]);
+    t.equal(dry.code, 0, dry.stderr.slice(-500));
+
+    // A document at that path that is not labelled is no mapping file.
+    env.sandbox.store.mirror(doc.uid, { ...doc, facets: [] });
+    t.ok(find((await doctor(env)).checks, /^no mapping file under \/default-domain\/workspaces\/admin$/));
+    // Anything but "not there" from that read is the repository's failure, said as it is.
+    env.sandbox.faults.add({ path: 'Feature%20Configuration', status: 500, times: 10 });
+    t.match(find((await doctor(env)).checks, /HTTP 500/), { outcome: 'fail' });
+  },
+);

@@ -1,5 +1,5 @@
 import { parseTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { ConfigError, type ConfigProblem } from '../../../common/errors.js';
+import { ConfigError, NotFoundError, type ConfigProblem } from '../../../common/errors.js';
 import type { RepositoryReader } from '../../repository/client.js';
 import { AnswerTooLargeError } from '../../repository/transport.js';
 import { ANSWER_MAX_TEXT } from '../../bounded-body.js';
@@ -32,10 +32,21 @@ export interface LoadedMapping extends MappingEntries {
   readableBy: string[];
 }
 
-/** The documents under adminPath labelled as the mapping file, by a search (the job's way to find it). */
+/**
+ * The documents under adminPath labelled as the mapping file, by a search (the job's way to find
+ * it); when the search finds none, the document at the specification's own path
+ * (`<adminPath>/Connect to ERP Feature Configuration`), if it is labelled: the search index lags
+ * writes, and a file uploaded a moment ago is not in it yet.
+ */
 export async function findMappingDocuments(client: RepositoryReader, adminPath: string): Promise<RepositoryDocument[]> {
   const query = `SELECT * FROM Document WHERE ecm:mixinType = ${nxqlString(CONFIG_FACET)} AND ecm:path STARTSWITH ${nxqlString(adminPath)} AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0`;
-  return (await client.search(query, { pageSize: 10 })).entries;
+  const found = (await client.search(query, { pageSize: 10 })).entries;
+  if (found.length > 0) return found;
+  const atPath = await client.getByPath(`${adminPath}/${CONFIG_TITLE}`).catch((error: unknown) => {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  });
+  return atPath?.facets.includes(CONFIG_FACET) === true ? [atPath] : [];
 }
 
 /** The one mapping file under adminPath; none or several is a configuration problem. */
