@@ -32,6 +32,8 @@ const redactFormat = winston.format((info) => {
 
 const readable = winston.format.printf(({ level, message, timestamp, ...fields }) => {
   const extra = Object.entries(fields)
+    // A field without a value says nothing (JSON lines leave it out too).
+    .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' ');
   return `${String(timestamp)} ${level} ${String(message)}${extra === '' ? '' : ` ${extra}`}`;

@@ -131,6 +131,11 @@ t.test('logging: readable on a terminal, JSON elsewhere, secrets masked', async 
     /^\S+ info bare\n$/,
     'no fields, no trailing space',
   );
+  t.match(
+    lines(false, (log) => log.info('run started', { dryRun: false, shard: undefined })),
+    /^\S+ info run started dryRun=false\n$/,
+    'a field without a value is left out, as in JSON',
+  );
   const json = JSON.parse(lines(true, (log) => log.warn('w', { password: null, token: 'tok' })));
   t.same(
     [json.message, json.level, json.password, json.token],

@@ -6,7 +6,7 @@ import type { CertificateStatus, StoredCertificate } from '../content-server/sig
 import { EXIT } from '../exit-codes.js';
 import { commandLogger, registerSecret } from '../log.js';
 import { RepositoryClient } from '../repository/client.js';
-import { LOCATION, location, type Command } from './command.js';
+import { CONFIG_ONLY, location, type Command } from './command.js';
 
 const ACTIONS: Record<string, CertificateStatus | undefined> = {
   list: undefined,
@@ -101,6 +101,6 @@ async function certsCommand(
 
 export const command: Command = {
   args: 'list | approve NAME | revoke NAME',
-  options: { ...LOCATION },
+  options: { ...CONFIG_ONLY },
   run: ({ positionals, strings }) => certsCommand(location(strings), positionals[1], positionals[2]),
 };

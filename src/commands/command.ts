@@ -42,6 +42,8 @@ export const LOCATION: Record<string, OptionSpec> = {
     text: 'task folder (default: $CONNECT2ERP_JOBS or the jobs folder beside the configuration)',
   },
 };
+/** For the commands that read no task file (serve, certs): the configuration folder only. */
+export const CONFIG_ONLY: Record<string, OptionSpec> = { config: LOCATION.config };
 export const CRONTAB: OptionSpec = {
   type: 'string',
   value: 'FILE',

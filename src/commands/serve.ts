@@ -6,7 +6,7 @@ import { EXIT } from '../exit-codes.js';
 import { commandLogger } from '../log.js';
 import type { StopSignals } from '../signals.js';
 import { programVersion } from '../version.js';
-import { LOCATION, location, type Command } from './command.js';
+import { CONFIG_ONLY, location, type Command } from './command.js';
 
 /**
  * `connect2erp serve`: the ArchiveLink content server, until SIGTERM or Ctrl-C; then readiness
@@ -40,7 +40,7 @@ async function serveCommand(location: Required<ConfigLocation>, signals: StopSig
 export const command: Command = {
   details:
     'Serves <pathPrefix>/<connection>?<command>&… as OAC0 is set up, /healthz and /readyz. On SIGTERM or\nCtrl-C, readiness answers 503 for drainSeconds (a second signal ends that), requests under way\nfinish, exit code 0.',
-  options: { ...LOCATION },
+  options: { ...CONFIG_ONLY },
   windsDown: true,
   run: ({ strings, signals }) => serveCommand(location(strings), signals),
 };

@@ -156,6 +156,10 @@ t.test('serve and certs read only what they use: no jobs folder, no SAP password
   const broken = await cli(['certs', 'list', '--config', env.location.configDir], { SAP_PASSWORD: undefined });
   t.equal(broken.code, 2);
   t.match(broken.stderr, /erpHttp\.yaml: systems: /, 'the system names come from erpHttp.yaml, checked');
+  for (const command of ['serve', 'certs']) {
+    const help = await cli([command, '--help']);
+    t.notMatch(help.stdout, /--jobs/, `${command} offers no task folder: it reads none`);
+  }
   const nowhere = await cli(['certs', 'list', '--config', join(env.dir, 'no-such-folder')]);
   t.equal(nowhere.code, 2);
   t.match(nowhere.stderr, /no-such-folder/, 'a configuration folder that is not there is named');
