@@ -201,6 +201,13 @@ t.test(
       'a folder the run cannot write in (as a read-only root file system)',
     );
     t.equal(readOnly.stdout, '', 'no run, no summary');
+    const same = join(env.dir, 'run-report');
+    const twice = await cli(['run', ...config, '--report', same, '--report-html', `${env.dir}/./run-report`]);
+    t.equal(twice.code, 2);
+    t.match(
+      twice.stderr,
+      `command line: --report-html: is the same file as --report (${same}): give each report its own`,
+    );
     t.equal(env.snapshot(), before, 'nothing was labelled or sent');
     const ok = await cli(['run', ...config, '--task', 'workflow', '--report', join(env.dir, 'r.json')]);
     t.equal(ok.code, 0, 'a writable place is fine');

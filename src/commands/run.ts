@@ -97,6 +97,17 @@ function checkOptions(options: RunCommandOptions): { maxDurationMs?: number; gra
   };
   checkReportPath('report', options.report, problems);
   checkReportPath('report-html', options.reportHtml, problems);
+  // One file for both: the page would overwrite the JSON, silently.
+  if (
+    options.report !== undefined &&
+    options.reportHtml !== undefined &&
+    resolve(options.report) === resolve(options.reportHtml)
+  )
+    problems.push({
+      file: 'command line',
+      path: '--report-html',
+      message: `is the same file as --report (${options.report}): give each report its own`,
+    });
   checkPushUrl(options.metricsPush, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return checked;
