@@ -1,3 +1,4 @@
+import leven from 'leven';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, errorMessage, formatProblem } from '../common/errors.js';
 import { EXIT, EXIT_MEANING } from './exit-codes.js';
@@ -169,11 +170,23 @@ async function dispatch(argv: string[], signals: StopSignals): Promise<number> {
     );
     parsed = parseArgs({ args: argv.slice(1), options, allowPositionals: command.args !== undefined, strict: true });
   } catch (error) {
-    return refuse(`connect2erp ${name}: ${errorMessage(error)}`, commandUsage(name, command));
+    const hint = nearestOption(argv.slice(1), Object.keys(command.options));
+    return refuse(`connect2erp ${name}: ${errorMessage(error)}${hint}`, commandUsage(name, command));
   }
   if (command.windsDown === undefined) signals.listen(() => process.exit(EXIT.interrupted));
   const { strings, flags } = byType(command.options, parsed.values);
   return command.run({ strings, flags, positionals: [name, ...parsed.positionals], signals });
+}
+
+/** " (did you mean --dry-run?)" for an option given as `--dryrun`: the known one within two edits of an unknown one. */
+function nearestOption(args: string[], known: string[]): string {
+  for (const arg of args) {
+    const given = /^--([^=]+)/.exec(arg)?.[1];
+    if (given === undefined || known.includes(given)) continue;
+    const near = known.find((option) => leven(option, given) <= 2);
+    if (near !== undefined) return ` (did you mean --${near}?)`;
+  }
+  return '';
 }
 
 /** The parsed options, strings and flags apart, as each option's declared type says. */

@@ -74,6 +74,9 @@ t.test('usage errors exit 2 with the usage; help and the version exit 0', async 
     /^connect2erp run: Unknown option '--nope'[\s\S]*\n\nusage: connect2erp run \[options\]/,
     "names the option and shows the command's usage",
   );
+  t.notMatch(badOption.stderr, /did you mean/, 'nothing near --nope');
+  const typo = await cli(['run', '--config', 'x', '--dryrun']);
+  t.match(typo.stderr, /^connect2erp run: .*--dryrun.* \(did you mean --dry-run\?\)\n/, 'the option meant, named');
   t.match((await cli(['--frob'])).stderr, /^connect2erp: unknown option --frob\n/);
   const help = await cli(['--help']);
   t.equal(help.code, 0);
