@@ -281,10 +281,22 @@ t.test(
     const contentServer = parseDocument(readFileSync(contentServerYaml, 'utf8'));
     contentServer.set('listen', { host: '127.0.0.1', port: 0 });
     writeFileSync(contentServerYaml, contentServer.toString());
-    const serve = spawn(process.execPath, [join(app, 'dist', 'bundle', 'main.js'), 'serve', ...mounted], {
-      cwd: app,
-      env: { ...process.env, NODE_ENV: 'production', NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
-    });
+    // serve reads no task file and none of SAP's secrets: the configuration folder and its own account.
+    const serveEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      NODE_ENV: 'production',
+      NUXEO_PASSWORD: 'Administrator',
+      CONTENT_SERVER_PASSWORD: 'Administrator',
+    };
+    delete serveEnv.SAP_PASSWORD;
+    const serve = spawn(
+      process.execPath,
+      [join(app, 'dist', 'bundle', 'main.js'), 'serve', '--config', join(app, 'config')],
+      {
+        cwd: app,
+        env: serveEnv,
+      },
+    );
     const exited = new Promise<number | null>((resolve) => serve.on('exit', resolve));
     let logged = '';
     const port = await new Promise<number>((resolve, reject) => {
