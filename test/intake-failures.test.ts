@@ -157,6 +157,7 @@ t.test('every mapping problem is reported at once', async (t) => {
           'erpHttpContent:source': 'ECC',
           'erpBarcode:barcode': 5,
           'erpBarcode:nope': 'x',
+          'erpBarcode:barcodee': 'x',
           'dc:title': '$$literal',
         },
       }),
@@ -185,6 +186,7 @@ t.test('every mapping problem is reported at once', async (t) => {
     'mapping.2.createParentALFolder: ',
     'mapping.2.properties.erpHttpContent:source: "ECC" is not an ERP system of erpHttp.yaml (S4H)',
     'mapping.2.properties.erpBarcode:barcode: must be a string or a $ reference',
+    'mapping.2.properties.erpBarcode:barcodee: unknown property (did you mean erpBarcode:barcode?)',
     'mapping.2.properties.erpBarcode:nope: unknown property',
     'mapping.2.properties.dc:title: belongs to facet undefined',
     'mapping.3.properties.erpStartWorkflow:erpOTyp: must be one of',
@@ -195,6 +197,7 @@ t.test('every mapping problem is reported at once', async (t) => {
       problems.some((p) => p.startsWith(prefix)),
       prefix,
     );
+  t.ok(problems.includes('mapping.2.properties.erpBarcode:nope: unknown property'), 'nothing near: no guess');
 });
 
 t.test('small pages: a dry run over more documents than a page hands each out once', async (t) => {

@@ -1,5 +1,6 @@
+import leven from 'leven';
 import { z } from 'zod';
-import type { SchemaRegistry } from '../../../common/nuxeo/schemas.js';
+import type { SchemaDef, SchemaRegistry } from '../../../common/nuxeo/schemas.js';
 import { HTTP_CONTENT_FACET, HTTP_CONTENT_PROPERTIES } from '../../status/http-content.js';
 import { ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../status/readiness.js';
 import type { UseCase } from '../../config/task-schema.js';
@@ -148,6 +149,16 @@ function checkEntry(entry: Entry, ctx: Ctx, rules: MappingRules): void {
   }
 }
 
+/** " (did you mean erpCreateALDocument:erpObjectId?)": a property of the entry's facets within two edits of a mistyped one. */
+function nearestProperty(key: string, registry: SchemaRegistry, allowedSchemas: string[]): string {
+  const known = allowedSchemas.flatMap((name) => {
+    const schema = registry.schemas.get(name) as SchemaDef;
+    return [...schema.fields.keys()].map((field) => `${schema.prefix}:${field}`);
+  });
+  const near = known.find((property) => leven(property, key) <= 2);
+  return near === undefined ? '' : ` (did you mean ${near}?)`;
+}
+
 /** The JSON type a mapping value must have for a field type; dates and strings are text. */
 const JSON_TYPES: Record<string, string> = { boolean: 'boolean', long: 'number', double: 'number' };
 
@@ -160,7 +171,12 @@ function checkProperty(
 ): void {
   const path = ['properties', key];
   const prop = registry.property(key);
-  if (prop === undefined) return ctx.addIssue({ code: 'custom', path, message: 'unknown property' });
+  if (prop === undefined)
+    return ctx.addIssue({
+      code: 'custom',
+      path,
+      message: `unknown property${nearestProperty(key, registry, allowedSchemas)}`,
+    });
   if (!allowedSchemas.includes(prop.schema.name)) {
     const facet = [...registry.facets].find(([, schemas]) => schemas.includes(prop.schema.name))?.[0];
     return ctx.addIssue({ code: 'custom', path, message: `belongs to facet ${facet}, which this entry does not list` });
