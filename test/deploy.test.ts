@@ -554,3 +554,32 @@ t.test('Kubernetes: the migration is an Indexed Job whose pods each take a shard
   t.ok(pod.terminationGracePeriodSeconds * 1000 > DEFAULT_GRACE_MS + PUSH_TIMEOUT_MS);
   t.match(readFileSync(join(PROJECT, 'README.md'), 'utf8'), '- ../../migration', 'the README says how to add it');
 });
+
+t.test('the example alert rules name metrics the job and the content server emit, with their labels', async (t) => {
+  const rules = parseDocument(readFileSync(join(PROJECT, 'deploy', 'prometheus', 'alerts.yaml'), 'utf8')).toJS() as {
+    groups: Array<{ rules: Array<{ alert: string; expr: string }> }>;
+  };
+  const declared = new Set<string>();
+  for (const file of ['src/job/report/metrics.ts', 'src/content-server/metrics.ts'])
+    for (const match of readFileSync(join(PROJECT, file), 'utf8').matchAll(/name: '(connect2erp_[a-z_]+)'/g))
+      declared.add(match[1]);
+  const alerts = rules.groups.flatMap((g) => g.rules);
+  t.same(
+    alerts.map((a) => a.alert),
+    [
+      'Connect2erpNoRecentRun',
+      'Connect2erpRunsFailing',
+      'Connect2erpDocumentsFailed',
+      'Connect2erpSapUnavailable',
+      'Connect2erpSignaturesRefused',
+    ],
+  );
+  for (const { alert, expr } of alerts)
+    for (const [metric] of expr.matchAll(/connect2erp_[a-z_]+/g))
+      t.ok(declared.has(metric), `${alert}: ${metric} is a metric connect2erp emits`);
+  // The labels they group by are the ones set: a task's, an outage's, a command's.
+  const labels = readFileSync(join(PROJECT, 'src', 'job', 'report', 'metrics.ts'), 'utf8');
+  t.match(labels, /labelNames: \['system', 'transport', 'task', 'kind'\]/);
+  t.match(labels, /labelNames: \['phase', 'task', 'result'\]/);
+  t.match(readFileSync(join(PROJECT, 'docs', 'operating.md'), 'utf8'), 'deploy/prometheus/alerts.yaml');
+});
