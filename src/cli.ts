@@ -1,10 +1,10 @@
-import leven from 'leven';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, errorMessage, formatProblem } from '../common/errors.js';
 import { EXIT, EXIT_MEANING } from './exit-codes.js';
 import type { StopSignals } from './signals.js';
 import type { Command, CommandContext, OptionSpec } from './commands/command.js';
 import { programVersion } from './version.js';
+import { didYouMean } from './did-you-mean.js';
 
 const HELP: Record<string, OptionSpec> = { help: { type: 'boolean', short: 'h', text: 'print this help and exit' } };
 
@@ -178,13 +178,13 @@ async function dispatch(argv: string[], signals: StopSignals): Promise<number> {
   return command.run({ strings, flags, positionals: [name, ...parsed.positionals], signals });
 }
 
-/** " (did you mean --dry-run?)" for an option given as `--dryrun`: the known one within two edits of an unknown one. */
+/** The hint for the first unknown option mistyped from a known one (`--dryrun`). */
 function nearestOption(args: string[], known: string[]): string {
   for (const arg of args) {
     const given = /^--([^=]+)/.exec(arg)?.[1];
     if (given === undefined || known.includes(given)) continue;
-    const near = known.find((option) => leven(option, given) <= 2);
-    if (near !== undefined) return ` (did you mean --${near}?)`;
+    const hint = didYouMean(given, known, (option) => `--${option}`);
+    if (hint !== '') return hint;
   }
   return '';
 }

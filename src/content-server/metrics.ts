@@ -2,6 +2,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { STATUS } from './protocol/protocol.js';
 
 /** What undici publishes of a request (`undici:request:*`): only its identity is used here. */
 interface UndiciMessage {
@@ -65,7 +66,7 @@ export class ServeMetrics {
   answered(command: string | undefined, status: number, wire: { received: number; sent: number }): void {
     const label = command ?? '';
     this.requests.inc({ command: label, status: String(status) });
-    if (status === 401) this.securityRefusals.inc({ command: label });
+    if (status === STATUS.securityBreach) this.securityRefusals.inc({ command: label });
     this.bytes.inc({ command: label, direction: 'received' }, wire.received);
     this.bytes.inc({ command: label, direction: 'sent' }, wire.sent);
   }

@@ -17,6 +17,8 @@ export const MAX_PARTS = 10_000;
 
 const ignore = (): void => undefined;
 
+const UNFINISHED = 'the body ends before its closing boundary';
+
 function describe(error: MultipartError, maxPartBytes: number): string {
   switch (error._tag) {
     case 'ReachedLimit':
@@ -30,7 +32,7 @@ function describe(error: MultipartError, maxPartBytes: number): string {
     case 'InvalidDisposition':
       return 'a part is form-data without a name';
     default:
-      return 'the body ends before its closing boundary';
+      return UNFINISHED;
   }
 }
 
@@ -111,7 +113,7 @@ export class MultipartBody implements AsyncIterable<IncomingPart> {
     };
     const onEnd = (): void => {
       parser.end();
-      if (!done) fail('the body ends before its closing boundary');
+      if (!done) fail(UNFINISHED);
     };
     const onClose = (): void => {
       if (!req.complete) fail('the client stopped sending it');

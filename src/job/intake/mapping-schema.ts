@@ -1,4 +1,3 @@
-import leven from 'leven';
 import { z } from 'zod';
 import type { SchemaDef, SchemaRegistry } from '../../../common/nuxeo/schemas.js';
 import { HTTP_CONTENT_FACET, HTTP_CONTENT_PROPERTIES } from '../../status/http-content.js';
@@ -8,6 +7,7 @@ import { referenceOf } from './substitute.js';
 import { fieldLimits, tooLongFor, tooLongText, type FieldLimit } from '../../config/field-limits.js';
 import type { Config } from '../../config/load.js';
 import { shortened } from '../../../common/quote.js';
+import { didYouMean } from '../../did-you-mean.js';
 
 export { HTTP_CONTENT_FACET };
 export const WORKSPACES = '/default-domain/workspaces/';
@@ -149,14 +149,12 @@ function checkEntry(entry: Entry, ctx: Ctx, rules: MappingRules): void {
   }
 }
 
-/** " (did you mean erpCreateALDocument:erpObjectId?)": a property of the entry's facets within two edits of a mistyped one. */
-function nearestProperty(key: string, registry: SchemaRegistry, allowedSchemas: string[]): string {
-  const known = allowedSchemas.flatMap((name) => {
+/** The properties of the entry's facets, as a mapping file names them (`prefix:field`). */
+function propertiesOf(registry: SchemaRegistry, allowedSchemas: string[]): string[] {
+  return allowedSchemas.flatMap((name) => {
     const schema = registry.schemas.get(name) as SchemaDef;
     return [...schema.fields.keys()].map((field) => `${schema.prefix}:${field}`);
   });
-  const near = known.find((property) => leven(property, key) <= 2);
-  return near === undefined ? '' : ` (did you mean ${near}?)`;
 }
 
 /** The JSON type a mapping value must have for a field type; dates and strings are text. */
@@ -175,7 +173,7 @@ function checkProperty(
     return ctx.addIssue({
       code: 'custom',
       path,
-      message: `unknown property${nearestProperty(key, registry, allowedSchemas)}`,
+      message: `unknown property${didYouMean(key, propertiesOf(registry, allowedSchemas))}`,
     });
   if (!allowedSchemas.includes(prop.schema.name)) {
     const facet = [...registry.facets].find(([, schemas]) => schemas.includes(prop.schema.name))?.[0];
