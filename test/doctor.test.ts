@@ -476,6 +476,12 @@ t.test(
         `check the fingerprint with SAP's \\(STRUST\\), then connect2erp certs approve ${pending.name}`,
       ),
     });
+    // Approved once, expired since: it signs nothing, so it is not counted (as serve would not use it).
+    await env.certificates.setStatus(pending, 'approved');
+    env.fill(pending.uid, { 'erpCertificate:notAfter': '2020-01-01T00:00:00.000Z' });
+    t.equal(find((await doctor(env)).checks, /^content repository Z1: no approved certificate yet/)?.outcome, 'skip');
+    await env.certificates.setStatus(pending, 'pending');
+    env.fill(pending.uid, { 'erpCertificate:notAfter': pending.notAfter });
 
     edit(env, 'contentServer.yaml', /^( *)- name: S4H\n/m, '$1- name: S4H\n$1  signatures: off\n');
     const unsigned = await doctor(env);

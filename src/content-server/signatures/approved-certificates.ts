@@ -1,4 +1,4 @@
-import { CertificateStore, trusted, type StoredCertificate } from './certificates.js';
+import { CertificateStore, signsAt, trusted, type StoredCertificate } from './certificates.js';
 import type { TrustedCertificate } from './signature.js';
 
 export interface Signers {
@@ -33,9 +33,7 @@ export class ApprovedCertificates {
     );
     const now = Date.now();
     return {
-      trusted: mine
-        .filter(({ certificate: c }) => c.status === 'approved' && !(Date.parse(c.notAfter) < now))
-        .flatMap((known) => known.trusted ?? []),
+      trusted: mine.filter(({ certificate }) => signsAt(certificate, now)).flatMap((known) => known.trusted ?? []),
       pending: mine.filter(({ certificate: c }) => c.status === 'pending').length,
     };
   }
@@ -45,8 +43,7 @@ export class ApprovedCertificates {
     const now = Date.now();
     return (await this.list())
       .filter(({ certificate: c, trusted }) => {
-        const active = c.status === 'approved' && !(Date.parse(c.notAfter) < now) && trusted !== undefined;
-        return active && c.connection === connection && c.contRep === contRep;
+        return signsAt(c, now) && trusted !== undefined && c.connection === connection && c.contRep === contRep;
       })
       .map(({ certificate }) => certificate);
   }

@@ -47,6 +47,10 @@ function stored(doc: RepositoryDocument): StoredCertificate | undefined {
   };
 }
 
+/** Whether a certificate signs at `now`: approved by an administrator and not expired. */
+export const signsAt = (certificate: StoredCertificate, now: number): boolean =>
+  certificate.status === 'approved' && !(Date.parse(certificate.notAfter) < now);
+
 /** An approved certificate made ready for signature checks; one that no longer parses signs nothing. */
 export function trusted(certificate: StoredCertificate): TrustedCertificate | undefined {
   try {

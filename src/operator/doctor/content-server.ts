@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { errorMessage } from '../../../common/errors.js';
 import type { ContentServerConfig, ContentServerConnection } from '../../config/content-server-schema.js';
 import type { StorageConfig } from '../../config/storage-schema.js';
-import type { StoredCertificate } from '../../content-server/signatures/certificates.js';
+import { CertificateStore, signsAt, type StoredCertificate } from '../../content-server/signatures/certificates.js';
 import type { Logger } from '../../log.js';
 import { RepositoryClient } from '../../repository/client.js';
 import { Section } from './check.js';
@@ -56,8 +56,6 @@ export async function checkContentServerRepository(
   log: Logger,
 ): Promise<Section> {
   const section = new Section('content server repository');
-  // Loaded here, as certs does: the commands that never read certificates do not pay for it.
-  const { CertificateStore } = await import('../../content-server/signatures/certificates.js');
   const certificates = await new CertificateStore(new RepositoryClient(storage, log), storage.adminPath).list().then(
     (list) => list,
     (error: unknown) => {
@@ -99,9 +97,11 @@ export async function checkContentServerRepository(
 /** Whether each content repository has an approved certificate (unless signatures are off); the ones waiting are named. */
 function checkCertificates(section: Section, connection: ContentServerConnection, all: StoredCertificate[]): void {
   const mine = all.filter((c) => c.connection === connection.name);
+  const now = Date.now();
   for (const { contRep } of connection.contentRepositories) {
     const of = mine.filter((c) => c.contRep === contRep);
-    const approved = of.filter((c) => c.status === 'approved').length;
+    // As serve counts them: an approved certificate that has expired signs nothing.
+    const approved = of.filter((c) => signsAt(c, now)).length;
     const pending = of.filter((c) => c.status === 'pending').map((c) => c.name);
     const waiting = pending.length === 0 ? '' : `; waiting for approval: ${pending.join(', ')}`;
     if (approved > 0 || connection.signatures === 'off')
