@@ -2,7 +2,11 @@ import { ConfigError, ForbiddenError } from '../../common/errors.js';
 import type { StorageConfig } from '../config/storage-schema.js';
 import { loadContentServerConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
-import type { CertificateStatus, StoredCertificate } from '../content-server/signatures/certificates.js';
+import {
+  CertificateStore,
+  type CertificateStatus,
+  type StoredCertificate,
+} from '../content-server/signatures/certificates.js';
 import { EXIT } from '../exit-codes.js';
 import { commandLogger, registerSecret } from '../log.js';
 import { RepositoryClient } from '../repository/client.js';
@@ -65,8 +69,6 @@ async function certsCommand(
     throw new ConfigError([{ file: 'command line', path: 'certs', message: 'say list, approve NAME or revoke NAME' }]);
   const config = loadContentServerConfig(location);
   const log = commandLogger();
-  // Loaded here, not with the command table: every other command would pay for its CMS library.
-  const { CertificateStore } = await import('../content-server/signatures/certificates.js');
   const { storage, who } = deciding(config.storage);
   const store = new CertificateStore(new RepositoryClient(storage, log), storage.adminPath);
   const certificates = await store.list();
