@@ -1,4 +1,3 @@
-import { X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { asciiLine, sendText } from '../protocol/answers.js';
 import { readCertificateFile } from './certificate-file.js';
@@ -6,7 +5,7 @@ import { contRepOf } from '../documents/addressed.js';
 import type { CommandContext } from '../context.js';
 import { ArchiveLinkError, STATUS } from '../protocol/protocol.js';
 
-/** The commands about SAP's certificates: putCert files one, getCert lists the active ones. */
+// The commands about SAP's certificates: putCert files one, getCert lists the active ones.
 
 async function smallBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -71,15 +70,15 @@ export async function getCert(context: CommandContext): Promise<void> {
   const contRep = contRepOf(context);
   const lines = [asciiLine([['security', connection.signatures === 'off' ? '2' : '1']])];
   for (const certificate of await approved.active(connection.name, contRep)) {
-    const x509 = new X509Certificate(certificate.pem);
+    const file = readCertificateFile(Buffer.from(certificate.pem));
     lines.push(
       asciiLine([
-        ['Subject', x509.subject.replace(/\n/g, ', ')],
-        ['Issuer', x509.issuer.replace(/\n/g, ', ')],
-        ['serialNumber', x509.serialNumber],
-        ['notBefore', new Date(x509.validFrom).toISOString()],
-        ['notAfter', new Date(x509.validTo).toISOString()],
-        ['certificate', x509.raw.toString('hex')],
+        ['Subject', file.subject],
+        ['Issuer', file.issuer],
+        ['serialNumber', file.serialNumber],
+        ['notBefore', file.notBefore],
+        ['notAfter', file.notAfter],
+        ['certificate', file.der.toString('hex')],
       ]),
     );
   }

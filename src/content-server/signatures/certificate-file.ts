@@ -12,6 +12,8 @@ export interface CertificateFile {
   serialNumber: string;
   /** SHA-256 of the DER, hex, upper case (as `openssl x509 -fingerprint -sha256` prints, without colons). */
   fingerprint: string;
+  /** Validity, ISO 8601 UTC. */
+  notBefore: string;
   notAfter: string;
 }
 
@@ -69,6 +71,7 @@ export function readCertificateFile(body: Buffer): CertificateFile {
     issuer: certificate.issuer.split('\n').join(', '),
     serialNumber: certificate.serialNumber,
     fingerprint: createHash('sha256').update(der).digest('hex').toUpperCase(),
+    notBefore: new Date(certificate.validFrom).toISOString(),
     notAfter: new Date(certificate.validTo).toISOString(),
   };
 }
