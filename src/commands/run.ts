@@ -13,6 +13,7 @@ import type { RunReport } from '../job/report/report.js';
 import { renderReport } from '../job/report/table.js';
 import { runJob } from '../job/run.js';
 import { shardOf, type Shard } from '../job/shard.js';
+import { DOCUMENT_ID } from '../job/scope.js';
 import type { StopSignals } from '../signals.js';
 import { LOCATION, location, TASK, type Command } from './command.js';
 
@@ -30,6 +31,10 @@ interface RunCommandOptions {
   metricsPush?: string;
   /** `k/n`: the run's shard (else Kubernetes' Indexed Job, shard.ts). */
   shard?: string;
+  /** At most this many documents go to SAP: a pilot. */
+  limit?: string;
+  /** Only this document. */
+  doc?: string;
 }
 
 /** A duration option in milliseconds; a bad one is a configuration problem. */
@@ -62,6 +67,27 @@ function checkReportPath(option: string, path: string | undefined, problems: Con
   }
 }
 
+function limitOption(text: string | undefined, problems: ConfigProblem[]): number | undefined {
+  if (text === undefined) return undefined;
+  if (/^[1-9]\d{0,8}$/.test(text)) return Number(text);
+  problems.push({
+    file: 'command line',
+    path: '--limit',
+    message: `"${text}" is not a number of documents (1 or more)`,
+  });
+  return undefined;
+}
+
+function docOption(text: string | undefined, problems: ConfigProblem[]): string | undefined {
+  if (text === undefined || DOCUMENT_ID.test(text)) return text;
+  problems.push({
+    file: 'command line',
+    path: '--doc',
+    message: `"${text}" is not a document's uid (the repository's id, 8-4-4-4-12 lower-case hex digits)`,
+  });
+  return undefined;
+}
+
 function shardOption(option: string | undefined, problems: ConfigProblem[]): Shard | undefined {
   try {
     return shardOf(option);
@@ -88,12 +114,20 @@ function checkPushUrl(url: string | undefined, problems: ConfigProblem[]): void 
 }
 
 /** The command line's durations and report paths, every problem at once, before the run starts. */
-function checkOptions(options: RunCommandOptions): { maxDurationMs?: number; graceMs?: number; shard?: Shard } {
+function checkOptions(options: RunCommandOptions): {
+  maxDurationMs?: number;
+  graceMs?: number;
+  shard?: Shard;
+  limit?: number;
+  doc?: string;
+} {
   const problems: ConfigProblem[] = [];
   const checked = {
     maxDurationMs: durationOption('max-duration', options.maxDuration, problems),
     graceMs: durationOption('grace', options.grace, problems),
     shard: shardOption(options.shard, problems),
+    limit: limitOption(options.limit, problems),
+    doc: docOption(options.doc, problems),
   };
   checkReportPath('report', options.report, problems);
   checkReportPath('report-html', options.reportHtml, problems);
@@ -185,7 +219,7 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
     if (stop.signal.aborted) log.warn('already stopping', { signal });
     else stop.abort(signal);
   });
-  const { maxDurationMs, graceMs, shard } = checkOptions(options);
+  const { maxDurationMs, graceMs, shard, limit, doc } = checkOptions(options);
   const deadline =
     maxDurationMs === undefined ? undefined : setTimeout(() => stop.abort('--max-duration'), maxDurationMs);
   try {
@@ -204,6 +238,8 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
         onDocument,
         onFound: progress && ((phase, count) => progress.found(phase, count)),
         shard,
+        limit,
+        doc,
       },
       log,
     );
@@ -241,6 +277,12 @@ export const command: Command = {
       value: 'K/N',
       text: "only the K-th of N disjoint parts of the documents, for N runs side by side (default: an Indexed Job's JOB_COMPLETION_INDEX of CONNECT2ERP_SHARDS)",
     },
+    limit: {
+      type: 'string',
+      value: 'N',
+      text: 'a pilot: send at most N documents to SAP, then stop reading (the rest waits for the next run)',
+    },
+    doc: { type: 'string', value: 'UID', text: 'only this document: label it if it is new, send it if it is ready' },
     'metrics-push': {
       type: 'string',
       value: 'URL',
@@ -261,6 +303,8 @@ export const command: Command = {
         grace: strings.grace,
         metricsPush: strings['metrics-push'],
         shard: strings.shard,
+        limit: strings.limit,
+        doc: strings.doc,
       },
       signals,
     ),

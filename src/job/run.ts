@@ -24,7 +24,9 @@ import { fieldLimits } from '../config/field-limits.js';
 import { callFor } from '../config/templates.js';
 import { withinGrace } from '../stop.js';
 import { INTAKE, taskPhase } from './report/report-file.js';
-import { shardCondition, type Shard } from './shard.js';
+import type { Shard } from './shard.js';
+import { scopeCondition } from './scope.js';
+import { SendBudget } from './lanes/send-budget.js';
 import { usableMapping } from './intake/usable-mapping.js';
 import { erpPorts } from './erp-ports.js';
 import { InHand } from './lanes/in-hand.js';
@@ -52,6 +54,10 @@ export interface RunOptions {
   onFound?: (phase: string, count: number) => void;
   /** Only this part of the documents, by uuid: one of n pods that share the work (shard.ts). */
   shard?: Shard;
+  /** Only this document (its uid): a pilot on one document. */
+  doc?: string;
+  /** At most this many documents handed to SAP: a pilot (lanes/send-budget.ts). */
+  limit?: number;
   /** The clock claims, back-offs and probes are read from: a test moves it on instead of waiting. */
   now?: () => Date;
 }
@@ -80,10 +86,11 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
   const onStop = (): void => void log.warn('run stopping', { reason: String(stop.reason), graceMs });
   stop.addEventListener('abort', onStop, { once: true });
   const shard = options.shard === undefined ? undefined : `${options.shard.index + 1}/${options.shard.count}`;
-  log.info('run started', { dryRun: options.dryRun, shard });
+  log.info('run started', { dryRun: options.dryRun, shard, doc: options.doc, limit: options.limit });
+  const budget = new SendBudget(options.limit);
   let endedBy: string | undefined;
   try {
-    const finished = await withinGrace(work(options, report, log, stop, inFlight), stop, graceMs);
+    const finished = await withinGrace(work(options, report, log, stop, inFlight, budget), stop, graceMs);
     if (stop.aborted) {
       report.interrupted = {
         reason: String(stop.reason),
@@ -91,7 +98,7 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
         leftClaimed: [...inFlight.values()],
       };
       endedBy = finished ? String(stop.reason) : `${String(stop.reason)}; the grace period ran out`;
-    }
+    } else if (budget.spent.aborted) endedBy = budget.reason;
   } catch (error) {
     endedBy = error instanceof ConfigError ? 'a configuration problem' : errorMessage(error);
     if (error instanceof ConfigError) report.problems.push(...error.problems.map(formatProblem));
@@ -120,6 +127,7 @@ async function work(
   log: Logger,
   stop: AbortSignal,
   inFlight: Map<string, ClaimedDocument>,
+  budget: SendBudget,
 ): Promise<void> {
   const config = loadConfig(options.location);
   const tasks = selectTasks(config.tasks, options.task, options.location.jobsDir).filter((t) => t.enabled);
@@ -153,7 +161,8 @@ async function work(
     runId: report.runId,
     stop,
     inFlight,
-    shard: shardCondition(options.shard),
+    scope: scopeCondition(options.shard, options.doc),
+    budget,
     now: options.now ?? (() => new Date()),
   };
   const sink = options.onDocument ?? (() => undefined);
@@ -163,7 +172,7 @@ async function work(
   });
   // A source that fails halts the others: nothing goes on behind the run's report.
   const halt = new AbortController();
-  const reading = AbortSignal.any([stop, lanes.halted, halt.signal]);
+  const reading = AbortSignal.any([stop, lanes.halted, halt.signal, budget.spent]);
   const run: Sources = { options, report, config, deps, lanes, inHand, reading, halt: (error) => halt.abort(error) };
   try {
     if (loaded === undefined) {
@@ -215,7 +224,7 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
     alsoReads,
     limits: fieldLimits(config.tasks),
     found: (count: number) => onFound(INTAKE, count),
-    shard: deps.shard,
+    scope: deps.scope,
   };
   const intake = (): Promise<void> =>
     intakeSource(mapping, intakeDeps, feed, inHand, (record) => sink(INTAKE, recordIntake(report, record))).catch(
@@ -231,7 +240,7 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
 async function sendDue(run: Sources): Promise<void> {
   const { options, report, deps, lanes, inHand, reading } = run;
   const onFound = options.onFound ?? (() => undefined);
-  const source = { client: deps.client, inHand, shard: deps.shard, stop: reading };
+  const source = { client: deps.client, inHand, scope: deps.scope, stop: reading };
   await whenAll(
     // A task the run stopped before, with nothing handed to it, never ran.
     lanes.tasks

@@ -17,8 +17,8 @@ export type IntakeRunDeps = IntakeDeps & {
   alsoReads: (useCase: UseCase) => string[];
   /** The SAP fields a property's value goes to (field-limits.ts): a value too long for them is the document's error. */
   limits: Map<string, FieldLimit[]>;
-  /** The run's shard as a condition on the uuid ('' for every document). */
-  shard: string;
+  /** Which documents the run takes, as a condition on the uuid ('' for every document). */
+  scope: string;
 };
 
 /** Pages labelled at once: the next page is read and labelled while the one before finishes. */
@@ -47,7 +47,7 @@ export async function runIntake(
       deps.log.warn('document not labelled', { uid: doc.uid, path: doc.path, mapping: entry.path, error });
       onRecord(intakeRecord({ plan: planDocument(entry, { ...doc, properties: {} }, deps.limits), error }), undefined);
     };
-    const query = `${intakeQuery(entry, paths)}${deps.shard}`;
+    const query = `${intakeQuery(entry, paths)}${deps.scope}`;
     await eachPage(
       drain(deps.client, query, deps.pageSize, deps.stop, reads, deps.found, tooLarge),
       pagesAtOnce(PAGES_IN_FLIGHT),

@@ -10,6 +10,7 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import type { RepositoryWriter } from '../../ports/repository-writer.js';
 import type { ClaimedDocument, TaskRecord } from '../records.js';
 import { fill, mapValues } from '../calls/values.js';
+import type { SendBudget } from './send-budget.js';
 
 /** A system's port for each transport. */
 export interface ErpPorts {
@@ -33,8 +34,10 @@ export interface LaneDeps {
   stop: AbortSignal;
   /** Documents claimed by this run and not settled yet, by uid: what a run cut short leaves claimed. */
   inFlight: Map<string, ClaimedDocument>;
-  /** The run's shard as a condition on the uuid ('' for every document). */
-  shard: string;
+  /** Which documents the run takes, as a condition on the uuid: its shard, its one document ('' for every document). */
+  scope: string;
+  /** How many documents the run may still hand to SAP (`--limit`). */
+  budget: SendBudget;
   /** The clock claims, back-offs and the breakers' probes are read from (a test moves it on). */
   now: () => Date;
 }

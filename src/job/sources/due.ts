@@ -9,8 +9,8 @@ import { taskReads } from './reads.js';
 export interface DueSourceDeps {
   client: RepositoryReader;
   inHand: InHand;
-  /** The run's shard as a condition on the uuid ('' for every document). */
-  shard: string;
+  /** Which documents the run takes, as a condition on the uuid ('' for every document). */
+  scope: string;
   /** Fires when no page may be read any more: the run stops, or a lane failed in the run's scope. */
   stop: AbortSignal;
   /** Hears how many documents the search found (its first page's count), for progress. */
@@ -27,7 +27,7 @@ export async function dueSource(task: TaskLanes, deps: DueSourceDeps): Promise<v
   if (task.allDown) return;
   const allDown = new AbortController();
   const stop = AbortSignal.any([deps.stop, allDown.signal]);
-  const query = `${taskQuery(task.task, task.ctx.now())}${deps.shard}`;
+  const query = `${taskQuery(task.task, task.ctx.now())}${deps.scope}`;
   const pages = drain(deps.client, query, task.task.batchSize, stop, taskReads(task.task, task.ctx.call), deps.found);
   const room = async (running: ReadonlySet<Promise<void>>): Promise<void> => {
     // A page being handed over has not queued its units yet: the room is known once it has.

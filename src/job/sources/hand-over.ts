@@ -13,6 +13,7 @@ import { whenAll } from '../when-all.js';
  * unit at a time. From a search, a unit for a lane that has its slots' and a page's worth waiting
  * already (a slow system, while the reading goes on for the others) is left unclaimed for the next
  * run; the intake's documents always go, as it labels no further ahead than `intakeRoundSize`.
+ * Past the run's `--limit`, units are left for the next run too.
  */
 export async function handOver(
   inHand: InHand,
@@ -32,18 +33,23 @@ export async function handOver(
     }),
   );
   const table = batches(task.ctx.call.parameters);
+  const { budget } = task.ctx.deps;
   for (const [system, items] of bySystem(admitted.filter((item) => item !== undefined))) {
     const lane = task.lane(system);
     const sent = units(table, items);
     // What one page can add to a lane's waiting units: a system alone never has more waiting than its slots and this.
     const slack = table ? sent.length : task.task.batchSize;
     for (const unit of sent) {
-      if (from === 'search' && lane.full(slack))
+      if (from === 'search' && lane.full(slack)) {
         lane.leave(
           unit,
           `left for the next run: ERP system ${system} has more calls waiting than its slots and a page`,
         );
-      else lane.send(unit);
+        continue;
+      }
+      const granted = budget.take(unit.length);
+      if (granted > 0) lane.send(unit.slice(0, granted));
+      if (granted < unit.length) lane.leave(unit.slice(granted), `left for the next run: ${budget.reason}`);
     }
   }
 }
