@@ -83,6 +83,9 @@ t.test('on a landscape set up as the guides say, every check passes: exit 0, and
     /^ARCHIV_GET_CONNECTIONS may be called \(NOTHING_FOUND\)$/,
     /^BAPI_BARCODE_SENDLIST may be called$/,
     /^BDS_BAR_EX may be read \(a lost answer is looked up there\)$/,
+    /^task link: ARCHIV_CONNECTION_INSERT's interface takes what the task sends$/,
+    /^task barcode: BAPI_BARCODE_SENDLIST's interface takes what the task sends — BARCODETABLE \(BAPIBARC\): BARCODE, CONTREP, DOCID, ARDATE, DOCTYPE; left empty: none$/,
+    /^task workflow: ARCHIV_PROCESS_RFCINPUT's interface takes what the task sends — DOCUMENT_ENTRY \(OARFCIN\): ARCHIV_ID, ARC_DOC_ID, AR_OBJECT, DOC_TYPE, BARCODE, LATE; left empty: none$/,
     /^dates accepted as YYYY-MM-DD/,
     /^content repository Z1 defined \(OAC0\)$/,
     /^document type ZFIINVOICE defined \(OAC2, class PDF\)$/,
@@ -241,6 +244,115 @@ t.test(
     t.equal(text.code, 2);
     t.match(text.stdout, /\n {2}✘ RFC_PING: .*\n {4}→ activate default_host\/sap\/bc\/soap\/rfc in transaction SICF/);
     t.match(text.stdout, /\n\d+ passed, 3 failed, \d+ not checked\n$/);
+  },
+);
+
+t.test(
+  "SAP's interfaces settle what the tasks send: a structure without a field the task fills, a shorter field, an unknown module",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    // Another release: OARFCIN without BARCODE and with an agent's user name, OBJECT_ID of 30 characters.
+    const entry = env.erp.interfaces.ARCHIV_PROCESS_RFCINPUT.imports.DOCUMENT_ENTRY as Record<string, unknown>;
+    delete entry.BARCODE;
+    entry.USERNAME = { kind: 'CHAR', length: 12 };
+    env.erp.interfaces.ARCHIV_CONNECTION_INSERT.imports.OBJECT_ID = { kind: 'CHAR', length: 30 };
+    (env.erp.interfaces.ARCHIV_PROCESS_RFCINPUT.imports.DOCUMENT_ENTRY as Record<string, unknown>).DOC_TYPE = {
+      kind: 'CHAR',
+      length: 10,
+    };
+    const { code, checks } = await doctor(env);
+    t.equal(code, 2);
+    const workflow = find(checks, /^task workflow: /);
+    t.equal(workflow?.outcome, 'fail');
+    t.match(
+      workflow?.found,
+      "DOCUMENT_ENTRY (OARFCIN) has no field BARCODE; SAP's fields: ARCHIV_ID, ARC_DOC_ID, AR_OBJECT, DOC_TYPE, LATE, USERNAME",
+    );
+    t.match(
+      workflow?.found,
+      'DOCUMENT_ENTRY-DOC_TYPE takes 10 characters, the task lets 20 through: set its length to 10',
+    );
+    t.match(workflow?.advice, /connect2erp template workflow RFC/);
+    t.match(workflow?.found, 'left empty: USERNAME', "SAP's field the task does not fill: where an agent could go");
+    t.match(find(checks, /^task link: /), {
+      outcome: 'fail',
+      found: /OBJECT_ID takes 30 characters, the task lets 50 through: set its length to 30/,
+    });
+    t.equal(find(checks, /^task barcode: /)?.outcome, 'pass', 'the other task unaffected');
+
+    // A task whose call names a module SAP does not have.
+    const job = join(env.location.jobsDir, 'link.yaml');
+    writeFileSync(
+      job,
+      `${readFileSync(job, 'utf8')}rfc:\n  function: Z_CONNECT2ERP_LINK\n  parameters:\n    OBJECT_ID: { property: 'erpCreateALDocument:erpObjectId', length: 50 }\n  result: { erpReference: '{OBJECT_ID}' }\n`,
+    );
+    const unknown = find((await doctor(env)).checks, /^task link: /);
+    t.match(unknown, { outcome: 'fail', found: /Z_CONNECT2ERP_LINK.*FU_NOT_FOUND/, advice: /not remote-enabled/ });
+  },
+);
+
+t.test(
+  'each kind of difference between a task and SAP is named; a user who may not read interfaces is told how',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const job = join(env.location.jobsDir, 'link.yaml');
+    const call = [
+      'rfc:',
+      '  function: ARCHIV_CONNECTION_INSERT',
+      '  parameters:',
+      "    NOPE: { constant: 'x' }",
+      "    'SAP_OBJECT.FIELD': { constant: 'BKPF' }",
+      "    OBJECT_ID: { property: 'erpCreateALDocument:erpObjectId', length: 50 }",
+      "    ARC_DOC_ID: { property: 'erpHttpContent:docId', length: 40 }",
+      '  lookup:',
+      '    - function: ARCHIV_GET_CONNECTIONS',
+      "      parameters: { 'CONNECTIONS.ARC_DOC_ID': '{ARC_DOC_ID}' }",
+      '      found: { list: COUNT }',
+      '    - function: ARCHIV_PROCESS_RFCINPUT',
+      "      parameters: { DOCUMENT_ENTRY: '{ARC_DOC_ID}' }",
+      '      found: { list: DOCUMENT_DATA }',
+      '    - table: ZNOTATABLE',
+      "      where: { ARC_DOC_ID: '{ARC_DOC_ID}' }",
+      '    - table: BDS_BAR_EX',
+      "      where: { ARC_DOC_ID: '{ARC_DOC_ID}' }",
+      "  result: { erpReference: '{OBJECT_ID}' }",
+    ];
+    writeFileSync(job, `${readFileSync(job, 'utf8')}${call.join('\n')}\n`);
+    // A release whose bar-code list has no dictionary structure of that name.
+    delete env.erp.interfaces.BAPI_BARCODE_SENDLIST.types;
+    const { checks } = await doctor(env);
+    const link = find(checks, /^task link: /)?.found ?? '';
+    for (const difference of [
+      "NOPE is not a parameter of ARCHIV_CONNECTION_INSERT (SAP's: ARCHIV_ID, ARC_DOC_ID,",
+      'SAP_OBJECT.FIELD: SAP_OBJECT is a single value in SAP',
+      'AR_OBJECT is a mandatory parameter of ARCHIV_CONNECTION_INSERT the task leaves out',
+      'lookup ARCHIV_GET_CONNECTIONS: CONNECTIONS.ARC_DOC_ID: CONNECTIONS is a table in SAP',
+      'lookup ARCHIV_PROCESS_RFCINPUT: DOCUMENT_ENTRY: DOCUMENT_ENTRY is a structure in SAP',
+      'lookup ARCHIV_GET_CONNECTIONS: COUNT, where the lookup reads its answer, is not a table of ARCHIV_GET_CONNECTIONS',
+      "table ZNOTATABLE, read by the lookup, is not in SAP's dictionary",
+      'table BDS_BAR_EX has no field ARC_DOC_ID',
+    ])
+      t.match(link, difference);
+    t.match(find(checks, /^task barcode: /)?.found, "BARCODETABLE's structure  is not in SAP's dictionary");
+
+    // The dictionary stops answering half-way: that task's line fails with the cause, the others go on.
+    env.erp.faults.add({ functionName: 'DDIF_FIELDINFO_GET', skip: 1, drop: true });
+    const dropped = await doctor(env);
+    t.equal(dropped.checks.filter((c) => /^task \w+: .*interface: /.test(c.found) && c.outcome === 'fail').length, 1);
+
+    // No S_RFC for the description modules: not checked, with the authorisation to give.
+    env.erp.faults.clear();
+    env.erp.customizing.users.CONNECTOR.rfc = [
+      'RFC_PING',
+      'ARCHIV_GET_CONNECTIONS',
+      'BAPI_BARCODE_SENDLIST',
+      'RFC_READ_TABLE',
+    ];
+    const refused = find((await doctor(env)).checks, /^the interfaces of the tasks' function modules/);
+    t.match(refused, {
+      outcome: 'skip',
+      advice: /S_RFC for RFC_GET_FUNCTION_INTERFACE \(function group RFC1\) and DDIF_FIELDINFO_GET/,
+    });
   },
 );
 

@@ -635,3 +635,29 @@ t.test("an SAP answer larger than 4 MiB is not read: the call's outcome is uncer
     "RFC_PING on S4H: SAP's answer is larger than 4 MiB, not read; the call may have done its work",
   );
 });
+
+t.test(
+  'the sandbox describes its interfaces as SAP does: lengths in bytes of a Unicode system unless asked without',
+  async (t) => {
+    const { call, fault } = await setUp(t);
+    const read = async (extra: Record<string, unknown>) =>
+      tableRows(
+        (await call('RFC_GET_FUNCTION_INTERFACE', { FUNCNAME: 'ARCHIV_CONNECTION_INSERT', PARAMS: [], ...extra }))
+          .PARAMS,
+      );
+    const unicode = (await read({})).find((row) => row.PARAMETER === 'OBJECT_ID');
+    t.match(
+      unicode,
+      { PARAMCLASS: 'I', EXID: 'C', INTLENGTH: '100', OPTIONAL: '' },
+      'OBJECT_ID: 50 characters, 100 bytes, mandatory',
+    );
+    const plain = (await read({ NONE_UNICODE_LENGTH: 'X' })).find((row) => row.PARAMETER === 'AR_DATE');
+    t.match(plain, { EXID: 'D', INTLENGTH: '8', OPTIONAL: 'X' });
+    t.match(await fault('RFC_GET_FUNCTION_INTERFACE', { FUNCNAME: 'Z_NOTHING', PARAMS: [] }), {
+      message: /FU_NOT_FOUND/,
+    });
+    t.match(await fault('ARCHIV_CONNECTION_INSERT', { SAP_OBJECT: 'BKPF', OBJECT_ID: '1', ARC_DOC_ID: 'd1' }), {
+      message: /AR_OBJECT is a mandatory parameter of ARCHIV_CONNECTION_INSERT/,
+    });
+  },
+);

@@ -1,5 +1,6 @@
 import type { Customizing } from './customizing.js';
-import { dateXml, EMPTY_RETURN } from './interfaces.js';
+import { dateXml, EMPTY_RETURN, type FunctionInterface } from './interfaces.js';
+import { fieldInfo, functionInterface } from './dictionary.js';
 import { readTable } from './read-table.js';
 import type { SapException, SapStructure } from './soap-codec.js';
 
@@ -61,6 +62,8 @@ export interface CallContext {
   params: SapStructure;
   tables: ErpTables;
   customizing: Customizing;
+  /** The interfaces this SAP declares (a test may take a field out of one). */
+  interfaces: Record<string, FunctionInterface>;
 }
 
 type RfcFunction = (ctx: CallContext) => SapStructure;
@@ -334,4 +337,6 @@ export const RFC_FUNCTIONS: Record<string, RfcFunction> = {
   ARCHIV_PROCESS_RFCINPUT: processRfcInput,
   SAP_WAPI_START_WORKFLOW: startWorkflow,
   RFC_READ_TABLE: readTable,
+  RFC_GET_FUNCTION_INTERFACE: functionInterface,
+  DDIF_FIELDINFO_GET: fieldInfo,
 };

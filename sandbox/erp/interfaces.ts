@@ -16,6 +16,10 @@ export type Fields = Record<string, Field>;
 export interface FunctionInterface {
   /** Scalars and structures the caller sends. */
   imports: Record<string, Field | Fields>;
+  /** The imports a call must give (the others are optional); a call without one is refused. */
+  mandatory?: string[];
+  /** The dictionary structure of each structured import and table, as SAP names it in the interface. */
+  types?: Record<string, string>;
   /** Tables, sent and answered. */
   tables: Record<string, Fields>;
   /** What the function answers; a caller may name them (to ask for them), never give them values. */
@@ -77,6 +81,8 @@ export const INTERFACES: Record<string, FunctionInterface> = {
       DESCR: char(60),
       CREATOR: char(12),
     },
+    // The vendor wrapper mirroring the signature marks the others optional (sap-interfaces.md §1.1).
+    mandatory: ['ARC_DOC_ID', 'AR_OBJECT', 'OBJECT_ID', 'SAP_OBJECT'],
     tables: {},
     exports: [],
   },
@@ -93,12 +99,14 @@ export const INTERFACES: Record<string, FunctionInterface> = {
       UNTIL_AR_DATE: DATS,
     },
     tables: { CONNECTIONS: TOAV0 },
+    types: { CONNECTIONS: 'TOAV0' },
     exports: ['COUNT'],
   },
   BAPI_BARCODE_SENDLIST: {
     imports: {},
     // BAPIBARC's lengths are not published: those of the table it fills (BDS_BAR_EX) and of ARCHIV_ID.
     tables: { BARCODETABLE: { BARCODE: char(40), CONTREP: char(2), DOCID: char(40), ARDATE: DATS, DOCTYPE: char(20) } },
+    types: { BARCODETABLE: 'BAPIBARC' },
     exports: ['RETURN'],
   },
   ARCHIV_PROCESS_RFCINPUT: {
@@ -115,6 +123,7 @@ export const INTERFACES: Record<string, FunctionInterface> = {
     },
     // OARFCDATA, 510 characters: workflow container elements, read back with SAP_WAPI_READ_CONTAINER.
     tables: { DOCUMENT_DATA: { NAME: char(255), WERT: char(255) } },
+    types: { DOCUMENT_ENTRY: 'OARFCIN', DOCUMENT_DATA: 'OARFCDATA' },
     exports: [],
   },
   SAP_WAPI_START_WORKFLOW: {
@@ -125,6 +134,8 @@ export const INTERFACES: Record<string, FunctionInterface> = {
       INPUT_CONTAINER: { ELEMENT: char(32), VALUE: char(255) },
       MESSAGE_LINES: { LINE: char(255) },
     },
+    mandatory: ['TASK'],
+    types: { AGENTS: 'SWRAGENT', INPUT_CONTAINER: 'SWR_CONT', MESSAGE_LINES: 'SWR_MSTRUC' },
     exports: ['RETURN_CODE', 'WORKITEM_ID', 'NEW_STATUS'],
   },
   /**
@@ -141,7 +152,68 @@ export const INTERFACES: Record<string, FunctionInterface> = {
       FIELDS: { FIELDNAME: char(30), OFFSET: char(6), LENGTH: char(6), TYPE: char(1), FIELDTEXT: char(60) },
       DATA: { WA: char(512) },
     },
+    mandatory: ['QUERY_TABLE'],
+    types: { OPTIONS: 'RFC_DB_OPT', FIELDS: 'RFC_DB_FLD', DATA: 'TAB512' },
     exports: [],
+  },
+  /**
+   * A function module's interface, read-only (sources: SAP::WAS::SOAP, SAP::Rfc, R3::rfcapi and
+   * saprfclib's captures; sap-interfaces.md §2.1): a row of PARAMS per parameter, PARAMCLASS I
+   * (import), E (export), C (changing), T (table) or X (exception); EXID the ABAP type (C, D, N;
+   * u a structure, h a table), TABNAME its dictionary structure; INTLENGTH in bytes, of a Unicode
+   * system unless NONE_UNICODE_LENGTH is X. FU_NOT_FOUND for a module that does not exist or is
+   * not remote-enabled. The number fields are INT4 in SAP's RFC_FUNINT; text here, as SOAP carries them.
+   */
+  RFC_GET_FUNCTION_INTERFACE: {
+    imports: { FUNCNAME: char(30), LANGUAGE: char(1), NONE_UNICODE_LENGTH: char(1) },
+    mandatory: ['FUNCNAME'],
+    tables: {
+      PARAMS: {
+        PARAMCLASS: char(1),
+        PARAMETER: char(30),
+        TABNAME: char(30),
+        FIELDNAME: char(30),
+        EXID: char(1),
+        POSITION: char(10),
+        OFFSET: char(10),
+        INTLENGTH: char(10),
+        DECIMALS: char(10),
+        DEFAULT: char(21),
+        PARAMTEXT: char(79),
+        OPTIONAL: char(1),
+      },
+      RESUMABLE_EXCEPTIONS: { EXCEPTION: char(30) },
+    },
+    types: { PARAMS: 'RFC_FUNINT' },
+    exports: ['REMOTE_BASXML_SUPPORTED', 'REMOTE_CALL', 'UPDATE_TASK'],
+  },
+  /**
+   * A dictionary structure's or table's fields, read-only and remote-enabled (function group
+   * SDIFRUNTIME; saprfclib's capture of a live answer, a PyRFC script; sap-interfaces.md §2.1):
+   * DFIES_TAB, a row per field with LENG its length in characters, INTTYPE and DATATYPE its type.
+   * NOT_FOUND for a name the dictionary lacks. DFIES has some sixty fields; the ones modelled here
+   * are those callers read, and a caller naming another in a row it sends is refused.
+   */
+  DDIF_FIELDINFO_GET: {
+    imports: { TABNAME: char(30), FIELDNAME: char(30), LANGU: char(1), LFIELDNAME: char(132), ALL_TYPES: char(1) },
+    mandatory: ['TABNAME'],
+    tables: {
+      DFIES_TAB: {
+        TABNAME: char(30),
+        FIELDNAME: char(30),
+        POSITION: char(4),
+        OFFSET: char(6),
+        LENG: char(6),
+        INTLEN: char(6),
+        DATATYPE: char(4),
+        INTTYPE: char(1),
+        FIELDTEXT: char(60),
+        KEYFLAG: char(1),
+      },
+      FIXED_VALUES: { LOW: char(10), HIGH: char(10), OPTION: char(2), DDLANGUAGE: char(1), DDTEXT: char(60) },
+    },
+    types: { DFIES_TAB: 'DFIES', FIXED_VALUES: 'DDFIXVALUE' },
+    exports: ['X030L_WA', 'DDOBJTYPE', 'DFIES_WA', 'LINES_DESCR'],
   },
 };
 
@@ -190,6 +262,8 @@ function rowsOf(name: string, value: SapValue): SapValue[] {
 
 /** The request's parameters read against the interface; throws UnreadableValue. */
 export function readParams(functionName: string, iface: FunctionInterface, params: SapStructure): SapStructure {
+  const missing = (iface.mandatory ?? []).find((name) => params[name] === undefined);
+  if (missing !== undefined) throw new UnreadableValue(`${missing} is a mandatory parameter of ${functionName}`);
   const read: SapStructure = {};
   for (const [name, value] of Object.entries(params)) {
     const imported = iface.imports[name];

@@ -52,6 +52,10 @@ const TABLES: Record<
  * `FIELD EQ 'value'` joined by AND, a quote inside a literal doubled as ABAP writes it — and
  * anything else is OPTION_NOT_VALID: the stricter reading of ABAP's dynamic WHERE.
  */
+/** The columns of a table RFC_READ_TABLE reads here, with their lengths; undefined for another. */
+export const tableColumns = (name: string): Record<string, number> | undefined =>
+  Object.hasOwn(TABLES, name) ? TABLES[name].columns : undefined;
+
 export function readTable({ params, customizing, user, tables }: CallContext): SapStructure {
   const name = text(params, 'QUERY_TABLE');
   const allowed = customizing.users[user].tables;

@@ -3,7 +3,7 @@ import { Faults } from '../faults.js';
 import { basicCredentials, close, listen, readBody, sendJson } from '../http.js';
 import { loadCustomizing, type Customizing } from './customizing.js';
 import { AbapException, RFC_FUNCTIONS, type ErpTables } from './functions.js';
-import { INTERFACES, readParams, UnreadableValue } from './interfaces.js';
+import { INTERFACES, readParams, UnreadableValue, type FunctionInterface } from './interfaces.js';
 import { ATTACHMENT_SERVICE, attachmentService, CsrfSessions } from './rest.js';
 import { exceptionXml, readCall, responseXml, runtimeFaultXml } from './soap-codec.js';
 
@@ -30,6 +30,8 @@ export class ErpSandbox {
   readonly tables: ErpTables = { links: [], barcodes: [], inbox: [], attachments: [] };
   readonly csrf = new CsrfSessions();
   readonly customizing: Customizing;
+  /** The function modules' interfaces, this SAP's own copy: a test takes a field out of one to play another release. */
+  readonly interfaces: Record<string, FunctionInterface> = structuredClone(INTERFACES);
   /** SICF: the SOAP-RFC service answers only while active. */
   soapRfcActive = true;
   private server?: Server;
@@ -108,7 +110,7 @@ export class ErpSandbox {
     params: Record<string, unknown>,
   ): [number, string] {
     const fn = RFC_FUNCTIONS[functionName];
-    const iface = INTERFACES[functionName];
+    const iface = Object.hasOwn(this.interfaces, functionName) ? this.interfaces[functionName] : undefined;
     if (fn === undefined || iface === undefined)
       return [
         500,
@@ -132,7 +134,14 @@ export class ErpSandbox {
         200,
         responseXml(
           functionName,
-          fn({ client, user, params: read, tables: this.tables, customizing: this.customizing }),
+          fn({
+            client,
+            user,
+            params: read,
+            tables: this.tables,
+            customizing: this.customizing,
+            interfaces: this.interfaces,
+          }),
         ),
       ];
     } catch (error) {

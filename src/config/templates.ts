@@ -118,6 +118,8 @@ const WORKFLOW_TO_AGENT_RFC = {
   function: 'SAP_WAPI_START_WORKFLOW',
   parameters: {
     TASK: { constant: 'WS90000001' },
+    // Its own COMMIT WORK (the default, said aloud): SOAP-RFC keeps no session for a later commit (docs/sap-setup.md, "Commits").
+    DO_COMMIT: { constant: 'X' },
     'AGENTS[0].OTYPE': p('erpStartWorkflow:erpOTyp', 2),
     'AGENTS[0].OBJID': p('erpStartWorkflow:erpObjId', 12),
     'INPUT_CONTAINER[0].ELEMENT': { constant: 'ARCHIV_ID' },

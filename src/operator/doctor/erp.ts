@@ -11,6 +11,7 @@ import { sapDate, type DateFormat } from '../../job/calls/values.js';
 import { callFor } from '../../config/templates.js';
 import { withoutCredentials } from '../../http-options.js';
 import { Section } from './check.js';
+import { checkInterfaces } from './interfaces.js';
 
 /** What the ERP checks send: one call, its answer or its typed failure. */
 export interface DoctorRfc {
@@ -37,7 +38,8 @@ const HARMLESS: Record<string, RfcParams> = {
 /**
  * One SAP system of erpHttp.yaml over SOAP-RFC: the service answers and is active in SICF, the
  * logon and client are accepted (RFC_PING), the function modules of the enabled tasks may be
- * called (where a harmless call exists), the date form the system reads, and, through
+ * called (where a harmless call exists), their interfaces against the tasks' calls
+ * (interfaces.ts), the date form the system reads, and, through
  * RFC_READ_TABLE when the user may read the ArchiveLink customizing, the content repositories,
  * document types and object-type links the mapping file names.
  */
@@ -49,16 +51,18 @@ export async function checkErp(
 ): Promise<Section> {
   const section = new Section(`ERP system ${system.name} ${withoutCredentials(system.rfc.url)}`);
   if (!(await logOn(section, system, rfc))) return section;
-  const calls = tasks
+  const sending = tasks
     // A task limited to other systems (`systems`) calls nothing on this one.
     .filter((task) => task.enabled && task.function === 'RFC' && (task.systems ?? [system.name]).includes(system.name))
-    .map((task) => callFor(task).call as RfcCallConfig);
+    .map((task) => ({ task, call: callFor(task).call as RfcCallConfig }));
+  const calls = sending.map(({ call }) => call);
   const lookups = calls.flatMap((call) => call.lookup ?? []);
   const functions = new Set([
     ...calls.map((call) => call.function),
     ...lookups.flatMap((step) => ('function' in step ? [step.function] : [])),
   ]);
   for (const name of functions) await checkCallable(section, rfc, name);
+  await checkInterfaces(section, rfc, sending);
   const tables = new Map(
     lookups.flatMap((step) => ('table' in step ? [[step.table, Object.keys(step.where)[0]]] : [])),
   );
