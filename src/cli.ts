@@ -40,6 +40,10 @@ const COMMANDS: Record<string, Entry> = {
     summary: 'put FAILED documents back to READY for the next run',
     load: async () => (await import('./commands/retry.js')).command,
   },
+  reconcile: {
+    summary: 'compare the DONE documents with what SAP holds, both ways; --requeue sends the missing ones again',
+    load: async () => (await import('./commands/reconcile.js')).command,
+  },
   mapping: {
     summary: 'check and upload the mapping file to adminPath and label it, or download the one a run reads',
     load: async () => (await import('./commands/mapping.js')).command,

@@ -47,6 +47,15 @@ export function statusQuery(task: TaskConfig, status: Status): string {
   return scoped(task, `${S.status} = ${nxqlString(status)}`);
 }
 
+/** A task's DONE documents whose last attempt falls on a day from `from` to `until` (UTC, both included), for `reconcile`. */
+export function doneBetween(task: TaskConfig, from: Date, until: Date): string {
+  const end = new Date(until.getTime() + 24 * 3600 * 1000);
+  return scoped(
+    task,
+    `${S.status} = 'DONE' AND ${S.lastAttempt} >= ${timestamp(from)} AND ${S.lastAttempt} < ${timestamp(end)}`,
+  );
+}
+
 /** The documents that belong to a task (its use case, systems and filter) and meet `condition`. */
 function scoped(task: TaskConfig, condition: string): string {
   const conditions = [

@@ -1,13 +1,7 @@
 import type { TaskConfig } from '../../config/task-schema.js';
-import type { ErpPort } from '../../ports/erp-port.js';
-import type { RestRequest, UploadContent } from '../../erp/rest-client.js';
-import type { RfcRequest } from '../../erp/rfc-client.js';
-import type { RepositoryDocument } from '../../repository/document.js';
 import { callFor } from '../../config/templates.js';
 import type { CallAdapter } from '../calls/execute.js';
-import { restCall } from '../calls/rest-call.js';
-import { rfcCall } from '../calls/rfc-call.js';
-import type { DateFormat } from '../calls/values.js';
+import { callAdapter } from '../calls/adapter.js';
 import type { TaskRecord } from '../records.js';
 import type { LaneDeps, TaskContext } from './context.js';
 import { Lane, type ErpSystemLine } from './lane.js';
@@ -99,16 +93,6 @@ export class TaskLanes {
 
   private adapter(system: string): CallAdapter {
     const { deps } = this.ctx;
-    if (this.call.transport === 'RFC') {
-      const { dateFormat } = deps.system(system).rfc as { dateFormat: DateFormat };
-      return rfcCall(this.call.call, deps.erpFor(system, 'RFC') as ErpPort<RfcRequest>, dateFormat);
-    }
-    // The file streams from the repository to SAP: memory does not grow with its size.
-    const content = async (doc: RepositoryDocument): Promise<UploadContent> => {
-      const answer = await deps.client.openBlob(doc.uid);
-      // Only set-cookie comes as a list.
-      return { stream: answer.body, length: answer.headers['content-length'] as string | undefined };
-    };
-    return restCall(this.call.call, deps.erpFor(system, 'Rest') as ErpPort<RestRequest>, content);
+    return callAdapter(this.call, deps.system(system), deps.erpFor, deps.client);
   }
 }

@@ -1,0 +1,72 @@
+import type { TaskCall } from '../../config/templates.js';
+import type { UseCase } from '../../config/task-schema.js';
+import { readTableRequest, readTableRows } from '../../erp/read-table.js';
+import type { RfcRequest } from '../../erp/rfc-client.js';
+import { RfcFault } from '../../erp/rfc-fault.js';
+import { tableRows } from '../../erp/soap.js';
+import { sapDate, type DateFormat } from '../../job/calls/values.js';
+import type { ErpPort } from '../../ports/erp-port.js';
+
+/** A row SAP holds in a content repository: the ArchiveLink document id, and what it is (a link, a bar code). */
+export interface SapRow {
+  docId: string;
+  what: string;
+}
+
+/** The days a reconciliation covers (UTC), both included. */
+export interface DayRange {
+  from: Date;
+  until: Date;
+}
+
+/** How SAP lists the rows of one content repository for a task's use case; each read-only. */
+export type SapListing = (
+  erp: ErpPort<RfcRequest>,
+  repository: string,
+  range: DayRange,
+  dates: DateFormat,
+) => Promise<SapRow[]>;
+
+/**
+ * The links stored in a content repository on the range's days (their AR_DATE, the storage date
+ * the link carries): ARCHIV_GET_CONNECTIONS by ARCHIV_ID with FROM_AR_DATE and UNTIL_AR_DATE, as
+ * public ABAP callers pass them (sap-interfaces.md §1); NOTHING_FOUND is none.
+ */
+const links: SapListing = async (erp, repository, range, dates) => {
+  const day = (at: Date): string => sapDate(at.toISOString(), dates) as string;
+  try {
+    const answer = await erp.read({
+      functionName: 'ARCHIV_GET_CONNECTIONS',
+      params: {
+        ARCHIV_ID: repository,
+        FROM_AR_DATE: day(range.from),
+        UNTIL_AR_DATE: day(range.until),
+        CONNECTIONS: [],
+      },
+    });
+    return tableRows(answer.CONNECTIONS).map((row) => ({
+      docId: String(row.ARC_DOC_ID),
+      what: `link ${String(row.SAP_OBJECT)} ${String(row.OBJECT_ID)}`,
+    }));
+  } catch (error) {
+    if (error instanceof RfcFault && error.fault.exception === 'NOTHING_FOUND') return [];
+    throw error;
+  }
+};
+
+/**
+ * The external bar codes of a content repository SAP has not matched yet (BDS_BAR_EX, read with
+ * RFC_READ_TABLE; SAP deletes a row once a user's bar code matched it and the document is linked,
+ * which `links` then shows). The table has no date: every row, whatever the range.
+ */
+const barcodes: SapListing = async (erp, repository) =>
+  readTableRows(await erp.read(readTableRequest('BDS_BAR_EX', ['BARCODE', 'EX_DOC_ID'], { CONTREP: repository }))).map(
+    (row) => ({ docId: row.EX_DOC_ID, what: `bar code ${row.BARCODE}` }),
+  );
+
+/** No remote-enabled read lists work items by document (templates.ts): a workflow start has none. */
+const LISTINGS: Record<UseCase, SapListing[]> = { link: [links], barcode: [barcodes, links], workflow: [] };
+
+/** How SAP's side of a task is listed, over SOAP-RFC; none for a workflow start (no remote read lists work items by document) or a Rest call. */
+export const sapListings = (useCase: UseCase, call: TaskCall): SapListing[] =>
+  call.transport === 'RFC' ? LISTINGS[useCase] : [];
