@@ -95,6 +95,21 @@ t.test("the guide's set-up script makes a server the job works with, and may run
   t.equal(sandbox.store.get(uid)?.properties['erpTaskStatus:status'], 'DONE');
   t.equal(erp.tables.inbox.length, 1, 'a work item in the inbox');
 
+  // The mapping file changes as the administrator, never as the job's account.
+  const shipped = join(PROJECT, 'config', 'connector_configuration_connect_to_erp.json');
+  const asJob = await cli(['mapping', 'upload', shipped, '--config', configDir]);
+  t.equal(asJob.code, 2);
+  t.match(
+    asJob.stderr,
+    /the account of storage\.yaml may not write in \/default-domain\/workspaces\/admin: run it as a repository administrator, with NUXEO_ADMIN and NUXEO_ADMIN_PASSWORD set \(docs\/nuxeo-setup\.md, "Who runs what"\)/,
+  );
+  const asAdmin = await cli(['mapping', 'upload', shipped, '--config', configDir], {
+    NUXEO_ADMIN: 'Administrator',
+    NUXEO_ADMIN_PASSWORD: 'Administrator',
+  });
+  t.equal(asAdmin.code, 0, asAdmin.stderr);
+  t.match(asAdmin.stdout, '(replaced)');
+
   // SAP's certificate, filed as serve files it; then decided by the account the script made for it.
   const adminPath = '/default-domain/workspaces/admin';
   const client = (username: string, password: string): RepositoryClient =>
@@ -118,7 +133,7 @@ t.test("the guide's set-up script makes a server the job works with, and may run
   t.equal(refused.code, 2);
   t.match(
     refused.stderr,
-    /the account of storage\.yaml may not change SAP's certificates: run certs as a repository administrator, with NUXEO_ADMIN and NUXEO_ADMIN_PASSWORD set/,
+    /the account of storage\.yaml may not change SAP's certificates: run it as a repository administrator, with NUXEO_ADMIN and NUXEO_ADMIN_PASSWORD set/,
   );
   const stranger = await certs({ NUXEO_ADMIN: 'alice', NUXEO_ADMIN_PASSWORD: 'alice' });
   t.match(
@@ -134,4 +149,15 @@ t.test("the guide's set-up script makes a server the job works with, and may run
   const conflict = await certs({ NUXEO_ADMIN: 'carol', NUXEO_ADMIN_PASSWORD: 'carol-s3cret' });
   t.not(conflict.code, 0);
   t.match(conflict.stderr, /HTTP 409/, "any other refusal is the repository's, as it said it");
+
+  // Users from a directory: the script makes none, uses those there, and names one it cannot find.
+  const directory = { ...env, CREATE_USERS: 'no', SERVICE_USER: 'alice', CERTS_USER: 'dave' };
+  const missing = await run('bash', [join(dir, 'set-up.sh')], { cwd: PROJECT, env: directory }).catch(
+    (error: { code: number; stderr: string }) => error,
+  );
+  t.match(missing, { code: 1, stderr: /user dave not found: create it in your directory/ });
+  const dave = await fetch(`${baseUrl}/api/v1/user/dave`, {
+    headers: { authorization: basic('Administrator', 'Administrator') },
+  });
+  t.equal(dave.status, 404, 'nobody made');
 });

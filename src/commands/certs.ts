@@ -1,5 +1,4 @@
 import { ConfigError, ForbiddenError } from '../../common/errors.js';
-import type { StorageConfig } from '../config/storage-schema.js';
 import { loadContentServerConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import {
@@ -8,7 +7,8 @@ import {
   type StoredCertificate,
 } from '../content-server/signatures/certificates.js';
 import { EXIT } from '../exit-codes.js';
-import { commandLogger, registerSecret } from '../log.js';
+import { commandLogger } from '../log.js';
+import { ADMINISTRATOR_HINT, administratorAccount } from '../operator/administrator.js';
 import { RepositoryClient } from '../repository/client.js';
 import { CONFIG_ONLY, location, type Command } from './command.js';
 
@@ -46,19 +46,6 @@ function designated(certificates: StoredCertificate[], key: string | undefined, 
   return found[0];
 }
 
-/**
- * Who decides: the repository administrator named by NUXEO_ADMIN and NUXEO_ADMIN_PASSWORD (the
- * set-up script's variables; a person's identity, never the job's or serve's), else the account
- * of storage.yaml, which may list the certificates but, set up as docs/nuxeo-setup.md says, not
- * decide on them.
- */
-function deciding(storage: StorageConfig): { storage: StorageConfig; who: string } {
-  const { NUXEO_ADMIN: username, NUXEO_ADMIN_PASSWORD: password } = process.env;
-  if (!username || !password) return { storage, who: 'the account of storage.yaml' };
-  registerSecret(password);
-  return { storage: { ...storage, auth: { type: 'basic', username, password } }, who: `NUXEO_ADMIN ${username}` };
-}
-
 /** `connect2erp certs list|approve|revoke`: the administrator's side of putCert. */
 async function certsCommand(
   location: Required<ConfigLocation>,
@@ -69,7 +56,7 @@ async function certsCommand(
     throw new ConfigError([{ file: 'command line', path: 'certs', message: 'say list, approve NAME or revoke NAME' }]);
   const config = loadContentServerConfig(location);
   const log = commandLogger();
-  const { storage, who } = deciding(config.storage);
+  const { storage, who } = administratorAccount(config.storage);
   const store = new CertificateStore(new RepositoryClient(storage, log), storage.adminPath);
   const certificates = await store.list();
   const status = ACTIONS[action];
@@ -84,7 +71,7 @@ async function certsCommand(
       {
         file: 'command line',
         path: `certs ${action}`,
-        message: `${who} may not change SAP's certificates: run certs as a repository administrator, with NUXEO_ADMIN and NUXEO_ADMIN_PASSWORD set (README, "Content server")`,
+        message: `${who} may not change SAP's certificates: ${ADMINISTRATOR_HINT}`,
       },
     ]);
   });

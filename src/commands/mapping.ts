@@ -1,20 +1,22 @@
 import { writeFileSync } from 'node:fs';
-import { ConfigError } from '../../common/errors.js';
+import { ConfigError, ForbiddenError } from '../../common/errors.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { EXIT } from '../exit-codes.js';
 import { CONFIG_FACET } from '../job/intake/mapping-file.js';
 import { commandLogger } from '../log.js';
 import { downloadMapping, readLocalMapping, uploadMapping } from '../operator/mapping.js';
+import { ADMINISTRATOR_HINT, administratorAccount } from '../operator/administrator.js';
 import { RepositoryClient } from '../repository/client.js';
 import { LOCATION, location, type Command } from './command.js';
 
 const usage = (message: string): ConfigError => new ConfigError([{ file: 'command line', path: 'mapping', message }]);
 
 /**
- * `connect2erp mapping upload FILE | download [FILE]`: the mapping file in the repository, with
- * the account of storage.yaml (an administrator's: the file is under adminPath). An upload is
- * checked first, as `validate --mapping` checks it; what it leaves a run to refuse is exit 2.
+ * `connect2erp mapping upload FILE | download [FILE]`: the mapping file in the repository, as the
+ * administrator NUXEO_ADMIN names (else the account of storage.yaml, which may read adminPath but,
+ * set up as docs/nuxeo-setup.md says, not write there). An upload is checked first, as `validate
+ * --mapping` checks it; what it leaves a run to refuse is exit 2.
  */
 async function mappingCommand(
   location: Required<ConfigLocation>,
@@ -23,7 +25,8 @@ async function mappingCommand(
 ): Promise<number> {
   if (action !== 'upload' && action !== 'download') throw usage('say upload FILE or download [FILE]');
   const config = loadConfig(location);
-  const client = new RepositoryClient(config.storage, commandLogger());
+  const { storage, who } = administratorAccount(config.storage);
+  const client = new RepositoryClient(storage, commandLogger());
   if (action === 'download') {
     const { path, content } = await downloadMapping(client, config.storage.adminPath);
     if (file === undefined) process.stdout.write(content);
@@ -34,7 +37,16 @@ async function mappingCommand(
     return EXIT.ok;
   }
   if (file === undefined) throw usage('upload needs the file: connect2erp mapping upload FILE');
-  const uploaded = await uploadMapping(client, config, file, readLocalMapping(file));
+  const uploaded = await uploadMapping(client, config, file, readLocalMapping(file)).catch((error: unknown) => {
+    if (!(error instanceof ForbiddenError)) throw error;
+    throw new ConfigError([
+      {
+        file: 'command line',
+        path: 'mapping upload',
+        message: `${who} may not write in ${config.storage.adminPath}: ${ADMINISTRATOR_HINT}`,
+      },
+    ]);
+  });
   process.stdout.write(
     `uploaded ${file} to ${uploaded.path} (${uploaded.created ? 'created' : 'replaced'}), ${uploaded.folders} folder(s) mapped, labelled ${CONFIG_FACET}\n`,
   );
