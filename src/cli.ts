@@ -70,9 +70,11 @@ const COMMANDS: Record<string, Entry> = {
   },
 };
 
-const EXIT_CODES = `exit codes: ${Object.entries(EXIT_MEANING)
-  .map(([code, meaning]) => `${code} ${meaning}`)
-  .join(', ')}`;
+const exitCodes = (meanings: Record<number, string>): string =>
+  `exit codes: ${Object.entries(meanings)
+    .map(([code, meaning]) => `${code} ${meaning}`)
+    .join(', ')}`;
+const EXIT_CODES = exitCodes(EXIT_MEANING);
 
 function optionLines(options: Record<string, OptionSpec>): string[] {
   const rows = Object.entries(options).map(([name, spec]) => [
@@ -94,7 +96,7 @@ function commandUsage(name: string, command: Command): string {
     'options:',
     ...optionLines({ ...command.options, ...HELP }),
     '',
-    EXIT_CODES,
+    exitCodes(command.exits ?? EXIT_MEANING),
   ].join('\n');
 }
 

@@ -130,6 +130,20 @@ t.test(
       /\nexit codes: 0 success, 1 some documents failed, 2 configuration error, 3 interrupted, 4 an ERP system unavailable\n$/,
     );
     t.equal((await cli(['run', '-h', '--dry-run', ...config])).stdout, run.stdout, '-h is --help, wherever it stands');
+    // Each command lists the codes it uses, in its own words: doctor has no documents to fail.
+    for (const [name, codes] of [
+      [
+        'doctor',
+        /\nexit codes: 0 every check passed, 1 an error doctor could not check around, 2 a check failed, or the configuration, 3 interrupted\n$/,
+      ],
+      [
+        'status',
+        /\nexit codes: 0 done, 1 a server failed it \(the message says which\), 2 configuration or usage error, 3 interrupted\n$/,
+      ],
+      ['serve', /\nexit codes: 0 stopped by SIGTERM, requests drained, 1 could not start/],
+      ['sandbox', /\nexit codes: 0 stopped by SIGTERM or Ctrl-C, 1 could not start/],
+    ] as const)
+      t.match((await cli([name, '--help'])).stdout, codes, `${name}'s exit codes`);
     t.equal(env.snapshot(), before, 'the repository and the ERP tables are as they were');
     t.equal(
       env.props(

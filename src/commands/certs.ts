@@ -10,7 +10,7 @@ import { EXIT } from '../exit-codes.js';
 import { commandLogger } from '../log.js';
 import { ADMINISTRATOR_HINT, administratorAccount } from '../operator/administrator.js';
 import { RepositoryClient } from '../repository/client.js';
-import { CONFIG_ONLY, location, type Command } from './command.js';
+import { CONFIG_ONLY, location, type Command, OPERATOR_EXITS } from './command.js';
 
 const ACTIONS: Record<string, CertificateStatus | undefined> = {
   list: undefined,
@@ -89,6 +89,7 @@ async function certsCommand(
 }
 
 export const command: Command = {
+  exits: { ...OPERATOR_EXITS, 2: 'configuration or usage error, or the account may not decide' },
   args: 'list | approve NAME | revoke NAME',
   options: { ...CONFIG_ONLY },
   run: ({ positionals, strings }) => certsCommand(location(strings), positionals[1], positionals[2]),

@@ -31,8 +31,18 @@ export interface Command {
    * other command is cut short at once, exit 3: what it read or wrote so far stays consistent.
    */
   windsDown?: true;
+  /** The exit codes this command uses and what each means to it; a run's (EXIT_MEANING) when absent. */
+  exits?: Record<number, string>;
   run(context: CommandContext): Promise<number>;
 }
+
+/** What an operator command's codes mean: done, the repository or SAP failed it, its input is wrong, a signal. */
+export const OPERATOR_EXITS: Record<number, string> = {
+  0: 'done',
+  1: 'a server failed it (the message says which)',
+  2: 'configuration or usage error',
+  3: 'interrupted',
+};
 
 export const LOCATION: Record<string, OptionSpec> = {
   config: { type: 'string', value: 'DIR', text: 'configuration folder (default: $CONNECT2ERP_CONFIG or ./config)' },

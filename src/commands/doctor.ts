@@ -60,6 +60,12 @@ async function checkLandscape(config: Config): Promise<Section[]> {
 }
 
 export const command: Command = {
+  exits: {
+    0: 'every check passed',
+    1: 'an error doctor could not check around',
+    2: 'a check failed, or the configuration',
+    3: 'interrupted',
+  },
   details: 'Read-only: nothing is written to the repository or SAP. Exit 0 when every check passes, 2 when one fails.',
   options: {
     ...LOCATION,

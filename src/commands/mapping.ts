@@ -8,7 +8,7 @@ import { commandLogger } from '../log.js';
 import { downloadMapping, readLocalMapping, uploadMapping } from '../operator/mapping.js';
 import { ADMINISTRATOR_HINT, administratorAccount } from '../operator/administrator.js';
 import { RepositoryClient } from '../repository/client.js';
-import { LOCATION, location, type Command } from './command.js';
+import { LOCATION, location, type Command, OPERATOR_EXITS } from './command.js';
 
 const usage = (message: string): ConfigError => new ConfigError([{ file: 'command line', path: 'mapping', message }]);
 
@@ -64,6 +64,7 @@ async function mappingCommand(
 }
 
 export const command: Command = {
+  exits: { ...OPERATOR_EXITS, 2: 'the file has a problem, others can read it, or the account may not write there' },
   args: 'upload FILE | download [FILE]',
   options: LOCATION,
   run: async ({ strings, positionals }) => mappingCommand(location(strings), positionals[1], positionals[2]),

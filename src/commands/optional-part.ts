@@ -51,6 +51,11 @@ export const OPTIONAL_PART_COMMANDS: Record<string, Command> = {
       },
     },
     windsDown: true,
+    exits: {
+      0: 'stopped by SIGTERM or Ctrl-C',
+      1: 'could not start (a port taken, no sandboxes in this copy)',
+      2: 'usage error',
+    },
     async run({ strings, signals }) {
       const part = await loadPart('sandbox');
       const options = {
@@ -64,6 +69,13 @@ export const OPTIONAL_PART_COMMANDS: Record<string, Command> = {
     },
   },
   demo: {
+    // The last run's code: the demo ends as a scheduled run would.
+    exits: {
+      0: 'the demo ran through',
+      1: 'its last run had documents that failed, or a step failed',
+      2: 'usage error',
+      3: 'interrupted',
+    },
     options: {
       data: { type: 'string', value: 'DIR', text: "keep the sandbox's state in DIR (default: a new temporary folder)" },
     },

@@ -67,6 +67,13 @@ async function reconcileCommand(
 }
 
 export const command: Command = {
+  exits: {
+    0: 'SAP and the repository agree',
+    1: 'differences, listed',
+    2: 'configuration or usage error',
+    3: 'interrupted',
+    4: 'an SAP system did not answer: the comparison is incomplete',
+  },
   details:
     'Read-only unless --requeue. Exit 0: SAP and the repository agree; 1: differences, listed;\n2: configuration; 4: an SAP system did not answer, so the comparison is incomplete.',
   options: {

@@ -3,7 +3,7 @@ import { EXIT } from '../exit-codes.js';
 import { retryFailed } from '../operator/retry.js';
 import { operatorSetUp } from '../operator/set-up.js';
 import { portsFor } from '../ports/ports.js';
-import { LOCATION, location, TASK, type Command } from './command.js';
+import { LOCATION, location, TASK, type Command, OPERATOR_EXITS } from './command.js';
 
 /** `connect2erp retry`: FAILED documents back to READY for the next run; with --dry-run, only the list. */
 async function retryCommand(
@@ -20,6 +20,7 @@ async function retryCommand(
 }
 
 export const command: Command = {
+  exits: OPERATOR_EXITS,
   options: {
     task: TASK,
     doc: { type: 'string', value: 'UID', text: 'only this document' },

@@ -30,6 +30,7 @@ async function scheduleCommand(
 }
 
 export const command: Command = {
+  exits: { 2: 'configuration or usage error', 3: 'stopped by SIGTERM or Ctrl-C, the runs under way finished' },
   options: { ...LOCATION, crontab: CRONTAB },
   windsDown: true,
   run: ({ strings, signals }) => scheduleCommand(location(strings), strings.crontab, signals),

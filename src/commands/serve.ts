@@ -17,9 +17,7 @@ async function serveCommand(location: Required<ConfigLocation>, signals: StopSig
   const config = loadContentServerConfig(location);
   const file = join(location.configDir, CONTENT_SERVER_FILE);
   if (config.contentServer === undefined)
-    throw new ConfigError([
-      { file, path: '', message: 'connect2erp serve needs this file (README, "Content server")' },
-    ]);
+    throw new ConfigError([{ file, path: '', message: 'connect2erp serve needs this file (docs/content-server.md)' }]);
   const server = config.contentServer;
   const log = commandLogger();
   // Loaded here, not with the command table: every other command (a run each minute) would pay for it.
@@ -38,6 +36,11 @@ async function serveCommand(location: Required<ConfigLocation>, signals: StopSig
 }
 
 export const command: Command = {
+  exits: {
+    0: 'stopped by SIGTERM, requests drained',
+    1: 'could not start (the port, the repository)',
+    2: 'configuration or usage error',
+  },
   details:
     'Serves <pathPrefix>/<connection>?<command>&… as OAC0 is set up, /healthz and /readyz. On SIGTERM or\nCtrl-C, readiness answers 503 for drainSeconds (a second signal ends that), requests under way\nfinish, exit code 0.',
   options: { ...CONFIG_ONLY },

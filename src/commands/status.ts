@@ -2,7 +2,7 @@ import type { ConfigLocation } from '../config/location.js';
 import { EXIT } from '../exit-codes.js';
 import { operatorSetUp } from '../operator/set-up.js';
 import { renderStatus, taskStatus } from '../operator/status.js';
-import { LOCATION, location, TASK, type Command } from './command.js';
+import { LOCATION, location, TASK, type Command, OPERATOR_EXITS } from './command.js';
 
 /**
  * `connect2erp status`: documents per status per task, and the failures with their messages. Its
@@ -16,6 +16,7 @@ async function statusCommand(location: Required<ConfigLocation>, task: string | 
 }
 
 export const command: Command = {
+  exits: OPERATOR_EXITS,
   options: { task: TASK, ...LOCATION },
   run: ({ strings }) => statusCommand(location(strings), strings.task),
 };

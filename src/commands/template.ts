@@ -29,6 +29,7 @@ function templateCommand(nameGiven: string | undefined, transportGiven: string |
 }
 
 export const command: Command = {
+  exits: { 0: 'printed', 2: 'no such template' },
   args: 'link|barcode|workflow|workflow-to-agent RFC|Rest',
   options: {},
   run: async ({ positionals }) => templateCommand(positionals[1], positionals[2]),

@@ -48,6 +48,11 @@ function validateCommand(
 }
 
 export const command: Command = {
+  exits: {
+    0: 'valid (warnings may be printed)',
+    2: 'a problem in the configuration, the jobs, the crontab or the mapping file',
+    3: 'interrupted',
+  },
   options: {
     ...LOCATION,
     crontab: CRONTAB,

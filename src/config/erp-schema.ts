@@ -24,7 +24,7 @@ const system = z
     timeouts: timeoutsSchema,
     /**
      * Calls in flight to this system: the dialog work processes its administrators give the
-     * connector (README, "Sizing"). It also sets how far a task reads ahead.
+     * connector (docs/operating.md, "Sizing"). It also sets how far a task reads ahead.
      */
     maxConcurrentCalls: z.number().int().min(1).max(64).default(8),
   })

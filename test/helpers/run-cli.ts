@@ -32,6 +32,8 @@ export interface StartOptions {
    * compile cache, whose files would not fit; in-process tests cover the code it runs.
    */
   fileSizeLimitKiB?: number;
+  /** Where it runs (the project's folder by default): relative paths and ./config are read from there. */
+  cwd?: string;
 }
 
 const TAP_HOOKS = /@tapjs[/\\](processinfo|mock)[/\\]/;
@@ -67,7 +69,7 @@ export function startCli(
       SAP_PASSWORD: 'sandbox',
       ...env,
     },
-    cwd: PROJECT,
+    cwd: options.cwd ?? PROJECT,
     stdio: ['pipe', options.stdout ?? 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -97,6 +99,10 @@ export function startCli(
 
 /** Run `connect2erp ARGS` to its end. */
 /** `env`: a variable given as undefined is left out of the process's environment. */
-export async function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Result> {
-  return startCli(args, env).exited;
+export async function cli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  options: StartOptions = {},
+): Promise<Result> {
+  return startCli(args, env, options).exited;
 }
