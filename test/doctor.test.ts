@@ -356,6 +356,75 @@ t.test(
   },
 );
 
+t.test(
+  'a task over Rest: the service answers, issues a CSRF token and may be read; each refusal with what to do',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const job = join(env.location.jobsDir, 'link.yaml');
+    writeFileSync(job, readFileSync(job, 'utf8').replace(/^function: RFC/m, 'function: Rest'));
+    const service = '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV';
+    const rest = (checks: Check[]) => checks.filter((c) => c.section.endsWith('(Rest)'));
+    const { code, checks } = await doctor(env);
+    t.equal(code, 0);
+    t.same(
+      rest(checks).map((c) => [c.outcome, c.found]),
+      [
+        ['pass', `${service} answers (its service document), as user CONNECTOR`],
+        ['pass', `${service} issues a CSRF token (X-CSRF-Token: Fetch), as a write needs`],
+        [
+          'pass',
+          `${service}/GetAllOriginals?BusinessObjectTypeName='BKPF'&LinkedSAPObjectKey='CONNECT2ERP-DOCTOR' may be read (a lost answer is looked up there)`,
+        ],
+      ],
+    );
+    t.notOk(find(checks, /^task link: /), 'the SOAP-RFC section checks only the tasks over SOAP-RFC');
+    // Without the mapping file, the object type is one no object has either: the read still proves the service.
+    env.sandbox.faults.add({ path: '/@blob/file:content', status: 500, body: '{}' });
+    t.match(rest((await doctor(env)).checks)[2], {
+      outcome: 'pass',
+      found: /BusinessObjectTypeName='CONNECT2ERP-DOCTOR'/,
+    });
+
+    env.erp.faults.add({ method: 'HEAD', status: 200, body: '' });
+    env.erp.faults.add({
+      method: 'GET',
+      path: 'GetAllOriginals',
+      status: 403,
+      body: '{"error":{"code":"CV_ATTACHMENT_SRV/003","message":{"value":"No authorization"}}}',
+    });
+    const refused = rest((await doctor(env)).checks);
+    t.match(refused, [
+      { outcome: 'pass' },
+      { outcome: 'fail', found: /CSRF token .*SAP sent no X-CSRF-Token/, advice: /csrf: false/ },
+      { outcome: 'fail', found: /GetAllOriginals.*No authorization/, advice: /communication arrangement/ },
+    ]);
+
+    env.erp.faults.add({
+      method: 'GET',
+      path: 'API_CV_ATTACHMENT_SRV/?',
+      status: 404,
+      body: '{"error":{"code":"/IWFND/MED/170","message":{"value":"No service found"}}}',
+    });
+    const missing = rest((await doctor(env)).checks);
+    t.match(missing, [
+      { outcome: 'fail', found: /its service document/, advice: /\/IWFND\/MAINT_SERVICE/ },
+      { outcome: 'skip', found: /the other checks of / },
+    ]);
+    env.erp.faults.add({ method: 'GET', path: 'API_CV_ATTACHMENT_SRV/?', status: 401, body: '' });
+    t.match(rest((await doctor(env)).checks)[0], { outcome: 'fail', advice: /check rest\.auth of S4H/ });
+    env.erp.faults.add({ method: 'GET', path: 'API_CV_ATTACHMENT_SRV/?', drop: true });
+    t.match(rest((await doctor(env)).checks)[0], { outcome: 'fail', advice: /check rest\.url of S4H/ });
+    env.erp.faults.add({
+      method: 'GET',
+      path: 'API_CV_ATTACHMENT_SRV/?',
+      status: 200,
+      headers: { 'Content-Type': 'text/html' },
+      body: '<html>logon</html>',
+    });
+    t.match(rest((await doctor(env)).checks)[0], { outcome: 'fail', advice: /check rest\.url and rest\.auth of S4H/ });
+  },
+);
+
 t.test('a wrong client is a refused logon naming the client; two labelled mapping files are named', async (t) => {
   const env = await sandboxEnv(t);
   edit(env, 'erpHttp.yaml', "client: '100'", "client: '200'");

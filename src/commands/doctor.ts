@@ -4,11 +4,13 @@ import { loadConfig, type Config } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { EXIT } from '../exit-codes.js';
 import { RfcClient } from '../erp/rfc-client.js';
+import { RestClient } from '../erp/rest-client.js';
 import { commandLogger } from '../log.js';
 import { renderChecks, Section } from '../operator/doctor/check.js';
 import { checkContentServer, checkContentServerRepository } from '../operator/doctor/content-server.js';
 import { checkErp } from '../operator/doctor/erp.js';
 import { checkRepository } from '../operator/doctor/repository.js';
+import { checkRest } from '../operator/doctor/rest.js';
 import { RepositoryClient } from '../repository/client.js';
 import { LOCATION, location, type Command } from './command.js';
 
@@ -46,10 +48,16 @@ async function checkLandscape(config: Config): Promise<Section[]> {
   const storage = { ...config.storage, retries: 0 };
   const repository = await checkRepository(new RepositoryClient(storage, log), config, featureRegistry());
   const sections = [repository.section];
-  // Rest-only systems (every task over Rest) are not checked: doctor speaks SOAP-RFC.
+  const mapping = repository.mapping?.mapping;
   for (const system of config.erp.systems.filter((s) => s.rfc !== undefined)) {
     const rfcSystem = { ...system, rfc: system.rfc! };
-    sections.push(await checkErp(rfcSystem, new RfcClient(rfcSystem, log), config.tasks, repository.mapping?.mapping));
+    sections.push(await checkErp(rfcSystem, new RfcClient(rfcSystem, log), config.tasks, mapping));
+  }
+  // A Rest connection is checked where an enabled task calls it.
+  const restTasks = config.tasks.filter((task) => task.enabled && task.function === 'Rest');
+  for (const system of config.erp.systems.filter((s) => s.rest !== undefined && restTasks.length > 0)) {
+    const restSystem = { ...system, rest: system.rest! };
+    sections.push(await checkRest(restSystem, new RestClient(restSystem, log), restTasks, mapping));
   }
   if (config.contentServer !== undefined) {
     // Without the repository, its accounts and folders cannot be told apart from its absence.

@@ -153,6 +153,11 @@ export class RestClient implements ErpConnection<RestRequest> {
     });
   }
 
+  /** A CSRF token for the service, fetched as a write fetches it (HEAD, `X-CSRF-Token: Fetch`): doctor's read-only check. */
+  csrfToken(service: string): Promise<string> {
+    return this.token(service, `${service} on ${this.system.name}`);
+  }
+
   /** One handshake per service at a time; concurrent writes wait for the same token. */
   private token(service: string, where: string): Promise<string> {
     const cached = this.tokens.get(service);
