@@ -44,6 +44,10 @@ const COMMANDS: Record<string, Entry> = {
     summary: 'compare the DONE documents with what SAP holds, both ways; --requeue sends the missing ones again',
     load: async () => (await import('./commands/reconcile.js')).command,
   },
+  unlabel: {
+    summary: 'undo the labels a wrong mapping entry put on documents not sent yet (lists first; --apply)',
+    load: async () => (await import('./commands/unlabel.js')).command,
+  },
   mapping: {
     summary: 'check and upload the mapping file to adminPath and label it, or download the one a run reads',
     load: async () => (await import('./commands/mapping.js')).command,

@@ -16,6 +16,10 @@ export interface RepositoryWriter {
     properties: Record<string, unknown>,
   ): Promise<RepositoryDocument>;
   move(doc: RepositoryDocument, target: RepositoryDocument): Promise<RepositoryDocument>;
+  /** The facet and its values off the document (`unlabel`). */
+  removeFacet(doc: RepositoryDocument, facet: string): Promise<void>;
+  /** Into the trash, from where an administrator can restore it. */
+  trash(doc: RepositoryDocument): Promise<void>;
 }
 
 export function liveWriter(client: RepositoryClient): RepositoryWriter {
@@ -25,6 +29,8 @@ export function liveWriter(client: RepositoryClient): RepositoryWriter {
     update: (doc, properties) => client.update(doc, properties),
     createFolder: (parent, name, properties) => client.create(parent.uid, { type: 'Folder', name, properties }),
     move: (doc, target) => client.move(doc.uid, target.uid),
+    removeFacet: (doc, facet) => client.removeFacet(doc.uid, facet),
+    trash: (doc) => client.trash(doc.uid),
   };
 }
 
@@ -49,5 +55,7 @@ export function dryRunWriter(): RepositoryWriter {
       parentRef: target.uid,
       path: `${target.path}/${doc.path.slice(doc.path.lastIndexOf('/') + 1)}`,
     }),
+    removeFacet: async () => undefined,
+    trash: async () => undefined,
   };
 }

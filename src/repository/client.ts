@@ -345,6 +345,16 @@ export class RepositoryClient {
     });
   }
 
+  /** Document.RemoveFacet: the facet and its schemas' values go (`unlabel`). */
+  async removeFacet(uid: string, facet: string): Promise<void> {
+    await this.http.discard({
+      what: `remove facet ${facet} from ${uid}`,
+      method: 'POST',
+      path: `id/${encodeURIComponent(uid)}/@op/Document.RemoveFacet`,
+      json: { params: { facet } },
+    });
+  }
+
   /** Into the trash (Document.Trash, Nuxeo 10.2 and later): an administrator can restore it. */
   async trash(uid: string): Promise<void> {
     await this.http.discard({
