@@ -16,7 +16,7 @@ t.test('totals per phase, task and status; failed and waiting documents with rea
   const bad = await env.upload('ERP/Barcode', '<script>alert(1)</script>.pdf');
   const waiting = await env.upload('ERP/Invoices', 'invoice-9.pdf');
   const done = await env.upload('ERP/Workflow', 'approval.pdf');
-  await env.run();
+  const first = renderHtml(await env.run());
   env.fill(bad, { 'erpBarcode:barcode': 'bad code!' });
   const report = await env.run();
   const html = renderHtml(report);
@@ -43,7 +43,15 @@ t.test('totals per phase, task and status; failed and waiting documents with rea
   const took = rows(html, 'Time per phase');
   for (const phase of ['intake', 'task barcode', 'task link', 'task workflow'])
     t.match(took, new RegExp(`<tr><td>${phase}</td><td>\\d+\\.\\d s</td></tr>`), `${phase}: how long it took`);
-  t.notMatch(html, `/ui/#!/doc/${done}`, 'a document that went through is only counted');
+  t.match(
+    rows(first, 'Documents in SAP now (1)'),
+    new RegExp(
+      `<td>task workflow</td><td><a href="${env.baseUrl}/ui/#!/doc/${done}">[^<]*approval\\.pdf</a></td><td><code>${done}</code></td><td>DONE</td><td>SAP: ${done}</td><td>nothing</td>`,
+    ),
+    'what went through, with the reference SAP gave it',
+  );
+  t.match(html, `<dt>repository</dt><dd>${env.baseUrl}</dd>`, 'the repository it ran against');
+  t.match(html, /<dt>SAP<\/dt><dd>S4H \(client 100, http:\/\/127\.0\.0\.1:\d+\/sap\/bc\/soap\/rfc\)<\/dd>/, 'and SAP');
   t.notMatch(
     html,
     /<script|<link|<img|src=|@import|url\(/i,
@@ -114,8 +122,8 @@ t.test(
   },
 );
 
-t.test('a dry run lists the ERP calls it would make', async (t) => {
-  const env = await sandboxEnv(t);
+t.test('a dry run lists the ERP calls it would make; links go to the Web UI address users open', async (t) => {
+  const env = await sandboxEnv(t, { storage: { webUiUrl: 'https://ecm.example.com/nuxeo/ui' } });
   const scan = await env.upload('ERP/Barcode', 'scan.pdf');
   await env.run();
   env.fill(scan, { 'erpBarcode:barcode': 'BC-1' });
@@ -123,6 +131,7 @@ t.test('a dry run lists the ERP calls it would make', async (t) => {
   t.match(html, 'dry run: nothing was written');
   t.match(html, '<h2>ERP calls that would be made (1)</h2>');
   t.match(html, /<td>S4H<\/td><td>BAPI_BARCODE_SENDLIST<\/td><td><code>\{&quot;/);
+  t.match(html, `<a href="https://ecm.example.com/nuxeo/ui/#!/doc/${scan}">`, "storage.yaml's webUiUrl");
 });
 
 t.test(

@@ -6,6 +6,11 @@ export const storageSchema = z.strictObject({
   /** Base URL of the server, e.g. `https://nuxeo.example.com/nuxeo`. */
   url: httpUrl,
   apiPath: z.string().startsWith('/').default('/api/v1'),
+  /**
+   * Web UI as users open it, for the links of reports (e.g. `https://ecm.example.com/nuxeo/ui`):
+   * in Kubernetes `url` is often an address only the cluster reaches. Default: `url` + `/ui`.
+   */
+  webUiUrl: httpUrl.optional(),
   auth: z.discriminatedUnion('type', [
     basicAuth.extend({ type: z.literal('basic') }),
     z.strictObject({ type: z.literal('token'), token: z.string().min(1) }),

@@ -38,6 +38,7 @@ import type { LaneDeps } from './lanes/context.js';
 import type { MappingFile } from './intake/mapping-schema.js';
 import { taskReads } from './sources/reads.js';
 import { whenAll } from './when-all.js';
+import { withoutCredentials } from '../http-options.js';
 
 export interface RunOptions {
   location: Required<ConfigLocation>;
@@ -137,7 +138,14 @@ async function work(
   }
   // Every task is reported, whether it runs or not.
   for (const task of tasks) taskSummary(report, task.name);
-  report.repositoryUrl = config.storage.url;
+  report.repositoryUrl = withoutCredentials(config.storage.url);
+  report.webUiUrl = config.storage.webUiUrl ?? `${report.repositoryUrl}/ui`;
+  report.erpSystems = config.erp.systems
+    .filter((system) => tasks.some((task) => (task.systems ?? [system.name]).includes(system.name)))
+    .map((system) => {
+      const url = system.rfc?.url ?? system.rest?.url;
+      return `${system.name} (client ${system.client}, ${withoutCredentials(String(url))})`;
+    });
   // Stopped while the program was starting: nothing is read or written.
   if (stop.aborted) return;
   const registry = featureRegistry();

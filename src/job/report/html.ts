@@ -33,10 +33,10 @@ function nextStep(result: string, uid: string): string {
   }
 }
 
-/** Web UI's address of a document; the repository's base URL comes from storage.yaml. */
+/** Web UI's address of a document (storage.yaml's webUiUrl, or the repository's + /ui). */
 function documentLink(report: RunReport, row: Row): Html {
-  if (report.repositoryUrl === undefined) return html`${row.path}`;
-  return html`<a href="${`${report.repositoryUrl}/ui/#!/doc/${encodeURIComponent(row.uid)}`}">${row.path}</a>`;
+  if (report.webUiUrl === undefined) return html`${row.path}`;
+  return html`<a href="${`${report.webUiUrl}/#!/doc/${encodeURIComponent(row.uid)}`}">${row.path}</a>`;
 }
 
 function table(headers: string[], rows: Array<Array<Html | string>>): Html {
@@ -97,12 +97,14 @@ function totals(report: RunReport): Html {
 }
 /**
  * The failed documents, the waiting ones (for input, for a retry, or left claimed by a cut-short
- * run), and in a dry run the ones a task would process, with the call each would get.
+ * run), in a dry run the ones a task would process, with the call each would get, and those the
+ * run put in SAP, with SAP's reference.
  */
-function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldProcess: Row[] } {
+function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldProcess: Row[]; done: Row[] } {
   const failed: Row[] = [];
   const waiting: Row[] = [];
   const wouldProcess: Row[] = [];
+  const done: Row[] = [];
   for (const d of report.intake.documents) {
     if (d.result === 'error')
       failed.push({
@@ -136,6 +138,7 @@ function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldPro
       if (d.result === 'FAILED' || d.result === 'ERROR') failed.push(row);
       else if (d.result === 'PENDING_INPUT' || d.result === 'RETRY' || d.result === 'RELEASED') waiting.push(row);
       else if (d.result === 'PLANNED') wouldProcess.push({ ...row, reason: taskDetail(d) });
+      else if (d.result === 'DONE') done.push({ ...row, reason: `SAP: ${String(d.reference)}`, next: 'nothing' });
     }
   }
   for (const d of report.interrupted?.leftClaimed ?? []) {
@@ -148,7 +151,7 @@ function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldPro
       next: nextStep('IN_PROGRESS', d.uid),
     });
   }
-  return { failed, waiting, wouldProcess };
+  return { failed, waiting, wouldProcess, done };
 }
 
 const STYLE = html`body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -167,6 +170,8 @@ export function renderHtml(report: RunReport): string {
     ['finished', report.finishedAt],
     ['exit code', html`<span class="${status}">${report.exitCode} (${meaning})</span>`],
   ];
+  if (report.repositoryUrl) facts.push(['repository', report.repositoryUrl]);
+  if (report.erpSystems && report.erpSystems.length > 0) facts.push(['SAP', report.erpSystems.join('; ')]);
   if (report.mappingFile) facts.push(['mapping file', report.mappingFile.path]);
   if (report.interrupted) {
     const grace = report.interrupted.graceExpired
@@ -188,7 +193,7 @@ export function renderHtml(report: RunReport): string {
         ]
       : []),
   ];
-  const { failed, waiting, wouldProcess } = attention(report);
+  const { failed, waiting, wouldProcess, done } = attention(report);
   const planned =
     report.plannedCalls.length > 0
       ? html`<h2>ERP calls that would be made (${report.plannedCalls.length})</h2>\n${table(
@@ -212,6 +217,7 @@ ${durations(report)}
 ${documentSection(report, 'Failed documents', failed)}
 ${documentSection(report, 'Waiting documents', waiting)}
 ${documentSection(report, 'Documents the tasks would process', wouldProcess)}
+${documentSection(report, 'Documents in SAP now', done)}
 ${planned}
 </body></html>
 `.text;

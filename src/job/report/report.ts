@@ -39,8 +39,12 @@ export interface RunReport {
   dryRun: boolean;
   startedAt: string;
   finishedAt?: string;
-  /** The repository's base URL, for links to its documents. */
+  /** The repository's base URL, as the run reached it. */
   repositoryUrl?: string;
+  /** Web UI's address for links to documents (storage.yaml's webUiUrl, else the repository's + /ui). */
+  webUiUrl?: string;
+  /** The SAP systems the run's tasks send to, as a person names them: name, client, address. */
+  erpSystems?: string[];
   mappingFile?: { uid: string; path: string; readableBy: string[] };
   /** Set when a signal or --max-duration stopped the run early. */
   interrupted?: {
