@@ -70,6 +70,21 @@ t.test('--doc: that document alone is labelled and sent', async (t) => {
   );
 });
 
+t.test('the command line: run --limit and --doc as an operator types them', async (t) => {
+  const env = await sandboxEnv(t);
+  const flows = await uploadMany(env, 'ERP/Workflow', 'approval', 3);
+  env.sandbox.index.catchUp();
+  const pilot = await cli(['run', '--limit', '2', '--config', env.location.configDir]);
+  t.equal(pilot.code, 0, pilot.stderr);
+  t.match(pilot.stdout, /--limit of 2 documents was reached/);
+  t.equal(env.erp.tables.inbox.length, 2);
+  env.sandbox.index.catchUp();
+  const rest = flows.filter((uid) => !env.erp.tables.inbox.some((w) => w.ARC_DOC_ID === uid));
+  const one = await cli(['run', '--doc', rest[0], '--config', env.location.configDir]);
+  t.equal(one.code, 0, one.stderr);
+  t.equal(env.erp.tables.inbox.length, 3);
+});
+
 t.test('a bad --limit or --doc is refused before anything is read', async (t) => {
   const { code, stderr } = await cli(['run', '--limit', '0', '--doc', "x' OR 1=1", '--config', '/nonexistent']);
   t.equal(code, 2);

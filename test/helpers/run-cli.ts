@@ -32,7 +32,11 @@ export interface StartOptions {
    * compile cache, whose files would not fit; in-process tests cover the code it runs.
    */
   fileSizeLimitKiB?: number;
-  /** Where it runs (the project's folder by default): relative paths and ./config are read from there. */
+  /**
+   * Where it runs (the project's folder by default): relative paths and ./config are read from
+   * there. Such a process runs without tap's coverage: tap's process hooks, started outside the
+   * project, take it for a new root and clear the coverage every test gathered before it.
+   */
   cwd?: string;
 }
 
@@ -45,7 +49,8 @@ export function startCli(
   options: StartOptions = {},
 ): Running {
   const limited = options.fileSizeLimitKiB !== undefined;
-  const execArgv = limited ? process.execArgv.filter((arg) => !TAP_HOOKS.test(arg)) : process.execArgv;
+  const untracked = limited || options.cwd !== undefined;
+  const execArgv = untracked ? process.execArgv.filter((arg) => !TAP_HOOKS.test(arg)) : process.execArgv;
   const hooks = [
     ...(options.execArgv ?? []),
     ...(limited ? [`--import=${join(import.meta.dirname, 'file-size-limit.mjs')}`] : []),
@@ -53,7 +58,7 @@ export function startCli(
   const node = [process.execPath, ...execArgv, ...hooks, CLI, ...args];
   const command = limited ? ['sh', '-c', `ulimit -f ${options.fileSizeLimitKiB} && exec "$@"`, 'sh', ...node] : node;
   const inherited = { ...process.env };
-  if (limited) {
+  if (untracked) {
     delete inherited.NODE_V8_COVERAGE;
     inherited.DISABLE_V8_COMPILE_CACHE = '1';
     inherited.NODE_OPTIONS = (inherited.NODE_OPTIONS ?? '')
