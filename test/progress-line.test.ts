@@ -51,3 +51,20 @@ t.test('after end, a log line is written alone: the line does not come back befo
   await new Promise((resolve) => setImmediate(resolve));
   t.equal(output().slice(before), '2026-11-24 error metrics push failed\n');
 });
+
+t.test('a backlog not all counted yet promises no end: "found so far", no time left until it is settled', async (t) => {
+  const { line, advance, shown } = terminal();
+  line.found('task link', 965);
+  for (let i = 0; i < 899; i++) {
+    advance(10);
+    line.done('task link');
+  }
+  advance(200);
+  line.done('task link');
+  t.equal(shown(), 'task link: 900 of 965 documents found so far · 98.0/s', 'the intake still hands it documents');
+  line.found('task link', 2035);
+  line.settle('task link');
+  advance(200);
+  line.done('task link');
+  t.match(shown(), /^task link: 901 of 3,000 documents · \d+\.\d\/s · about \d+ seconds left$/, 'then the time left');
+});

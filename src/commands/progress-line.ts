@@ -18,11 +18,15 @@ interface Count {
  * The line a person watching a long run on a terminal sees, on stderr: the phase under way, its
  * documents done of those found, the rate and the time left at that rate. "Found" is what the
  * searches counted (the index's count), so it can trail what is done: then done is shown as the
- * total. Log lines are written through `logStream`, which clears the line before each and draws
- * it again after, so the two never mix.
+ * total. A phase whose backlog is not all counted yet (the intake before its last folder's search,
+ * a task while the intake still hands it documents) says "found so far" and promises no end.
+ * Log lines are written through `logStream`, which clears the line before each and draws it
+ * again after, so the two never mix.
  */
 export class ProgressLine {
   private readonly counts = new Map<string, Count>();
+  /** Phases whose backlog is all counted: only they get a time left. */
+  private readonly settled = new Set<string>();
   private phase = '';
   private shown = false;
   private drawnAt = Number.NEGATIVE_INFINITY;
@@ -50,6 +54,11 @@ export class ProgressLine {
     if (count < 0) known.unknown = true;
     else known.found += count;
     this.update(phase);
+  }
+
+  /** Every search of the phase has counted, and nothing else will hand it documents. */
+  settle(phase: string): void {
+    this.settled.add(phase);
   }
 
   done(phase: string): void {
@@ -99,12 +108,16 @@ export class ProgressLine {
     const { found, unknown, done, since } = this.count(this.phase);
     const total = Math.max(found, done);
     if (unknown) return `${this.phase}: ${done.toLocaleString('en')} documents`;
-    const parts = [`${this.phase}: ${done.toLocaleString('en')} of ${total.toLocaleString('en')} documents`];
+    const settled = this.settled.has(this.phase);
+    const parts = [
+      `${this.phase}: ${done.toLocaleString('en')} of ${total.toLocaleString('en')} documents${settled ? '' : ' found so far'}`,
+    ];
     const seconds = since === undefined ? 0 : (this.now() - since) / 1000;
     if (done > 1 && seconds > 0) {
       const rate = done / seconds;
       parts.push(`${rate.toFixed(1)}/s`);
-      if (total > done) parts.push(`about ${ms(Math.ceil((total - done) / rate) * 1000, { long: true })} left`);
+      if (settled && total > done)
+        parts.push(`about ${ms(Math.ceil((total - done) / rate) * 1000, { long: true })} left`);
     }
     return parts.join(' · ');
   }

@@ -237,6 +237,7 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
         graceMs,
         onDocument,
         onFound: progress && ((phase, count) => progress.found(phase, count)),
+        onSettled: progress && ((phase) => progress.settle(phase)),
         shard,
         limit,
         doc,

@@ -53,6 +53,8 @@ export interface RunOptions {
   onDocument?: DocumentSink;
   /** How many documents a phase found to work on, as each of its searches tells (progress). */
   onFound?: (phase: string, count: number) => void;
+  /** A phase's backlog is all counted: every search of it has told, and no other source feeds it. */
+  onSettled?: (phase: string) => void;
   /** Only this part of the documents, by uuid: one of n pods that share the work (shard.ts). */
   shard?: Shard;
   /** Only this document (its uid): a pilot on one document. */
@@ -231,7 +233,7 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
     stop: reading,
     alsoReads,
     limits: fieldLimits(config.tasks),
-    found: (count: number) => onFound(INTAKE, count),
+    found: intakeCounted(mapping.mapping.length, options),
     scope: deps.scope,
   };
   const intake = (): Promise<void> =>
@@ -244,6 +246,15 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
   await timed(report.intake, reading, intake);
 }
 
+/** The intake's searches, one per mapping entry, each telling its count; the last one settles the intake's backlog. */
+function intakeCounted(entries: number, options: RunOptions): (count: number) => void {
+  let told = 0;
+  return (count) => {
+    options.onFound?.(INTAKE, count);
+    if (++told === entries) options.onSettled?.(INTAKE);
+  };
+}
+
 /** Each task's search for its due documents, and its lanes settled: a phase per task, timed from its first document. */
 async function sendDue(run: Sources): Promise<void> {
   const { options, report, deps, lanes, inHand, reading } = run;
@@ -254,7 +265,11 @@ async function sendDue(run: Sources): Promise<void> {
     lanes.tasks
       .filter((task) => !deps.stop.aborted || task.startedAt !== undefined)
       .map((task) => {
-        const found = (count: number): void => onFound(taskPhase(task.task.name), count);
+        // The intake has ended: the due search's count is the last this task will hear.
+        const found = (count: number): void => {
+          onFound(taskPhase(task.task.name), count);
+          options.onSettled?.(taskPhase(task.task.name));
+        };
         const phase = async (): Promise<void> => {
           await dueSource(task, { ...source, found }).catch((error: unknown) => {
             run.halt(error);
