@@ -334,16 +334,12 @@ t.test(
     const env = await sandboxEnv(t, { storage: { pageSize: '5', intakeRoundSize: '10' } });
     const approvals = await uploadMany(env, 'ERP/Workflow', 'approval', 25);
     env.sandbox.index.catchUp();
-    const result = await cli([
-      'run',
-      '--task',
-      'workflow',
-      '--config',
-      env.location.configDir,
-      '--report',
-      join(env.dir, 'r.json'),
-    ]);
+    const result = await cli(
+      ['run', '--task', 'workflow', '--config', env.location.configDir, '--report', join(env.dir, 'r.json')],
+      { CONNECT2ERP_LOG_LEVEL: 'debug' },
+    );
     t.equal(result.code, 0, result.stderr.slice(-1000));
+
     const events = result.stderr
       .split('\n')
       .filter((line) => line.startsWith('{'))

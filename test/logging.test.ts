@@ -105,6 +105,39 @@ t.test(
   },
 );
 
+t.test('at the default level, one info line per batch of documents, not one per document', async (t) => {
+  const env = await sandboxEnv(t, { storage: { pageSize: '5' } });
+  for (let i = 0; i < 12; i++) await env.upload('ERP/Workflow', `approval-${i}.pdf`);
+  env.sandbox.index.catchUp();
+  const { code, stderr } = await cli(['run', '--config', env.location.configDir]);
+  t.equal(code, 0, stderr);
+  const lines = stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const info = lines.filter((l) => l.level === 'info');
+  t.same(
+    info.filter((l) => l.message === 'documents labelled').map((l) => [l.documents, l.READY]),
+    [
+      [5, 5],
+      [5, 5],
+      [2, 2],
+    ],
+    "the intake's pages of 5",
+  );
+  t.same(
+    info.filter((l) => l.message === 'documents settled').map((l) => [l.task, l.documents, l.DONE]),
+    [['workflow', 12, 12]],
+    "the task's batch of 50, said at its end",
+  );
+  t.equal(info.length, 6, 'with the run started and finished: 6 info lines for 12 documents');
+  t.notOk(
+    lines.some((l) => l.message === 'document labelled' || l.message === 'document processed'),
+    'the lines per document are at level debug',
+  );
+  t.notOk(stderr.includes('undefined'), 'no undefined field');
+});
+
 t.test('logging: readable on a terminal, JSON elsewhere, secrets masked', async (t) => {
   const lines = (json: boolean, write: (log: ReturnType<typeof createLogger>) => void): string => {
     const stream = new PassThrough();

@@ -38,6 +38,7 @@ import type { LaneDeps } from './lanes/context.js';
 import type { MappingFile } from './intake/mapping-schema.js';
 import { taskReads } from './sources/reads.js';
 import { whenAll } from './when-all.js';
+import { BatchLog } from './report/batch-log.js';
 import { withoutCredentials } from '../http-options.js';
 
 export interface RunOptions {
@@ -176,8 +177,12 @@ async function work(
     now: options.now ?? (() => new Date()),
   };
   const sink = options.onDocument ?? (() => undefined);
+  const batches = new Map(
+    tasks.map((task) => [task.name, new BatchLog(log, 'documents settled', { task: task.name }, task.batchSize)]),
+  );
   const lanes = new Lanes(deps, tasks, (task, record) => {
     sink(taskPhase(task.name), recordTask(report, record));
+    batches.get(task.name)?.add(record.result);
     inHand.done(record.uid);
   });
   // A source that fails halts the others: nothing goes on behind the run's report.
@@ -193,6 +198,7 @@ async function work(
   } finally {
     // Whatever stopped the sources, what the lanes have under way is settled before the run ends.
     await Promise.all(lanes.tasks.map((task) => task.drained()));
+    for (const batch of batches.values()) batch.flush();
     reportOutages(report, lanes, log);
   }
   await lanes.drained();
@@ -236,14 +242,21 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
     found: intakeCounted(mapping.mapping.length, options),
     scope: deps.scope,
   };
+  const batch = new BatchLog(deps.log, 'documents labelled', { phase: INTAKE }, config.storage.pageSize);
+  const onRecord = (record: IntakeRecord): void => {
+    sink(INTAKE, recordIntake(report, record));
+    batch.add(record.result === 'labelled' ? String(record.status) : record.result);
+  };
   const intake = (): Promise<void> =>
-    intakeSource(mapping, intakeDeps, feed, inHand, (record) => sink(INTAKE, recordIntake(report, record))).catch(
-      (error: unknown) => {
-        run.halt(error);
-        throw error;
-      },
-    );
-  await timed(report.intake, reading, intake);
+    intakeSource(mapping, intakeDeps, feed, inHand, onRecord).catch((error: unknown) => {
+      run.halt(error);
+      throw error;
+    });
+  try {
+    await timed(report.intake, reading, intake);
+  } finally {
+    batch.flush();
+  }
 }
 
 /** The intake's searches, one per mapping entry, each telling its count; the last one settles the intake's backlog. */

@@ -58,9 +58,9 @@ export async function runIntake(
         for (const outcome of await applyPlans(plans, deps)) {
           const fields = { uid: outcome.plan.doc.uid, path: outcome.plan.doc.path, mapping: entry.path };
           if (outcome.skipped !== undefined)
-            deps.log.info('document left to another run', { ...fields, reason: outcome.skipped });
+            deps.log.debug('document left to another run', { ...fields, reason: outcome.skipped });
           else if (outcome.error === undefined)
-            deps.log.info('document labelled', { ...fields, status: statusOf(outcome.plan.status) });
+            deps.log.debug('document labelled', { ...fields, status: statusOf(outcome.plan.status) });
           else
             deps.log.warn('document not labelled', {
               ...fields,

@@ -53,7 +53,7 @@ async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: Settle
     if (outcome.planned)
       return { ...record, result: 'PLANNED', reference: outcome.reference, planned: outcome.planned };
     if (!(await write(ctx, claimed, done(outcome.reference, outcome.message)))) return takenOver(ctx, record);
-    deps.log.info('document processed', { ...record, reference: outcome.reference });
+    deps.log.debug('document processed', { ...record, reference: outcome.reference });
     return { ...record, result: 'DONE', reference: outcome.reference };
   }
   const failure = attemptOutcome(ctx, claimed, error);
