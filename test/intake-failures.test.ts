@@ -179,25 +179,28 @@ t.test('every mapping problem is reported at once', async (t) => {
     problems = (error as ConfigError).problems.map((p) => `${p.path}: ${p.message}`);
   }
   const expected = [
-    'mapping.0.path: /default-domain/workspaces/A is mapped 2 times: every entry for it is left out',
-    'mapping.1.path: /default-domain/workspaces/A is mapped 2 times: every entry for it is left out',
-    'mapping.1.facets.3: unknown facet fct_nope',
-    'mapping.1.facets: needs exactly one use-case facet',
-    'mapping.2.createParentALFolder: ',
-    'mapping.2.properties.erpHttpContent:source: "ECC" is not an ERP system of erpHttp.yaml (S4H)',
-    'mapping.2.properties.erpBarcode:barcode: must be a string or a $ reference',
-    'mapping.2.properties.erpBarcode:barcodee: unknown property (did you mean erpBarcode:barcode?)',
-    'mapping.2.properties.erpBarcode:nope: unknown property',
-    'mapping.2.properties.dc:title: belongs to facet undefined',
-    'mapping.3.properties.erpStartWorkflow:erpOTyp: must be one of',
-    'mapping.3.properties.erpStartWorkflow:erpStartWorkflow: must be a boolean or a $ reference',
+    'mapping[0].path: /default-domain/workspaces/A is mapped 2 times: every entry for it is left out',
+    'mapping[1].path: /default-domain/workspaces/A is mapped 2 times: every entry for it is left out',
+    'mapping[1].facets.3: unknown facet fct_nope',
+    'mapping[1].facets: needs exactly one use-case facet',
+    'mapping[/default-domain/workspaces/B].createParentALFolder: ',
+    'mapping[/default-domain/workspaces/B].properties.erpHttpContent:source: "ECC" is not an ERP system of erpHttp.yaml (S4H)',
+    'mapping[/default-domain/workspaces/B].properties.erpBarcode:barcode: must be a string or a $ reference',
+    'mapping[/default-domain/workspaces/B].properties.erpBarcode:barcodee: unknown property (did you mean erpBarcode:barcode?)',
+    'mapping[/default-domain/workspaces/B].properties.erpBarcode:nope: unknown property',
+    'mapping[/default-domain/workspaces/B].properties.dc:title: belongs to facet undefined',
+    'mapping[/default-domain/workspaces/C].properties.erpStartWorkflow:erpOTyp: must be one of',
+    'mapping[/default-domain/workspaces/C].properties.erpStartWorkflow:erpStartWorkflow: must be a boolean or a $ reference',
   ];
   for (const prefix of expected)
     t.ok(
       problems.some((p) => p.startsWith(prefix)),
       prefix,
     );
-  t.ok(problems.includes('mapping.2.properties.erpBarcode:nope: unknown property'), 'nothing near: no guess');
+  t.ok(
+    problems.includes('mapping[/default-domain/workspaces/B].properties.erpBarcode:nope: unknown property'),
+    'nothing near: no guess',
+  );
 });
 
 t.test('small pages: a dry run over more documents than a page hands each out once', async (t) => {

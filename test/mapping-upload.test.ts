@@ -90,7 +90,10 @@ t.test('an invalid file is not uploaded; an admin folder others can read, or a s
   writeFileSync(bad, readFileSync(SHIPPED, 'utf8').replace('"ZBARCODE"', '42'));
   const refused = await cli(['mapping', 'upload', bad, '--config', config]);
   t.equal(refused.code, 2);
-  t.match(refused.stderr, `${bad}: mapping.0.properties.erpBarcode:docTyp: must be a string or a $ reference`);
+  t.match(
+    refused.stderr,
+    `${bad}: mapping[/default-domain/workspaces/ERP/Barcode].properties.erpBarcode:docTyp: must be a string or a $ reference`,
+  );
   t.equal(sandbox.store.getByPath(MAPPING_PATH), undefined, 'nothing uploaded');
 
   // Mapping files uploaded through Web UI, under names of their own, and the admin folder left open to members.

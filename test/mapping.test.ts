@@ -99,11 +99,11 @@ t.test('an invalid mapping names the repository file and every key', async (t) =
   t.equal(report.exitCode, 2);
   const text = report.problems.join('\n');
   for (const expected of [
-    'mapping.0.path: must be a folder path under',
-    'mapping.0.createParentALFolder',
-    'mapping.1.facets: must contain fct_erp_http_content',
-    'mapping.1.properties.erpHttpContent:docId: must be "$id"',
-    'mapping.1.properties.erpStartWorkflow:erpOTyp: belongs to facet fct_erp_start_workflow',
+    'mapping[/elsewhere].path: must be a folder path under',
+    'mapping[/elsewhere].createParentALFolder',
+    'mapping[/default-domain/workspaces/x].facets: must contain fct_erp_http_content',
+    'mapping[/default-domain/workspaces/x].properties.erpHttpContent:docId: must be "$id"',
+    'mapping[/default-domain/workspaces/x].properties.erpStartWorkflow:erpOTyp: belongs to facet fct_erp_start_workflow',
     'erpHttpContent:source is required',
   ]) {
     t.ok(text.includes(expected), expected);
@@ -126,7 +126,7 @@ t.test("an entry with a problem stops its own folder's intake; the other entries
   t.equal(partly.exitCode, 2, 'the mapping file has a problem');
   t.same(
     partly.problems.map((p) => p.replace(/^.*Configuration: /, '')),
-    ['mapping.0.properties.erpBarcode:docTyp: must be a string or a $ reference'],
+    ['mapping[/default-domain/workspaces/ERP/Barcode].properties.erpBarcode:docTyp: must be a string or a $ reference'],
   );
   t.equal(env.props(scan)['erpTaskStatus:status'], undefined, "the broken entry's folder is not labelled");
   t.equal(env.props(order)['erpTaskStatus:status'], 'DONE', 'the other entries are');

@@ -50,10 +50,10 @@ t.test('a mapping with the mistakes a run reports is refused with the messages a
   t.equal(run.exitCode, 2);
   t.same(withoutFile(printed).sort(), withoutFile(run.problems).sort(), 'the same problems, word for word');
   for (const expected of [
-    'mapping.0.path: must be a folder path under',
-    'mapping.0.properties.erpHttpContent:created: $dc:creatd: schema dublincore has no field creatd',
-    'mapping.2.properties.erpStartWorkflow:erpObjId: $name: a $ value is $id or $<prefix:field>',
-    'mapping.1.properties.erpHttpContent:source: "S5H" is not an ERP system of erpHttp.yaml',
+    'mapping[/elsewhere].path: must be a folder path under',
+    'mapping[/elsewhere].properties.erpHttpContent:created: $dc:creatd: schema dublincore has no field creatd',
+    'mapping[/default-domain/workspaces/ERP/Workflow].properties.erpStartWorkflow:erpObjId: $name: a $ value is $id or $<prefix:field>',
+    'mapping[/default-domain/workspaces/ERP/Invoices].properties.erpHttpContent:source: "S5H" is not an ERP system of erpHttp.yaml',
   ])
     t.ok(
       printed.some((line) => line.includes(expected)),
@@ -135,7 +135,7 @@ t.test('a file that is not a mapping file at all is refused as a whole, naming w
   const entry = (JSON.parse(MAPPING) as { mapping: unknown[] }).mapping[0];
   t.match(
     problems(JSON.stringify({ mapping: [42, entry, entry] })),
-    [/^mapping\.0: /, /^mapping\.1\.path: .* is mapped 2 times/, /^mapping\.2\.path: .* is mapped 2 times/],
+    [/^mapping\[0\]: /, /^mapping\[1\]\.path: .* is mapped 2 times/, /^mapping\[2\]\.path: .* is mapped 2 times/],
     'a path mapped twice beside a broken entry: all three named, none used',
   );
   t.match(problems('{"mapping": "x"}'), [/^mapping: /]);
@@ -154,15 +154,15 @@ t.test(
     t.equal(local.code, 2);
     t.match(
       local.stderr,
-      `mapping.1.properties.erpCreateALDocument:erpDescription: "${'x'.repeat(80)}… (3145728 characters)" is longer than the 60 characters of SAP field DESCR (task link)`,
+      `mapping[/default-domain/workspaces/ERP/Invoices].properties.erpCreateALDocument:erpDescription: "${'x'.repeat(80)}… (3145728 characters)" is longer than the 60 characters of SAP field DESCR (task link)`,
     );
     t.match(
       local.stderr,
-      'mapping.1.properties.erpCreateALDocument:erpCreator: "A-USER-OF-THIRTEEN" is longer than the 12 characters of SAP field CREATOR (task link)',
+      'mapping[/default-domain/workspaces/ERP/Invoices].properties.erpCreateALDocument:erpCreator: "A-USER-OF-THIRTEEN" is longer than the 12 characters of SAP field CREATOR (task link)',
     );
     t.match(
       local.stderr,
-      `mapping.0.properties.erpBarcode:docTyp: "${'d'.repeat(80)}… (2000 characters)" is longer than the 1000 characters a mapping value may have`,
+      `mapping[/default-domain/workspaces/ERP/Barcode].properties.erpBarcode:docTyp: "${'d'.repeat(80)}… (2000 characters)" is longer than the 1000 characters a mapping value may have`,
       'a property no SAP field takes has a length too',
     );
     t.ok(local.stderr.length < 4000, `said in ${local.stderr.length} characters`);

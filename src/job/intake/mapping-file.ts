@@ -5,7 +5,7 @@ import { AnswerTooLargeError } from '../../repository/transport.js';
 import { ANSWER_MAX_TEXT } from '../../bounded-body.js';
 import type { AclEntity, RepositoryDocument } from '../../repository/document.js';
 import { nxqlString } from '../../nxql/literal.js';
-import { mappingSchema, type MappingFile, type MappingRules } from './mapping-schema.js';
+import { mappingSchema, PATHED, type MappingFile, type MappingRules } from './mapping-schema.js';
 
 export const CONFIG_FACET = 'fct_erp_config_file_connect2erp';
 /** The mapping file's title, the last segment of its path (spec §4.1). */
@@ -111,7 +111,7 @@ export function readMappingEntries(text: string, file: string, rules: MappingRul
   if (result.success) return { mapping: result.data, problems: [] };
   const problems: ConfigProblem[] = result.error.issues.map((issue) => ({
     file,
-    path: issue.path.join('.'),
+    path: keyPath(json, issue.path),
     message: issue.message,
   }));
   const refused = new Set(result.error.issues.map((issue) => entryOf(issue.path)));
@@ -129,6 +129,20 @@ function parseJson(text: string, file: string): unknown {
   } catch {
     throw new ConfigError([{ file, path: '', message: jsonSyntaxMessage(text) }]);
   }
+}
+
+/**
+ * Where an issue is, as a person finds it in the file: an entry by its folder
+ * (`mapping[/default-domain/workspaces/ERP/Invoices].properties.…`), by its place in the list
+ * (from 0) when its path is missing or given twice.
+ */
+function keyPath(json: unknown, path: PropertyKey[]): string {
+  const index = entryOf(path);
+  if (index === undefined) return path.join('.');
+  const entries = (json as { mapping: unknown[] }).mapping;
+  const folder = PATHED.safeParse(entries[index]).data?.path;
+  const unique = folder !== undefined && entries.filter((e) => PATHED.safeParse(e).data?.path === folder).length === 1;
+  return [`mapping[${unique ? folder : index}]`, ...path.slice(2)].join('.');
 }
 
 /** The index of the entry an issue is about, or undefined when it is about the file as a whole. */

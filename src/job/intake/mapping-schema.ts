@@ -99,7 +99,8 @@ const EXPECTED = 'must be a JSON object with a list of entries: {"mapping": [{"p
 /** What the cross-field checks read: they run as soon as these parts are well-formed. */
 const CROSS_CHECKABLE = z.object({ facets: z.array(z.string()), properties: z.record(z.string(), value) });
 const LISTED = z.object({ mapping: z.array(z.unknown()) });
-const PATHED = z.object({ path: z.string() });
+/** An entry's folder, when it gives one as text. */
+export const PATHED = z.object({ path: z.string() });
 
 type Ctx = z.RefinementCtx;
 interface Entry {
