@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Faults } from '../faults.js';
 import { basicCredentials, close, listen, readBody, sendEmpty, sendJson } from '../http.js';
@@ -32,6 +34,9 @@ export interface RepositorySandboxOptions {
    */
   undeployedFacets?: string[];
 }
+
+/** The users made over REST, in a data folder. */
+const USERS_FILE = 'users.json';
 
 const DEFAULT_USERS: Record<string, User> = {
   Administrator: { password: 'Administrator', groups: ['administrators'] },
@@ -81,7 +86,7 @@ export class RepositorySandbox {
     for (const facet of options.undeployedFacets ?? []) registry.removeFacet(facet);
     this.store = new Store(registry, options.dataDir);
     this.index = new SearchIndex(this.store, options.searchLagMs);
-    this.users = { ...DEFAULT_USERS, ...options.users };
+    this.users = { ...DEFAULT_USERS, ...options.users, ...this.savedUsers() };
     this.maxPageSize = options.maxPageSize ?? 1000;
   }
 
@@ -217,7 +222,20 @@ export class RepositorySandbox {
     if (this.users[name] !== undefined) throw new RepositoryError(409, 'User already exists');
     const groups = Array.isArray(properties.groups) ? properties.groups.map(String) : [];
     this.users[name] = { password: String(properties.password ?? ''), groups };
+    this.saveUsers();
     sendJson(res, 201, this.userEntity(name));
+  }
+
+  /** With a data folder, the users made over REST are kept with the documents: a restart knows them (Nuxeo keeps them in its user directory). */
+  private saveUsers(): void {
+    if (this.options.dataDir === undefined) return;
+    writeFileSync(join(this.options.dataDir, USERS_FILE), `${JSON.stringify(this.users, null, 2)}\n`);
+  }
+
+  private savedUsers(): Record<string, User> {
+    const file = this.options.dataDir === undefined ? undefined : join(this.options.dataDir, USERS_FILE);
+    if (file === undefined || !existsSync(file)) return {};
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, User>;
   }
 
   private config(res: ServerResponse, path: string[]): void {

@@ -133,6 +133,15 @@ t.test('state persists in the data directory', async (t) => {
       json: { 'entity-type': 'document', type: 'File', name: 'kept', properties: { 'dc:title': 'Kept' } },
     })
     .json<{ uid: string }>();
+  // A user the set-up script makes (POST /user) is kept as Nuxeo keeps it in its user directory.
+  await got.post(`${base}/api/v1/user`, {
+    ...ADMIN,
+    json: {
+      'entity-type': 'user',
+      id: 'connect2erp',
+      properties: { username: 'connect2erp', password: 'job', groups: [] },
+    },
+  });
   await first.stop();
   const second = new RepositorySandbox({ dataDir: dir });
   const again = await second.start();
@@ -143,6 +152,8 @@ t.test('state persists in the data directory', async (t) => {
   }>();
   t.equal(doc.path, '/default-domain/workspaces/kept');
   t.equal(doc.properties['dc:title'], 'Kept');
+  const me = await got(`${again}/api/v1/me`, { username: 'connect2erp', password: 'job', throwHttpErrors: false });
+  t.equal(me.statusCode, 200, 'the user made before the restart signs in after it');
 });
 
 t.test('deletions persist too, and the journal is compacted at start', async (t) => {
