@@ -32,6 +32,12 @@ export class ErpSandbox {
   readonly customizing: Customizing;
   /** The function modules' interfaces, this SAP's own copy: a test takes a field out of one to play another release. */
   readonly interfaces: Record<string, FunctionInterface> = structuredClone(INTERFACES);
+  /**
+   * Function modules whose work this SAP does not keep: it answers as usual, and its tables are as
+   * before the call, as when a module writes through the update task and nobody commits (ABAP
+   * keyword documentation, CALL FUNCTION … IN UPDATE TASK; docs/checking.md, "Commits").
+   */
+  readonly uncommitted = new Set<string>();
   /** SICF: the SOAP-RFC service answers only while active. */
   soapRfcActive = true;
   private server?: Server;
@@ -128,6 +134,7 @@ export class ErpSandbox {
         }),
       ];
     }
+    const kept = this.uncommitted.has(functionName) ? structuredClone(this.tables) : undefined;
     try {
       const read = readParams(functionName, iface, params as never);
       return [
@@ -148,7 +155,15 @@ export class ErpSandbox {
       if (error instanceof UnreadableValue)
         return [500, runtimeFaultXml('Client', `Error during deserialization: ${error.message}`)];
       return [500, exceptionXml(functionName, (error as AbapException).exception)];
+    } finally {
+      if (kept !== undefined) this.rollBack(kept);
     }
+  }
+
+  /** The tables as they were, each array kept as the same object (indexes and tests hold them). */
+  private rollBack(kept: ErpTables): void {
+    for (const name of Object.keys(kept) as Array<keyof ErpTables>)
+      (this.tables[name] as unknown[]).splice(0, Infinity, ...(kept[name] as unknown[]));
   }
 
   /** The logon user, or undefined when the credentials are refused. */

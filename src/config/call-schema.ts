@@ -109,6 +109,12 @@ const common = {
    * for), for a call that cannot be looked up: in the message of a document left to them.
    */
   manualCheck: template.optional(),
+  /**
+   * Before a document is DONE, its work is read back from SAP with the call's lookup, in a request
+   * of its own: a write SAP answered but did not keep (not committed) is found at once, and the
+   * document is looked up and sent again at its next attempt. One more read per document.
+   */
+  verify: z.boolean().default(false),
 };
 
 /**
@@ -242,5 +248,7 @@ export function callProblems(call: RfcCallConfig | RestCallConfig): CallProblem[
   }
   if (batched && 'body' in call && call.body !== 'parameters')
     problems.push({ path: ['body'], message: 'a call that batches documents (TABLE[].FIELD) sends body: parameters' });
+  if (call.verify && call.lookup === undefined)
+    problems.push({ path: ['verify'], message: "verify reads the work back with the call's lookup: declare one" });
   return problems;
 }

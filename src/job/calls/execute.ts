@@ -1,5 +1,5 @@
 import type { LookupFound, RestCallConfig, RfcCallConfig } from '../../config/call-schema.js';
-import { BusinessRefusal, Connect2ErpError, PermanentError } from '../../../common/errors.js';
+import { BusinessRefusal, Connect2ErpError, PermanentError, UncertainError } from '../../../common/errors.js';
 import { isPlanned } from '../../ports/erp-port.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import { dig, fill, mapValues, type DateFormat, type MappedValue } from './values.js';
@@ -158,7 +158,29 @@ async function sendUnit(
     if (error.scope === 'suspect' && !retried) return sendUnit(adapter, [{ ...first, repeat: true }], true);
     return items.map(() => ({ error }));
   }
-  return items.map((item) => done(adapter, item.values, answer));
+  if (!adapter.config.verify || isPlanned(answer)) return items.map((item) => done(adapter, item.values, answer));
+  return Promise.all(items.map((item) => verified(adapter, item, answer)));
+}
+
+/**
+ * `verify`: SAP's answer is taken once a separate read finds the work. Not found (or the read
+ * failed), the outcome is uncertain: the document's next attempt looks it up before sending again.
+ */
+async function verified(
+  adapter: CallAdapter,
+  item: MappedDocument,
+  answer: Record<string, unknown>,
+): Promise<CallOutcome> {
+  const lookup = adapter.lookup as NonNullable<CallAdapter['lookup']>;
+  const found = await lookup(item.values).catch((error: unknown) => error as Error);
+  if (found !== undefined && !(found instanceof Error)) return done(adapter, item.values, answer);
+  const why = found === undefined ? 'finds nothing' : `failed (${found.message})`;
+  return {
+    error: new UncertainError(
+      `${adapter.name}: SAP answered, but reading the work back (verify) ${why}: it may not have been kept (committed); looked up again at the next attempt`,
+      { target: adapter.name },
+    ),
+  };
 }
 
 /**
