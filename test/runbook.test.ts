@@ -1,5 +1,5 @@
 import t from 'tap';
-import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sandboxEnv } from './helpers/env.js';
 import { cli, PROJECT } from './helpers/run-cli.js';
@@ -28,10 +28,13 @@ t.test("the README's go-live runbook, on the sandboxes, to a first document in S
     'validate the mapping, upload it, validate, doctor, a dry run, a pilot, reconcile',
   );
   const env = await sandboxEnv(t);
-  // The newcomer's folder: config/ (with the mapping file they edit) and jobs/ and the crontab beside it.
-  const folder = join(env.location.configDir, '..');
+  // The newcomer's folder: config/ (with the mapping file they edit), jobs/ and the crontab beside
+  // it. Inside the project (t.testdir()): a process started outside it loses tap's coverage.
+  const folder = t.testdir();
+  cpSync(env.location.configDir, join(folder, 'config'), { recursive: true });
+  cpSync(env.location.jobsDir, join(folder, 'jobs'), { recursive: true });
   const mapping = 'connector_configuration_connect_to_erp.json';
-  copyFileSync(join(PROJECT, 'config', mapping), join(env.location.configDir, mapping));
+  copyFileSync(join(PROJECT, 'config', mapping), join(folder, 'config', mapping));
   copyFileSync(join(PROJECT, 'crontab'), join(folder, 'crontab'));
   // Documents waiting at go-live: approvals to start a workflow for, and invoices still missing their object id.
   for (let i = 0; i < 8; i++) await env.upload('ERP/Workflow', `approval-${i}.pdf`);

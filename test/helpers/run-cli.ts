@@ -34,8 +34,8 @@ export interface StartOptions {
   fileSizeLimitKiB?: number;
   /**
    * Where it runs (the project's folder by default): relative paths and ./config are read from
-   * there. Such a process runs without tap's coverage: tap's process hooks, started outside the
-   * project, take it for a new root and clear the coverage every test gathered before it.
+   * there. A folder inside the project (`t.testdir()`): a process started outside it loses the
+   * coverage tap gathered from every other test's processes.
    */
   cwd?: string;
 }
@@ -49,16 +49,17 @@ export function startCli(
   options: StartOptions = {},
 ): Running {
   const limited = options.fileSizeLimitKiB !== undefined;
-  const untracked = limited || options.cwd !== undefined;
-  const execArgv = untracked ? process.execArgv.filter((arg) => !TAP_HOOKS.test(arg)) : process.execArgv;
+  const execArgv = limited ? process.execArgv.filter((arg) => !TAP_HOOKS.test(arg)) : process.execArgv;
   const hooks = [
     ...(options.execArgv ?? []),
     ...(limited ? [`--import=${join(import.meta.dirname, 'file-size-limit.mjs')}`] : []),
   ];
   const node = [process.execPath, ...execArgv, ...hooks, CLI, ...args];
-  const command = limited ? ['sh', '-c', `ulimit -f ${options.fileSizeLimitKiB} && exec "$@"`, 'sh', ...node] : node;
+  // POSIX counts `ulimit -f` in blocks of 512 bytes (Debian's sh, dash, does).
+  const blocks = (options.fileSizeLimitKiB ?? 0) * 2;
+  const command = limited ? ['sh', '-c', `ulimit -f ${blocks} && exec "$@"`, 'sh', ...node] : node;
   const inherited = { ...process.env };
-  if (untracked) {
+  if (limited) {
     delete inherited.NODE_V8_COVERAGE;
     inherited.DISABLE_V8_COMPILE_CACHE = '1';
     inherited.NODE_OPTIONS = (inherited.NODE_OPTIONS ?? '')
