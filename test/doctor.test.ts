@@ -385,13 +385,16 @@ t.test(
       found: /BusinessObjectTypeName='CONNECT2ERP-DOCTOR'/,
     });
 
+    // SAP Gateway's error body for a GET whose URL holds `path`.
+    const refuse = (path: string, status: number, code: string, text: string) =>
+      env.erp.faults.add({
+        method: 'GET',
+        path,
+        status,
+        body: JSON.stringify({ error: { code, message: { value: text } } }),
+      });
     env.erp.faults.add({ method: 'HEAD', status: 200, body: '' });
-    env.erp.faults.add({
-      method: 'GET',
-      path: 'GetAllOriginals',
-      status: 403,
-      body: '{"error":{"code":"CV_ATTACHMENT_SRV/003","message":{"value":"No authorization"}}}',
-    });
+    refuse('GetAllOriginals', 403, 'CV_ATTACHMENT_SRV/003', 'No authorization');
     const refused = rest((await doctor(env)).checks);
     t.match(refused, [
       { outcome: 'pass' },
@@ -399,12 +402,7 @@ t.test(
       { outcome: 'fail', found: /GetAllOriginals.*No authorization/, advice: /communication arrangement/ },
     ]);
 
-    env.erp.faults.add({
-      method: 'GET',
-      path: 'API_CV_ATTACHMENT_SRV/?',
-      status: 404,
-      body: '{"error":{"code":"/IWFND/MED/170","message":{"value":"No service found"}}}',
-    });
+    refuse('API_CV_ATTACHMENT_SRV/?', 404, '/IWFND/MED/170', 'No service found');
     const missing = rest((await doctor(env)).checks);
     t.match(missing, [
       { outcome: 'fail', found: /its service document/, advice: /\/IWFND\/MAINT_SERVICE/ },
