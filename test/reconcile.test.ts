@@ -80,7 +80,7 @@ t.test("links: one deleted in SAP, one added there for a document not sent, one 
   const dry = await reconcile(env, '--task', 'link', '--requeue', '--dry-run');
   t.equal(env.props(invoices[0])['erpTaskStatus:status'], 'DONE', '--dry-run changes nothing');
   t.equal(dry.result.findings.find((f) => f.kind === 'absent')?.requeued, true, 'and says what it would do');
-  t.match(renderReconciliation(dry.result), /^ABSENT .*invoice-0\.pdf .* → put back to READY$/m);
+  t.match(renderReconciliation(dry.result), /^ABSENT .*invoice-0\.pdf .* → would be put back to READY$/m);
   await reconcile(env, '--task', 'link', '--requeue');
   t.equal(env.props(invoices[0])['erpTaskStatus:status'], 'READY', '--requeue puts it back');
   await env.job({ task: 'link' });
@@ -227,6 +227,13 @@ t.test(
       /^SAP's rows in content repository Z1 of S4H: .*ERROR_CONNECTIONTABLE/,
     ]);
     t.equal(listing.result.findings.length, 2, 'the two absent documents still found');
+    t.equal(listing.code, 4, 'and the comparison is incomplete: exit 4');
+    // SAP stops answering while it lists: the system's checks stop, said once.
+    env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', skip: 2, status: 503, times: 50 });
+    const unanswered = await reconcile(env, '--task', 'link');
+    t.equal(unanswered.code, 4);
+    t.match(unanswered.result.tasks[0].notChecked, [/^ERP system S4H: .*503/]);
+    env.erp.faults.clear();
     // Over Rest, no read lists SAP's side.
     const job = join(env.location.jobsDir, 'link.yaml');
     writeFileSync(job, readFileSync(job, 'utf8').replace(/^function: RFC/m, 'function: Rest'));

@@ -40,8 +40,7 @@ function rangeOf(from: string | undefined, until: string | undefined): DayRange 
 
 /** Differences are for a person (1); a system that did not answer leaves the comparison incomplete (4). */
 function exitCode(result: Reconciliation): number {
-  if (result.tasks.some((t) => t.notChecked.some((reason) => reason.startsWith('ERP system '))))
-    return EXIT.unavailable;
+  if (result.tasks.some((t) => t.incomplete)) return EXIT.unavailable;
   return result.findings.length > 0 || result.unlisted > 0 ? EXIT.documentsFailed : EXIT.ok;
 }
 

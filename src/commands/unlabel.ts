@@ -24,25 +24,26 @@ async function unlabelCommand(
       },
     ]);
   const { client, log } = operatorSetUp(where, undefined);
-  const result = await unlabel(path, client, portsFor(!apply, client).writer, log);
-  const verb = apply ? 'unlabelled' : 'would be unlabelled (run again with --apply)';
-  const lines = [
-    `${result.done.length} document(s) under ${path} ${verb}:`,
-    ...result.done.map(
-      (d) => `  ${d.path} (${d.uid})${d.folder === undefined ? '' : `, out of ${d.folder}, which goes to the trash`}`,
-    ),
-  ];
-  if (result.left.length > 0)
-    lines.push(
-      `${result.left.length} left as they are:`,
-      ...result.left.map((d) => `  ${d.path} (${d.uid}): ${d.reason}`),
-    );
-  process.stdout.write(`${lines.join('\n')}\n`);
-  return EXIT.ok;
+  const would = apply ? '' : 'would be ';
+  const counts = await unlabel(path, client, portsFor(!apply, client).writer, log, (kind, doc, detail) => {
+    const text =
+      kind === 'done'
+        ? `${would}unlabelled${detail === undefined ? '' : `, out of ${detail}, which goes to the trash`}`
+        : `${kind === 'left' ? 'left as it is' : 'not finished'}: ${String(detail)}`;
+    process.stdout.write(`${doc.path} (${doc.uid}): ${text}\n`);
+  });
+  process.stdout.write(
+    `${counts.done} document(s) under ${path} ${would}unlabelled, ${counts.left} left as they are, ${counts.failed} not finished${apply ? '' : ' (run again with --apply)'}\n`,
+  );
+  // A document left half-way is FAILED until the command runs again: an operator's to see.
+  return counts.failed > 0 ? EXIT.documentsFailed : EXIT.ok;
 }
 
 export const command: Command = {
-  exits: OPERATOR_EXITS,
+  exits: {
+    ...OPERATOR_EXITS,
+    1: 'a document it could not finish (FAILED, saying to run it again), or a server failed it',
+  },
   args: 'PATH',
   details:
     'Undoes what the intake put on the documents under PATH that were not sent yet (facets, values,\nthe archive-link folder), so that the next run labels them from the corrected mapping entry.\nWithout --apply it only lists them.',

@@ -174,10 +174,13 @@ async function verified(
   const lookup = adapter.lookup as NonNullable<CallAdapter['lookup']>;
   const found = await lookup(item.values).catch((error: unknown) => error as Error);
   if (found !== undefined && !(found instanceof Error)) return done(adapter, item.values, answer);
-  const why = found === undefined ? 'finds nothing' : `failed (${found.message})`;
+  const why =
+    found === undefined
+      ? 'finds nothing: it may not have been kept (committed)'
+      : `could not be made (${found.message}): whether SAP kept it is not known`;
   return {
     error: new UncertainError(
-      `${adapter.name}: SAP answered, but reading the work back (verify) ${why}: it may not have been kept (committed); looked up again at the next attempt`,
+      `${adapter.name}: SAP answered, but reading the work back (verify) ${why}; looked up again at the next attempt`,
       { target: adapter.name },
     ),
   };

@@ -55,10 +55,14 @@ export interface TaskReconciliation {
   foreign: number;
   /** What could not be compared, and why (no read in SAP, a system not answering). */
   notChecked: string[];
+  /** A read that should have answered did not (a system down, a refusal, a listing failed): exit 4. */
+  incomplete: boolean;
 }
 
 export interface Reconciliation {
   range: DayRange;
+  /** `--requeue` with `--dry-run`: what would be put back was not. */
+  dryRun: boolean;
   tasks: TaskReconciliation[];
   findings: Finding[];
   /** Findings beyond LISTED_MAX, counted by kind, not listed. */
@@ -111,7 +115,7 @@ class TaskSide {
     private readonly deps: ReconcileDeps,
   ) {
     this.call = callFor(task);
-    this.summary = { task: task.name, looked: 0, sapRows: 0, foreign: 0, notChecked: [] };
+    this.summary = { task: task.name, looked: 0, sapRows: 0, foreign: 0, notChecked: [], incomplete: false };
   }
 
   adapter(system: string): CallAdapter | undefined {
@@ -135,11 +139,17 @@ class TaskSide {
     return this.down.has(system);
   }
 
-  /** A system's failure stops its checks for this task, once said. */
+  /** A system's failure, or a refusal of the task's function module (S_RFC), stops its checks for this task, once said. */
   systemFailed(system: string, error: unknown): void {
     if (this.down.has(system)) return;
     this.down.add(system);
-    this.summary.notChecked.push(`ERP system ${system}: ${errorMessage(error)}`);
+    this.incomplete(`ERP system ${system}: ${errorMessage(error)}`);
+  }
+
+  /** A read that should have answered did not: the comparison is incomplete (exit 4). */
+  incomplete(reason: string): void {
+    this.summary.notChecked.push(reason);
+    this.summary.incomplete = true;
   }
 
   /** A DONE document's content repository (readiness requires one, so every DONE document has it). */
@@ -164,7 +174,13 @@ export async function reconcile(
     await listSap(side, range, deps, findings);
     summaries.push(side.summary);
   }
-  return { range, tasks: summaries, findings: findings.listed, unlisted: findings.unlisted };
+  return {
+    range,
+    dryRun: deps.writer.dryRun,
+    tasks: summaries,
+    findings: findings.listed,
+    unlisted: findings.unlisted,
+  };
 }
 
 /** Each DONE document of the range looked up as a lost answer is: not found is `absent`. */
@@ -215,7 +231,8 @@ async function lookUp(side: TaskSide, doc: RepositoryDocument): Promise<Finding 
       try {
         return await lookup(values);
       } catch (error) {
-        if ((error as Connect2ErpError).scope !== 'system') throw error;
+        const { scope } = error as Connect2ErpError;
+        if (scope !== 'system' && scope !== 'lane') throw error;
         side.systemFailed(system, error);
         return DOWN;
       }
@@ -262,17 +279,16 @@ async function listSap(side: TaskSide, range: DayRange, deps: ReconcileDeps, fin
     const { dateFormat } = (deps.systems.get(system) as ErpSystemConfig).rfc as { dateFormat: DateFormat };
     for (const repository of repositories) {
       for (const listing of listings) {
-        let rows: SapRow[];
         try {
-          rows = await listing(erp, repository, range, dateFormat);
+          for await (const rows of listing(erp, repository, range, dateFormat)) {
+            side.summary.sapRows += rows.length;
+            await matchRows(side, system, rows, deps, findings);
+          }
         } catch (error) {
-          side.summary.notChecked.push(
-            `SAP's rows in content repository ${repository} of ${system}: ${errorMessage(error)}`,
-          );
-          continue;
+          const { scope } = error as Connect2ErpError;
+          if (scope === 'system' || scope === 'lane') side.systemFailed(system, error);
+          else side.incomplete(`SAP's rows in content repository ${repository} of ${system}: ${errorMessage(error)}`);
         }
-        side.summary.sapRows += rows.length;
-        await matchRows(side, system, rows, deps, findings);
       }
     }
   }

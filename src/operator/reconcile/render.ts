@@ -3,8 +3,8 @@ import type { Finding, Reconciliation } from './reconcile.js';
 const day = (at: Date | string): string => new Date(at).toISOString().slice(0, 10);
 
 /** A finding as one line: its kind, task, document and what differs. */
-const findingLine = (f: Finding): string =>
-  `${f.kind.toUpperCase()}  ${f.task}  ${f.path ?? f.docId}${f.uid === undefined ? '' : ` (${f.uid})`}: ${f.detail}${f.requeued === true ? ' → put back to READY' : ''}`;
+const findingLine = (f: Finding, back: string): string =>
+  `${f.kind.toUpperCase()}  ${f.task}  ${f.path ?? f.docId}${f.uid === undefined ? '' : ` (${f.uid})`}: ${f.detail}${f.requeued === true ? back : ''}`;
 
 /** The reconciliation as a person reads it: the range, each task's counts and what was not checked, every finding, the totals. */
 export function renderReconciliation(result: Reconciliation): string {
@@ -18,7 +18,8 @@ export function renderReconciliation(result: Reconciliation): string {
       ...task.notChecked.map((reason) => `  not checked: ${reason}`),
     );
   }
-  lines.push('', ...result.findings.map(findingLine));
+  const back = result.dryRun ? ' → would be put back to READY' : ' → put back to READY';
+  lines.push('', ...result.findings.map((f) => findingLine(f, back)));
   const count = (kind: string): number => result.findings.filter((f) => f.kind === kind).length;
   const more = result.unlisted > 0 ? ` (and ${result.unlisted} more, not listed)` : '';
   lines.push(

@@ -19,30 +19,39 @@ export interface DayRange {
   until: Date;
 }
 
-/** How SAP lists the rows of one content repository for a task's use case; each read-only. */
+/** How SAP lists the rows of one content repository for a task's use case, a read at a time; each read-only. */
 export type SapListing = (
   erp: ErpPort<RfcRequest>,
   repository: string,
   range: DayRange,
   dates: DateFormat,
-) => Promise<SapRow[]>;
+) => AsyncIterable<SapRow[]>;
+
+const DAY_MS = 24 * 3600 * 1000;
 
 /**
  * The links stored in a content repository on the range's days (their AR_DATE, the storage date
  * the link carries): ARCHIV_GET_CONNECTIONS by ARCHIV_ID with FROM_AR_DATE and UNTIL_AR_DATE, as
  * public ABAP callers pass them (sap-interfaces.md §1); NOTHING_FOUND is none.
  */
-const links: SapListing = async (erp, repository, range, dates) => {
-  const day = (at: Date): string => sapDate(at.toISOString(), dates) as string;
+async function* links(
+  erp: ErpPort<RfcRequest>,
+  repository: string,
+  range: DayRange,
+  dates: DateFormat,
+): AsyncIterable<SapRow[]> {
+  // A day at a time: an answer is held whole (at most 4 MiB), and a month of links would not fit.
+  for (let at = range.from.getTime(); at <= range.until.getTime(); at += DAY_MS) {
+    const day = sapDate(new Date(at).toISOString(), dates) as string;
+    yield await linksOn(erp, repository, day);
+  }
+}
+
+async function linksOn(erp: ErpPort<RfcRequest>, repository: string, day: string): Promise<SapRow[]> {
   try {
     const answer = await erp.read({
       functionName: 'ARCHIV_GET_CONNECTIONS',
-      params: {
-        ARCHIV_ID: repository,
-        FROM_AR_DATE: day(range.from),
-        UNTIL_AR_DATE: day(range.until),
-        CONNECTIONS: [],
-      },
+      params: { ARCHIV_ID: repository, FROM_AR_DATE: day, UNTIL_AR_DATE: day, CONNECTIONS: [] },
     });
     return tableRows(answer.CONNECTIONS).map((row) => ({
       docId: String(row.ARC_DOC_ID),
@@ -52,17 +61,20 @@ const links: SapListing = async (erp, repository, range, dates) => {
     if (error instanceof RfcFault && error.fault.exception === 'NOTHING_FOUND') return [];
     throw error;
   }
-};
+}
 
 /**
  * The external bar codes of a content repository SAP has not matched yet (BDS_BAR_EX, read with
  * RFC_READ_TABLE; SAP deletes a row once a user's bar code matched it and the document is linked,
  * which `links` then shows). The table has no date: every row, whatever the range.
  */
-const barcodes: SapListing = async (erp, repository) =>
-  readTableRows(await erp.read(readTableRequest('BDS_BAR_EX', ['BARCODE', 'EX_DOC_ID'], { CONTREP: repository }))).map(
-    (row) => ({ docId: row.EX_DOC_ID, what: `bar code ${row.BARCODE}` }),
-  );
+async function* barcodes(erp: ErpPort<RfcRequest>, repository: string): AsyncIterable<SapRow[]> {
+  const request = readTableRequest('BDS_BAR_EX', ['BARCODE', 'EX_DOC_ID'], { CONTREP: repository });
+  yield readTableRows(await erp.read(request)).map((row) => ({
+    docId: row.EX_DOC_ID,
+    what: `bar code ${row.BARCODE}`,
+  }));
+}
 
 /** No remote-enabled read lists work items by document (templates.ts): a workflow start has none. */
 const LISTINGS: Record<UseCase, SapListing[]> = { link: [links], barcode: [barcodes, links], workflow: [] };
