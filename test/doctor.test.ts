@@ -178,7 +178,7 @@ t.test(
       [/^facet fct_erp_task_status: schema erp_task_status has prefix ts, not erpTaskStatus$/, /Nuxeo package/],
       [/^facet fct_erp_certificate: .*HTTP 500/, /Nuxeo package/],
       [
-        /^mapping file .*: 1 problem\(s\): .*mapping\.3\.properties\.erpStartWorkflow:erpOTyp: must be one of/,
+        /^mapping file .*: 1 problem\(s\): .*mapping\[\/default-domain\/workspaces\/ERP\/Broken\]\.properties\.erpStartWorkflow:erpOTyp: must be one of/,
         /connect2erp validate --mapping FILE/,
       ],
       [/^mapping file readable by Everyone/, /block inheritance on adminPath/],

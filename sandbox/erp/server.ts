@@ -108,13 +108,20 @@ export class ErpSandbox {
     sendXml(res, ...this.answer(user, client, call.functionName, call.params));
   }
 
-  /** The status and envelope SAP's SOAP runtime answers a call with. */
+  /** The status and envelope SAP's SOAP runtime answers a call with; the work undone after it for a module it does not keep. */
   private answer(
     user: string,
     client: string,
     functionName: string,
     params: Record<string, unknown>,
   ): [number, string] {
+    const kept = this.uncommitted.has(functionName) ? structuredClone(this.tables) : undefined;
+    const answered = this.run(user, client, functionName, params);
+    if (kept !== undefined) this.rollBack(kept);
+    return answered;
+  }
+
+  private run(user: string, client: string, functionName: string, params: Record<string, unknown>): [number, string] {
     const fn = RFC_FUNCTIONS[functionName];
     const iface = Object.hasOwn(this.interfaces, functionName) ? this.interfaces[functionName] : undefined;
     if (fn === undefined || iface === undefined)
@@ -134,7 +141,6 @@ export class ErpSandbox {
         }),
       ];
     }
-    const kept = this.uncommitted.has(functionName) ? structuredClone(this.tables) : undefined;
     try {
       const read = readParams(functionName, iface, params as never);
       return [
@@ -155,8 +161,6 @@ export class ErpSandbox {
       if (error instanceof UnreadableValue)
         return [500, runtimeFaultXml('Client', `Error during deserialization: ${error.message}`)];
       return [500, exceptionXml(functionName, (error as AbapException).exception)];
-    } finally {
-      if (kept !== undefined) this.rollBack(kept);
     }
   }
 
