@@ -57,11 +57,15 @@ t.test('the package: descriptor, install script and a bundle named as Update acc
   } = xml.parse(await text(outer, 'package.xml')) as { package: Array<Record<string, any>> };
   t.match(pkg, { '@type': 'addon', '@name': 'connect2erp', '@version': version });
   // TargetPlatformFilterHelper: with a name and a version, the platform must have that name and a version in range.
-  t.equal(pkg['target-platform'].name, 'lts', 'the distribution name of LTS 2021 and 2023 (nuxeo.distribution.name)');
+  t.equal(
+    pkg['target-platform'].name,
+    'lts',
+    'the distribution name of LTS 2021, 2023 and 2025 (nuxeo.distribution.name)',
+  );
   const range = String(pkg['target-platform'].version);
-  for (const platform of ['2021.0', '2021.40', '2023.0', '2023.25'])
+  for (const platform of ['2021.0', '2021.40', '2023.0', '2023.25', '2025.0', '2025.15', '2025.14.22'])
     t.ok(inRange(range, platform), `${platform} takes it`);
-  for (const platform of ['11.5', '2025.0']) t.notOk(inRange(range, platform), `${platform} does not`);
+  for (const platform of ['11.5', '2026.0']) t.notOk(inRange(range, platform), `${platform} does not`);
   t.same(pkg.dependencies.package, ['nuxeo-web-ui'], 'Web UI is there first');
   t.equal(pkg['require-terms-and-conditions-acceptance'], false);
   const install = xml.parse(await text(outer, 'install.xml')) as { install: { update: Array<Record<string, string>> } };

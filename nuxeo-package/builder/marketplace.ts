@@ -73,8 +73,13 @@ function generate(zip: JSZip): Promise<Buffer> {
 
 /**
  * What PackageDefinitionImpl reads (nuxeo-connect-standalone): name, version and type "addon";
- * `lts` is the distribution name of both 2021 and 2023, and with a name and a version range the
- * target platform is matched by them (nuxeo-connect-client, TargetPlatformFilterHelper).
+ * `lts` is the distribution name of 2021, 2023 and 2025 (the root pom's nuxeo.distribution.name on
+ * nuxeo/nuxeo's 2021 and 2023 branches, and at LTS 2025's "Release 2025.0" commit), and with a name
+ * and a version range the target platform is matched by them (nuxeo-connect-client 1.8.6, the same
+ * in 2023 and 2025: TargetPlatformFilterHelper). LTS 2025 versions run 2025.0 up (2025.15 in
+ * February 2026); doc.nuxeo.com "Package Manifest" is the same on the 2021, 2023 and 2025 branches.
+ * The bundle holds XML contributions, schemas and Web UI files only: Jakarta EE 10 (LTS 2025)
+ * changes Java code, not these.
  */
 function packageXml(version: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?>
@@ -91,7 +96,7 @@ function packageXml(version: string): string {
   <require-terms-and-conditions-acceptance>false</require-terms-and-conditions-acceptance>
   <target-platform>
     <name>lts</name>
-    <version>[2021.0,2024)</version>
+    <version>[2021.0,2026)</version>
   </target-platform>
   <dependencies>
     <package>nuxeo-web-ui</package>
