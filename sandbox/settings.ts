@@ -41,6 +41,11 @@ export const sandboxSettingsSchema = z.strictObject({
       ...side,
       searchLagMs: z.number().int().min(0).default(PRODUCTION_SEARCH_LAG_MS),
       maxPageSize: z.number().int().positive().default(1000),
+      /** The LTS version it plays (`2021.40`, `2023.25`, `2025.15`): what `doctor` reads of the server. */
+      version: z
+        .string()
+        .regex(/^\d+\.\d+(\.\d+)?$/, 'a version such as 2025.15')
+        .default('2023.0'),
     })
     .prefault({}),
   erp: z

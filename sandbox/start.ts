@@ -14,6 +14,7 @@ export async function startSandbox(
     dataDir: options.dataDir,
     searchLagMs: repo.searchLagMs,
     maxPageSize: repo.maxPageSize,
+    version: repo.version,
   });
   const url = await repository.start();
   const erp = new ErpSandbox({ port: options.erpPort, customizingFile: erpSettings.customizing });

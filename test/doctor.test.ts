@@ -73,6 +73,7 @@ t.test('on a landscape set up as the guides say, every check passes: exit 0, and
   for (const expected of [
     /^valid: 3 task\(s\), 1 ERP system\(s\), 3 schedule\(s\)/,
     /^reachable, signed in as Administrator$/,
+    /^Nuxeo LTS 2023\.0: checked against its source \(docs\/nuxeo-setup\.md, "Which LTS, checked how"\)$/,
     /^adminPath \/default-domain\/workspaces\/admin found$/,
     /^facet fct_erp_barcode deployed \(erp_barcode\)$/,
     /^facet fct_erp_config_file_connect2erp deployed \(no schema\)$/,
@@ -420,6 +421,31 @@ t.test(
       body: '<html>logon</html>',
     });
     t.match(rest((await doctor(env)).checks)[0], { outcome: 'fail', advice: /check rest\.url and rest\.auth of S4H/ });
+  },
+);
+
+t.test(
+  "the server's LTS: 2025 is said to be checked against its documentation only; another server fails",
+  async (t) => {
+    const lts2025 = await sandboxEnv(t, { sandbox: { repository: { version: '2025.15' } } });
+    t.match(find((await doctor(lts2025)).checks, /^Nuxeo /), {
+      outcome: 'pass',
+      found: /^Nuxeo LTS 2025\.15: checked against its documentation only \(its new search service/,
+    });
+    const old = await sandboxEnv(t, { sandbox: { repository: { version: '10.10' } } });
+    const { code, checks } = await doctor(old);
+    t.equal(code, 2);
+    t.match(find(checks, /^Nuxeo /), {
+      outcome: 'fail',
+      found: 'Nuxeo lts 10.10: not an LTS this version supports',
+      advice: /supports Nuxeo LTS 2021, 2023 and 2025/,
+    });
+    // A server without the endpoint (before 11.5): the failed request is the line.
+    old.sandbox.faults.add({ path: '/api/v1/capabilities', status: 404, body: '{}' });
+    t.match(find((await doctor(old)).checks, /^the server version/), {
+      outcome: 'fail',
+      advice: /from Nuxeo 11\.5 on/,
+    });
   },
 );
 

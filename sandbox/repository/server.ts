@@ -20,6 +20,8 @@ export interface RepositorySandboxOptions {
   port?: number;
   /** Keep state in this folder across restarts; in memory when absent. */
   dataDir?: string;
+  /** The LTS version it answers as (`GET /api/v1/capabilities`); 2023 by default. */
+  version?: string;
   /** Users besides `Administrator`/`Administrator`. */
   users?: Record<string, User>;
   /** How long a write takes to reach the search index (see SearchIndex); 0: at once. */
@@ -201,6 +203,18 @@ export class RepositorySandbox {
         return sendJson(res, 200, this.userEntity(decodeURIComponent(rest.join('/'))));
       case 'me':
         return sendJson(res, 200, this.userEntity(actor.name));
+      // CapabilitiesObject and CapabilitiesJsonWriter (nuxeo-rest-api-server, 2021 and 2023): any signed-in user.
+      case 'capabilities':
+        return sendJson(res, 200, {
+          'entity-type': 'capabilities',
+          server: {
+            distributionName: 'lts',
+            distributionVersion: this.options.version ?? '2023.0',
+            distributionServer: 'tomcat',
+          },
+          cluster: { enabled: false, nodeId: '1' },
+          repository: { default: { queryBlobKeys: false } },
+        });
       case 'config':
         return this.config(res, rest);
       default:

@@ -144,6 +144,14 @@ export class RepositoryClient {
   }
 
   /** The account the requests are made with, as the server knows it (`GET /api/v1/me`). */
+  /**
+   * The server's distribution (`GET /api/v1/capabilities`, since 11.5: CapabilitiesObject and
+   * CapabilitiesJsonWriter, nuxeo/nuxeo 2021 and 2023; documented for 2025), e.g. `lts` `2023.12`.
+   */
+  async capabilities(): Promise<{ server?: { distributionName?: string; distributionVersion?: string } }> {
+    return this.http.json({ what: 'read the server capabilities', method: 'GET', path: 'capabilities' });
+  }
+
   async me(): Promise<{ id: string; isAdministrator?: boolean }> {
     return this.http.json({ what: 'read the signed-in user', method: 'GET', path: 'me' });
   }

@@ -61,6 +61,7 @@ export async function sandboxEnv(
     undeployedFacets: options.undeployedFacets,
     searchLagMs: settings.repository.searchLagMs,
     maxPageSize: settings.repository.maxPageSize,
+    version: settings.repository.version,
   });
   const baseUrl = await sandbox.start();
   t.teardown(() => sandbox.stop());

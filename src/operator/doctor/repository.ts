@@ -11,7 +11,7 @@ import { Section } from './check.js';
 
 /** What the repository's checks read: requests that change nothing. */
 export type DoctorRepository = RepositoryReader &
-  Pick<RepositoryClient, 'me' | 'declaration' | 'declaredSchemas' | 'permissionsAt'>;
+  Pick<RepositoryClient, 'me' | 'capabilities' | 'declaration' | 'declaredSchemas' | 'permissionsAt'>;
 
 const SET_UP = 'docs/nuxeo-setup.md';
 const PACKAGE = `install this version's Nuxeo package (npm run nuxeo-package, ${SET_UP})`;
@@ -32,6 +32,11 @@ export async function checkRepository(
 ): Promise<{ section: Section; signedIn: boolean; mapping?: MappingFile }> {
   const section = new Section(`repository ${withoutCredentials(config.storage.url)}`);
   if (!(await signIn(section, client))) return { section, signedIn: false };
+  await section.attempt(
+    'the server version',
+    `GET /api/v1/capabilities answers from Nuxeo 11.5 on: an older server is not supported (${SET_UP})`,
+    () => checkVersion(section, client),
+  );
   const { adminPath } = config.storage;
   await section.attempt(
     `adminPath ${adminPath}`,
@@ -67,6 +72,26 @@ async function signIn(section: Section, client: DoctorRepository): Promise<boole
     section.skip('the other repository checks: they need the repository');
     return false;
   }
+}
+
+/** The LTS lines supported, and how each was checked (docs/nuxeo-setup.md, "Which LTS, checked how"). */
+const SUPPORTED: Record<string, string> = {
+  2021: 'checked against its source',
+  2023: 'checked against its source',
+  2025: 'checked against its documentation only (its new search service, Automation answering 400 to an invalid body)',
+};
+
+async function checkVersion(section: Section, client: DoctorRepository): Promise<void> {
+  const { server } = await client.capabilities();
+  const [name, version] = [String(server?.distributionName), String(server?.distributionVersion)];
+  const line = version.split('.')[0];
+  const where = `${SET_UP}, "Which LTS, checked how"`;
+  if (name.toLowerCase() !== 'lts' || !Object.hasOwn(SUPPORTED, line))
+    return section.fail(
+      `Nuxeo ${name} ${version}: not an LTS this version supports`,
+      `connect2erp supports Nuxeo LTS 2021, 2023 and 2025 (${where})`,
+    );
+  section.pass(`Nuxeo LTS ${version}: ${SUPPORTED[line]} (${where})`);
 }
 
 /** The feature's facets with their schemas: those the stock registry does not have. */
