@@ -77,6 +77,8 @@ export class RepositorySandbox {
   private readonly users: Record<string, User>;
   /** `nuxeo.pageprovider.default-max-page-size`. */
   private readonly maxPageSize: number;
+  /** The LTS version it answers as. */
+  private readonly version: string;
   private readonly tokens = new Map<string, { user: string; key: string }>();
   private readonly batches = new Batches();
   private server?: Server;
@@ -90,6 +92,7 @@ export class RepositorySandbox {
     this.index = new SearchIndex(this.store, options.searchLagMs);
     this.users = { ...DEFAULT_USERS, ...options.users, ...this.savedUsers() };
     this.maxPageSize = options.maxPageSize ?? 1000;
+    this.version = options.version ?? '2023.0';
   }
 
   /** Returns the base URL, e.g. `http://127.0.0.1:8080/nuxeo`. */
@@ -209,7 +212,7 @@ export class RepositorySandbox {
           'entity-type': 'capabilities',
           server: {
             distributionName: 'lts',
-            distributionVersion: this.options.version ?? '2023.0',
+            distributionVersion: this.version,
             distributionServer: 'tomcat',
           },
           cluster: { enabled: false, nodeId: '1' },
