@@ -1,4 +1,4 @@
-import { ConfigError, ForbiddenError } from '../../common/errors.js';
+import { ConfigError } from '../../common/errors.js';
 import { loadContentServerConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import {
@@ -8,7 +8,7 @@ import {
 } from '../content-server/signatures/certificates.js';
 import { EXIT } from '../exit-codes.js';
 import { commandLogger } from '../log.js';
-import { ADMINISTRATOR_HINT, administratorAccount } from '../operator/administrator.js';
+import { administratorAccount, refusedTo } from '../operator/administrator.js';
 import { RepositoryClient } from '../repository/client.js';
 import { CONFIG_ONLY, location, type Command, OPERATOR_EXITS } from './command.js';
 
@@ -65,16 +65,7 @@ async function certsCommand(
     return EXIT.ok;
   }
   const certificate = designated(certificates, key, action);
-  await store.setStatus(certificate, status).catch((error: unknown) => {
-    if (!(error instanceof ForbiddenError)) throw error;
-    throw new ConfigError([
-      {
-        file: 'command line',
-        path: `certs ${action}`,
-        message: `${who} may not change SAP's certificates: ${ADMINISTRATOR_HINT}`,
-      },
-    ]);
-  });
+  await store.setStatus(certificate, status).catch(refusedTo(who, `certs ${action}`, "change SAP's certificates"));
   log.warn('certificate decided', {
     status,
     by: who,

@@ -1,12 +1,12 @@
 import { writeFileSync } from 'node:fs';
-import { ConfigError, ForbiddenError } from '../../common/errors.js';
+import { ConfigError } from '../../common/errors.js';
 import { loadConfig } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { EXIT } from '../exit-codes.js';
 import { CONFIG_FACET } from '../job/intake/mapping-file.js';
 import { commandLogger } from '../log.js';
 import { downloadMapping, readLocalMapping, uploadMapping } from '../operator/mapping.js';
-import { ADMINISTRATOR_HINT, administratorAccount } from '../operator/administrator.js';
+import { administratorAccount, refusedTo } from '../operator/administrator.js';
 import { RepositoryClient } from '../repository/client.js';
 import { LOCATION, location, type Command, OPERATOR_EXITS } from './command.js';
 
@@ -37,16 +37,9 @@ async function mappingCommand(
     return EXIT.ok;
   }
   if (file === undefined) throw usage('upload needs the file: connect2erp mapping upload FILE');
-  const uploaded = await uploadMapping(client, config, file, readLocalMapping(file)).catch((error: unknown) => {
-    if (!(error instanceof ForbiddenError)) throw error;
-    throw new ConfigError([
-      {
-        file: 'command line',
-        path: 'mapping upload',
-        message: `${who} may not write in ${config.storage.adminPath}: ${ADMINISTRATOR_HINT}`,
-      },
-    ]);
-  });
+  const uploaded = await uploadMapping(client, config, file, readLocalMapping(file)).catch(
+    refusedTo(who, 'mapping upload', `write in ${config.storage.adminPath}`),
+  );
   process.stdout.write(
     `uploaded ${file} to ${uploaded.path} (${uploaded.created ? 'created' : 'replaced'}), ${uploaded.folders} folder(s) mapped, labelled ${CONFIG_FACET}\n`,
   );

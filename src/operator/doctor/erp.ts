@@ -12,6 +12,7 @@ import { callFor } from '../../config/templates.js';
 import { withoutCredentials } from '../../http-options.js';
 import { Section } from './check.js';
 import { checkInterfaces } from './interfaces.js';
+import { literal, tasksCalling } from './system-inputs.js';
 
 /** What the ERP checks send: one call, its answer or its typed failure. */
 export interface DoctorRfc {
@@ -51,10 +52,10 @@ export async function checkErp(
 ): Promise<Section> {
   const section = new Section(`ERP system ${system.name} ${withoutCredentials(system.rfc.url)}`);
   if (!(await logOn(section, system, rfc))) return section;
-  const sending = tasks
-    // A task limited to other systems (`systems`) calls nothing on this one.
-    .filter((task) => task.enabled && task.function === 'RFC' && (task.systems ?? [system.name]).includes(system.name))
-    .map((task) => ({ task, call: callFor(task).call as RfcCallConfig }));
+  const sending = tasksCalling(tasks, system.name, 'RFC').map((task) => ({
+    task,
+    call: callFor(task).call as RfcCallConfig,
+  }));
   const calls = sending.map(({ call }) => call);
   const lookups = calls.flatMap((call) => call.lookup ?? []);
   const functions = new Set([
@@ -195,12 +196,6 @@ async function readTable(
 ): Promise<Array<Record<string, string>>> {
   return readTableRows(await rfc.send(readTableRequest(table, fields, where)));
 }
-
-/** A literal value of the mapping, or undefined for a `$` reference or an absent one. */
-const literal = (entry: MappingEntry, key: string): string | undefined => {
-  const value = entry.properties[key];
-  return typeof value === 'string' && /^[^$]/.test(value) ? value : undefined;
-};
 
 /**
  * The ArchiveLink customizing the mapping's entries for this system rely on, read with

@@ -56,6 +56,16 @@ interface Use {
   reads?: string;
 }
 
+/** The read of `name` made once, its promise shared by every later asker. */
+function once<T>(known: Map<string, Promise<T>>, name: string, read: () => Promise<T>): Promise<T> {
+  let promise = known.get(name);
+  if (promise === undefined) {
+    promise = read();
+    known.set(name, promise);
+  }
+  return promise;
+}
+
 /** Reads interfaces and structures once per doctor run, whatever the number of tasks naming them. */
 class Dictionary {
   private readonly interfaces = new Map<string, Promise<Interface>>();
@@ -64,22 +74,12 @@ class Dictionary {
   constructor(private readonly rfc: DoctorRfc) {}
 
   interfaceOf(name: string): Promise<Interface> {
-    let known = this.interfaces.get(name);
-    if (known === undefined) {
-      known = this.readInterface(name);
-      this.interfaces.set(name, known);
-    }
-    return known;
+    return once(this.interfaces, name, () => this.readInterface(name));
   }
 
   /** undefined when the dictionary has no such structure or table (NOT_FOUND). */
   structure(name: string): Promise<Structure | undefined> {
-    let known = this.structures.get(name);
-    if (known === undefined) {
-      known = this.readStructure(name);
-      this.structures.set(name, known);
-    }
-    return known;
+    return once(this.structures, name, () => this.readStructure(name));
   }
 
   private async readInterface(name: string): Promise<Interface> {

@@ -8,6 +8,7 @@ import { withoutCredentials } from '../../http-options.js';
 import { fill, type MappedValue } from '../../job/calls/values.js';
 import type { MappingEntry } from '../../job/intake/mapping-schema.js';
 import { Section } from './check.js';
+import { literal, tasksCalling } from './system-inputs.js';
 
 /** What the Rest checks send: a read, and the CSRF handshake a write would make. */
 export interface DoctorRest {
@@ -36,16 +37,6 @@ function advice(error: unknown, system: RestSystem): string {
   return `check rest.url of ${system.name} in erpHttp.yaml (host and port), and the network`;
 }
 
-/** A literal value of the mapping for a property, from an entry of this system; undefined when none. */
-function literalFor(entries: MappingEntry[], property: string | undefined): string | undefined {
-  for (const entry of entries) {
-    // A constant parameter (no property) finds none.
-    const value = entry.properties[String(property)];
-    if (typeof value === 'string' && /^[^$]/.test(value)) return value;
-  }
-  return undefined;
-}
-
 /**
  * The lookup's read, filled so that it finds nothing: each placeholder takes the mapping's literal
  * value for its parameter (the object type, say) where there is one, else a key no object has.
@@ -53,7 +44,10 @@ function literalFor(entries: MappingEntry[], property: string | undefined): stri
 function harmlessPath(call: RestCallConfig, entries: MappingEntry[]): string {
   const values: MappedValue[] = Object.entries(call.parameters).map(([target, spec]) => ({
     target,
-    value: target.endsWith('Key') ? NO_DOCUMENT : (literalFor(entries, spec.property) ?? NO_DOCUMENT),
+    // A constant parameter (no property) finds no literal.
+    value: target.endsWith('Key')
+      ? NO_DOCUMENT
+      : (entries.map((entry) => literal(entry, String(spec.property))).find((v) => v !== undefined) ?? NO_DOCUMENT),
     fromDocument: true,
   }));
   return fill((call.lookup as NonNullable<RestCallConfig['lookup']>).path, values);
@@ -71,10 +65,8 @@ export async function checkRest(
   mapping: MappingEntry[] | undefined,
 ): Promise<Section> {
   const section = new Section(`ERP system ${system.name} ${withoutCredentials(system.rest.url)} (Rest)`);
-  const entries = (mapping ?? []).filter((entry) => entry.properties['erpHttpContent:source'] === system.name);
-  const calls = tasks
-    .filter((task) => task.enabled && task.function === 'Rest' && (task.systems ?? [system.name]).includes(system.name))
-    .map((task) => callFor(task).call as RestCallConfig);
+  const entries = (mapping ?? []).filter((entry) => literal(entry, 'erpHttpContent:source') === system.name);
+  const calls = tasksCalling(tasks, system.name, 'Rest').map((task) => callFor(task).call as RestCallConfig);
   for (const service of new Set(calls.map((call) => call.service))) {
     const ofService = calls.filter((call) => call.service === service);
     try {

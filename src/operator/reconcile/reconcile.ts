@@ -303,7 +303,11 @@ async function matchRows(
   findings: Findings,
 ): Promise<void> {
   const byDocument = new Map<string, string[]>();
-  for (const row of rows) byDocument.set(row.docId, [...(byDocument.get(row.docId) ?? []), row.what]);
+  for (const row of rows) {
+    const what = byDocument.get(row.docId) ?? [];
+    byDocument.set(row.docId, what);
+    what.push(row.what);
+  }
   const base = { task: side.task.name, system };
   for (const [docId, what] of byDocument)
     if (what.length > 1)
