@@ -164,7 +164,10 @@ t.test(
         /^usage: connect2erp status \[options\]\n[\s\S]*\n {6}--task NAME +only this task\n/,
       ],
       [['retry', '-h'], /^usage: connect2erp retry \[options\]\n[\s\S]*\n {6}--doc UID +only this document\n/],
-      [['template', '--help'], /^usage: connect2erp template link\|barcode\|workflow\|workflow-to-agent RFC\|Rest\n/],
+      [
+        ['template', '--help'],
+        /^usage: connect2erp template link\|barcode\|workflow\|workflow-to-agent\|read-supplier-invoice\|read-purchase-order RFC\|Rest\n/,
+      ],
       [
         ['sandbox', '--help', '--repo-port', '1'],
         /^usage: connect2erp sandbox \[options\]\n[\s\S]*\n {6}--repo-port N +repository sandbox port \(default 8080\)\n/,

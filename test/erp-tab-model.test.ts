@@ -1,12 +1,16 @@
 import t from 'tap';
 import {
   changedValues,
+  dateKind,
   isEditable,
   labelKey,
   mayChange,
   missingKeys,
+  openInSapUrl,
+  shownMessage,
   USE_CASE_FIELDS,
   useCasesOf,
+  userInputKeys,
 } from '../nuxeo-package/web-ui/erp-tab-model.js';
 import { STATUSES } from '../src/status/facet.js';
 import { READINESS_KEYS } from '../src/status/readiness.js';
@@ -81,3 +85,65 @@ t.test('a save sends what changed, an emptied value as null', async (t) => {
   t.same(changedValues(original, { a: '' }), { a: null });
   t.same(changedValues(original, { c: undefined }), {});
 });
+
+t.test(
+  "what users may change: the mapping entry's list as the intake wrote it, else the defaults and what the job waits for",
+  async (t) => {
+    t.same(
+      userInputKeys(LINK, {
+        'erpTaskStatus:userInput': 'erpCreateALDocument:erpObjectId,erpCreateALDocument:erpDescription',
+      }),
+      ['erpCreateALDocument:erpObjectId', 'erpCreateALDocument:erpDescription'],
+    );
+    t.same(userInputKeys(LINK, { 'erpTaskStatus:userInput': '' }), [], 'an entry that lets users change nothing');
+    t.same(
+      userInputKeys(LINK, {
+        'erpHttpContent:archiveId': 'Z1',
+        'erpHttpContent:docId': 'x',
+        'erpCreateALDocument:erpObject': 'BKPF',
+      }),
+      ['erpCreateALDocument:erpObjectId', 'erpCreateALDocument:erpArchiveObject'],
+      'labelled before the list was written',
+    );
+  },
+);
+
+t.test("the job's message is shown unless it only lists the values it waits for", async (t) => {
+  const pending = { 'erpTaskStatus:status': 'PENDING_INPUT' };
+  t.equal(
+    shownMessage({ ...pending, 'erpTaskStatus:message': 'waiting for erpCreateALDocument:erpObjectId' }),
+    undefined,
+  );
+  t.equal(
+    shownMessage({
+      ...pending,
+      'erpTaskStatus:message': 'waiting for erpHttpContent:source (no ERP system "X" with a RFC connection)',
+    }),
+    'waiting for erpHttpContent:source (no ERP system "X" with a RFC connection)',
+    'what only an administrator can mend stays',
+  );
+  t.equal(shownMessage({ 'erpTaskStatus:status': 'FAILED', 'erpTaskStatus:message': 'OA403' }), 'OA403');
+  t.equal(shownMessage({ 'erpTaskStatus:status': 'DONE' }), undefined);
+});
+
+t.test(
+  'dates and times are told from other text; "Open in SAP" only for a linked document and a web address',
+  async (t) => {
+    t.equal(dateKind('2026-11-20'), 'date');
+    t.equal(dateKind('2026-11-20T05:00:00.000Z'), 'dateTime');
+    t.equal(dateKind('2026-13-45T99:99'), undefined);
+    t.equal(dateKind('51056001012026'), undefined);
+    t.equal(dateKind(3), undefined);
+    const done = { 'erpTaskStatus:status': 'DONE' };
+    t.equal(
+      openInSapUrl({ ...done, 'erpTaskStatus:sapUrl': 'https://sap.example.com/x' }),
+      'https://sap.example.com/x',
+    );
+    t.equal(openInSapUrl({ ...done, 'erpTaskStatus:sapUrl': 'javascript:alert(1)' }), undefined);
+    t.equal(openInSapUrl({ ...done, 'erpTaskStatus:sapUrl': 'https://[bad' }), undefined);
+    t.equal(
+      openInSapUrl({ 'erpTaskStatus:status': 'READY', 'erpTaskStatus:sapUrl': 'https://sap.example.com/x' }),
+      undefined,
+    );
+  },
+);

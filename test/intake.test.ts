@@ -161,7 +161,10 @@ t.test('a property the server silently drops is an error on that document, never
   const report = await env.run();
   const record = report.intake.documents.find((d) => d.uid === uid);
   t.equal(record?.result, 'error');
-  t.match(record?.error, /did not store erpTaskStatus:status, erpTaskStatus:attempts on .*dropped.pdf/);
+  t.match(
+    record?.error,
+    /did not store erpTaskStatus:status, erpTaskStatus:attempts, erpTaskStatus:userInput on .*dropped.pdf/,
+  );
   t.notOk(
     env.sandbox.store.get(uid)?.properties['erpHttpContent:docId'],
     'docId reset, so the next run retries the document',

@@ -141,7 +141,10 @@ t.test('template prints a built-in call as YAML', async (t) => {
   t.equal((await run(['template', 'link', 'constructor'])).code, 2, 'nothing but RFC or Rest');
   const wrong = await run(['template', 'link', 'SOAP']);
   t.equal(wrong.code, 2);
-  t.match(wrong.stderr, 'usage: connect2erp template link|barcode|workflow|workflow-to-agent RFC|Rest');
+  t.match(
+    wrong.stderr,
+    'usage: connect2erp template link|barcode|workflow|workflow-to-agent|read-supplier-invoice|read-purchase-order RFC|Rest',
+  );
   const none = await run(['template', 'barcode', 'Rest']);
   t.equal(none.code, 2);
   t.match(none.stderr, 'no Rest template for barcode: SAP offers no standard REST service for it');

@@ -230,3 +230,27 @@ t.test(
     );
   },
 );
+
+t.test(
+  "userInput: the values users may change are the entry's use case's, and with the entry's they make a document ready",
+  async (t) => {
+    const rules = { registry: featureRegistry(), systems: ['S4H'], limits: new Map() };
+    const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
+    const [barcode, invoices, workflow] = mapping.mapping;
+    barcode.userInput = ['erpBarcode:barcode', 'erpCreateALDocument:erpObjectId', 'erpBarcode:barcod'];
+    delete invoices.properties['erpCreateALDocument:erpArchiveObject'];
+    invoices.userInput = ['erpCreateALDocument:erpObjectId'];
+    workflow.properties['erpStartWorkflow:erpStartWorkflow'] = false;
+    workflow.userInput = ['erpStartWorkflow:erpStartWorkflow', 'erpStartWorkflow:erpOTyp'];
+    const error = t.throws(() => parseMapping(JSON.stringify(mapping), 'm.json', rules)) as ConfigError;
+    t.same(
+      error.problems.map((p) => `${p.path}: ${p.message}`),
+      [
+        'mapping[/default-domain/workspaces/ERP/Barcode].userInput.1: not a value of fct_erp_barcode; users may change erpBarcode:barcode, erpBarcode:docTyp',
+        'mapping[/default-domain/workspaces/ERP/Barcode].userInput.2: not a value of fct_erp_barcode (did you mean erpBarcode:barcode?); users may change erpBarcode:barcode, erpBarcode:docTyp',
+        'mapping[/default-domain/workspaces/ERP/Invoices].userInput: its documents would wait for erpCreateALDocument:erpArchiveObject, which this entry neither sets nor lets users enter: give a value or list it here',
+      ],
+      'a workflow started by a user who may switch it on is fine',
+    );
+  },
+);

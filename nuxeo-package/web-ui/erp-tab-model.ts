@@ -1,6 +1,8 @@
 import type { UseCase } from '../../src/config/task-schema.js';
 import { STATUS } from '../../src/status/facet.js';
 import { isSet, missingValues, ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../src/status/readiness.js';
+import { waitsForValues } from '../../src/status/transitions.js';
+import { DEFAULT_USER_INPUT, userInputOf } from '../../src/status/user-input.js';
 
 /**
  * What the ERP tab shows and lets a user change, worked out from a document alone: no element, no
@@ -76,6 +78,69 @@ export function mayChange(document: Changeable): boolean {
 export function missingKeys(facets: readonly string[], properties: Properties): string[] {
   return [...new Set(useCasesOf(facets).flatMap((useCase) => missingValues(useCase, properties)))];
 }
+
+/**
+ * The values this user may change, when the document lets them change any: the list the intake
+ * wrote from the mapping entry; for a document labelled before it wrote one, the defaults and
+ * whatever the job still waits for.
+ */
+export function userInputKeys(facets: readonly string[], properties: Properties): string[] {
+  const declared = userInputOf(properties[STATUS.userInput]);
+  if (declared !== undefined) return declared;
+  return [
+    ...new Set([
+      ...useCasesOf(facets).flatMap((useCase) => DEFAULT_USER_INPUT[useCase]),
+      ...missingKeys(facets, properties),
+    ]),
+  ];
+}
+
+/**
+ * The connector's message, unless it only lists the values the job waits for: the status line
+ * says that itself, with the fields' labels and as they are now.
+ */
+export function shownMessage(properties: Properties): string | undefined {
+  const message = properties[STATUS.message];
+  if (!isSet(message)) return undefined;
+  const text = String(message);
+  return properties[STATUS.status] === 'PENDING_INPUT' && waitsForValues(text) ? undefined : text;
+}
+
+/** How a value is a date: the status facet's and the connection's times, the archive date (`YYYY-MM-DD`). */
+export function dateKind(value: unknown): 'dateTime' | 'date' | undefined {
+  if (typeof value !== 'string') return undefined;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return 'date';
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(value) && !Number.isNaN(Date.parse(value)) ? 'dateTime' : undefined;
+}
+
+/**
+ * The address that opens the linked business object in SAP, when the document is linked and the
+ * address is a web address: any user who may write the document may write the property too, so
+ * nothing else (`javascript:`, a relative path) becomes a link.
+ */
+export function openInSapUrl(properties: Properties): string | undefined {
+  const url = properties[STATUS.sapUrl];
+  if (properties[STATUS.status] !== 'DONE' || typeof url !== 'string' || !/^https?:\/\//i.test(url)) return undefined;
+  return URL.canParse(url) ? url : undefined;
+}
+
+/** SAP's data the package's schema keeps (erp_data.xsd), in the order the tab shows it; the amount with its currency. */
+export const SAP_DATA_KEYS = [
+  'erpData:vendor',
+  'erpData:companyCode',
+  'erpData:amount',
+  'erpData:documentDate',
+  'erpData:postingDate',
+  'erpData:reference',
+  'erpData:purchasingOrganization',
+  'erpData:readAt',
+] as const;
+
+/**
+ * SAP's dates (xs:date): Nuxeo answers them as midnight UTC, so they are shown as that day, in
+ * no time zone, or a user west of UTC would see the day before.
+ */
+export const SAP_DATES: readonly string[] = ['erpData:documentDate', 'erpData:postingDate'];
 
 /** No value: what the job's readiness rules read as missing. */
 export const isEmpty = (value: unknown): boolean => !isSet(value);

@@ -2,12 +2,18 @@ import { STATUS, STATUS_FACET } from '../../src/status/facet.js';
 import { HTTP_CONTENT_PROPERTIES } from '../../src/status/http-content.js';
 import {
   changedValues,
+  dateKind,
   isEditable,
   isEmpty,
   labelKey,
   mayChange,
   missingKeys,
+  openInSapUrl,
+  SAP_DATA_KEYS,
+  SAP_DATES,
+  shownMessage,
   USE_CASE_FIELDS,
+  userInputKeys,
   useCasesOf,
   type Changeable,
   type Field,
@@ -27,6 +33,8 @@ interface FieldView extends Field {
   label: string;
   value: unknown;
   missing: boolean;
+  /** This user may change it now: the document waits, they may write it, the administrator lets users give it. */
+  editable: boolean;
   text: boolean;
   toggle: boolean;
   choice: boolean;
@@ -50,31 +58,42 @@ const template = Polymer.html`
   <h3>[[i18n('erp.tab.status')]]</h3>
   <div class="row"><span class="label">[[i18n('erp.status.label')]]</span>
     <span class="status" id="status">[[_statusText(document, i18n)]]</span></div>
-  <template is="dom-if" if="[[_has(document.properties, 'erpTaskStatus:message')]]">
+  <template is="dom-if" if="[[_message(document)]]">
     <div class="row"><span class="label">[[i18n('erp.status.message')]]</span>
-      <span id="message">[[_property(document.properties, 'erpTaskStatus:message')]]</span></div>
+      <span id="message">[[_message(document)]]</span></div>
   </template>
   <template is="dom-repeat" items="[[_statusRows(document, i18n)]]" as="row">
     <div class="row"><span class="label">[[row.label]]</span><span>[[row.value]]</span></div>
+  </template>
+  <template is="dom-if" if="[[_openUrl(document)]]">
+    <div class="row"><span class="label"></span>
+      <a id="openInSap" href$="[[_openUrl(document)]]" target="_blank" rel="noopener noreferrer">[[i18n('erp.openInSap')]]</a></div>
+  </template>
+
+  <template is="dom-if" if="[[_sapData(document, i18n).length]]">
+    <h3>[[i18n('erp.tab.sapData')]]</h3>
+    <template is="dom-repeat" items="[[_sapData(document, i18n)]]" as="row">
+      <div class="row sap-data"><span class="label">[[row.label]]</span><span>[[row.value]]</span></div>
+    </template>
   </template>
 
   <h3>[[i18n('erp.tab.values')]]</h3>
   <template is="dom-if" if="[[!editable]]">
     <p id="locked">[[_lockedText(document, i18n)]]</p>
   </template>
-  <template is="dom-repeat" items="[[_fields(document, values, i18n)]]" as="field">
+  <template is="dom-repeat" items="[[_fields(document, values, editable, i18n)]]" as="field">
     <div class$="row [[_missingClass(field.missing)]]" data-key$="[[field.key]]">
       <span class="label">[[field.label]]</span>
-      <template is="dom-if" if="[[!editable]]"><span class="value">[[_display(field)]]</span></template>
-      <template is="dom-if" if="[[_editable(editable, field.text)]]">
+      <template is="dom-if" if="[[!field.editable]]"><span class="value">[[_display(field, i18n)]]</span></template>
+      <template is="dom-if" if="[[_editable(field.editable, field.text)]]">
         <nuxeo-input value="[[field.value]]" data-key$="[[field.key]]" aria-label$="[[field.label]]"
           on-value-changed="_typed"></nuxeo-input>
       </template>
-      <template is="dom-if" if="[[_editable(editable, field.toggle)]]">
+      <template is="dom-if" if="[[_editable(field.editable, field.toggle)]]">
         <paper-toggle-button checked="[[field.value]]" data-key$="[[field.key]]" aria-label$="[[field.label]]"
           on-checked-changed="_toggled"></paper-toggle-button>
       </template>
-      <template is="dom-if" if="[[_editable(editable, field.choice)]]">
+      <template is="dom-if" if="[[_editable(field.editable, field.choice)]]">
         <nuxeo-select options="[[field.choices]]" selected="[[field.value]]" data-key$="[[field.key]]"
           aria-label$="[[field.label]]" on-selected-changed="_chosen"></nuxeo-select>
       </template>
@@ -133,15 +152,17 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
     this.error = '';
   }
 
-  _fields(document: DocumentEntity | undefined, values: Record<string, unknown>): FieldView[] {
+  _fields(document: DocumentEntity | undefined, values: Record<string, unknown>, editable: boolean): FieldView[] {
     if (document === undefined) return [];
     const missing = missingKeys(document.facets, { ...document.properties, ...values });
+    const userInput = editable ? userInputKeys(document.facets, document.properties) : [];
     return useCasesOf(document.facets).flatMap((useCase) =>
       USE_CASE_FIELDS[useCase].map((field) => ({
         ...field,
         label: this.i18n(labelKey(field.key)),
         value: values[field.key],
         missing: missing.includes(field.key),
+        editable: userInput.includes(field.key),
         text: field.kind === 'text',
         toggle: field.kind === 'switch',
         choice: field.kind === 'choice',
@@ -162,17 +183,55 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
     return this.i18n('erp.status.PENDING_INPUT', missing.map((key) => this.i18n(labelKey(key))).join(', '));
   }
 
+  /** The reference, the attempts when there were any, and the attempts' times in the user's language and time zone. */
   _statusRows(document: DocumentEntity | undefined): Array<{ label: string; value: string }> {
     const properties = document?.properties ?? {};
+    const attempts = Number(properties[STATUS.attempts] ?? 0);
     const rows: Array<[string, unknown]> = [
       ['erp.status.erpReference', properties[STATUS.erpReference]],
-      ['erp.status.attempts', properties[STATUS.attempts]],
-      ['erp.status.lastAttempt', properties[STATUS.lastAttempt] && this.formatDateTime(properties[STATUS.lastAttempt])],
-      ['erp.status.nextAttempt', properties[STATUS.nextAttempt] && this.formatDateTime(properties[STATUS.nextAttempt])],
+      ['erp.status.attempts', attempts > 0 ? attempts : undefined],
+      ['erp.status.lastAttempt', properties[STATUS.lastAttempt]],
+      ['erp.status.nextAttempt', properties[STATUS.nextAttempt]],
     ];
     return rows
       .filter(([, value]) => !isEmpty(value))
-      .map(([key, value]) => ({ label: this.i18n(key), value: String(value) }));
+      .map(([key, value]) => ({ label: this.i18n(key), value: this._text(value) }));
+  }
+
+  _message(document: DocumentEntity | undefined): string {
+    return (document && shownMessage(document.properties)) ?? '';
+  }
+
+  _openUrl(document: DocumentEntity | undefined): string {
+    return (document && openInSapUrl(document.properties)) ?? '';
+  }
+
+  /** SAP's data read after the link: each value the document has, the amount in the user's number format with its currency. */
+  _sapData(document: DocumentEntity | undefined): Array<{ label: string; value: string }> {
+    const properties = document?.properties ?? {};
+    return SAP_DATA_KEYS.filter((key) => !isEmpty(properties[key])).map((key) => ({
+      label: this.i18n(labelKey(key)),
+      value: this._sapValue(key, properties),
+    }));
+  }
+
+  _sapValue(key: string, properties: Properties): string {
+    if (key === 'erpData:amount') return this._amount(properties[key], properties['erpData:currency']);
+    return SAP_DATES.includes(key)
+      ? this.formatDate(properties[key], undefined, 'Etc/UTC')
+      : this._text(properties[key]);
+  }
+
+  _amount(amount: unknown, currency: unknown): string {
+    const language = this._languageCode();
+    try {
+      if (typeof currency === 'string' && currency !== '')
+        return new Intl.NumberFormat(language, { style: 'currency', currency }).format(Number(amount));
+    } catch {
+      // A currency code Intl does not know (SAP has its own): the number, then the code.
+    }
+    const number = new Intl.NumberFormat(language, { minimumFractionDigits: 2 }).format(Number(amount));
+    return isEmpty(currency) ? number : `${number} ${String(currency)}`;
   }
 
   _lockedText(document: DocumentEntity | undefined): string {
@@ -189,22 +248,20 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
     }));
   }
 
-  _has(properties: Properties | undefined, key: string): boolean {
-    return !isEmpty(properties?.[key]);
-  }
-
-  _property(properties: Properties | undefined, key: string): string {
-    return String(properties?.[key] ?? '');
-  }
-
   _display(field: FieldView): string {
     return this._text(field.toggle ? field.value === true : field.value);
   }
 
-  /** A value as text: yes or no for a boolean, a dash for nothing. */
+  /**
+   * A value as text: yes or no for a boolean, a dash for nothing, a date or time as Web UI shows
+   * them (nuxeo-format-behavior: the user's language, the browser's time zone).
+   */
   _text(value: unknown): string {
     if (typeof value === 'boolean') return this.i18n(value ? 'erp.yes' : 'erp.no');
-    return isEmpty(value) ? '–' : String(value);
+    if (isEmpty(value)) return '–';
+    const kind = dateKind(value);
+    if (kind === 'dateTime') return this.formatDateTime(value);
+    return kind === 'date' ? this.formatDate(value) : String(value);
   }
 
   _editable(editable: boolean, kind: boolean): boolean {

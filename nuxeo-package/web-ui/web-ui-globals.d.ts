@@ -8,6 +8,9 @@ interface PolymerElementLike extends HTMLElement {
   $: Record<string, HTMLElement>;
   i18n(key: string, ...args: unknown[]): string;
   formatDateTime(date: unknown): string;
+  formatDate(date: unknown, format?: string, timezone?: string): string;
+  /** I18nBehavior's language of the user (`en`, `de`), what FormatBehavior formats dates with. */
+  _languageCode(): string;
 }
 
 type PolymerElementClass = new () => PolymerElementLike;

@@ -35,6 +35,38 @@ export const customizingSchema = z.strictObject({
   workflowTasks: z.array(name),
   /** Agents that exist, by object type (US user, O organisational unit, S position, …). */
   agents: z.partialRecord(z.enum(['US', 'C', 'O', 'P', 'S', 'A']), z.array(name)),
+  /**
+   * Business documents the read calls find (RBKP-like: supplier invoices by BELNR and GJAHR; EKKO-
+   * like: purchase orders by EBELN). Amounts as text, as SAP's SOAP runtime and OData V2 write them;
+   * dates as `YYYYMMDD`, as ABAP keeps them.
+   */
+  supplierInvoices: z
+    .array(
+      z.strictObject({
+        BELNR: z.string().regex(/^\d{10}$/),
+        GJAHR: z.string().regex(/^\d{4}$/),
+        BUKRS: name,
+        LIFNR: name,
+        RMWWR: z.string().regex(/^\d+\.\d{2}$/),
+        WAERS: name,
+        BLDAT: z.string().regex(/^\d{8}$/),
+        BUDAT: z.string().regex(/^\d{8}$/),
+        XBLNR: z.string(),
+      }),
+    )
+    .default([]),
+  purchaseOrders: z
+    .array(
+      z.strictObject({
+        EBELN: z.string().regex(/^\d{10}$/),
+        BUKRS: name,
+        LIFNR: name,
+        EKORG: name,
+        WAERS: name,
+        BEDAT: z.string().regex(/^\d{8}$/),
+      }),
+    )
+    .default([]),
 });
 
 export type Customizing = z.infer<typeof customizingSchema>;

@@ -329,6 +329,74 @@ const startWorkflow: RfcFunction = ({ client, params, tables, customizing }) => 
   return { RETURN_CODE: '0', WORKITEM_ID: id, NEW_STATUS: 'READY', MESSAGE_LINES: [] };
 };
 
+/** SAP's ALPHA conversion: a number kept with leading zeros to its field's length (a vendor's LIFNR, 10). */
+const alpha = (value: string, length: number): string => (/^\d+$/.test(value) ? value.padStart(length, '0') : value);
+/** An ABAP date (`YYYYMMDD`) as asXML writes it. */
+const asXmlDate = (date: string): string => `${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}`;
+/** A BAPI's RETURN table with one error row (BAPIRET2). */
+const errorReturn = (id: string, number: string, message: string): SapStructure[] => [
+  { ...EMPTY_RETURN, TYPE: 'E', ID: id, NUMBER: number, MESSAGE: message },
+];
+
+/**
+ * A supplier invoice's header (BAPI_INCOMINGINVOICE_GETDETAIL; BAPI_INCINV_DETAIL_HEADER's fields,
+ * se80.co.uk): the invoicing party (DIFF_INV) in its internal form, the gross amount GROSS_AMNT.
+ * One that does not exist: RETURN E M8 184 "Invoice document & & does not exist" (SE37's text).
+ */
+const invoiceDetail: RfcFunction = ({ params, customizing }): SapStructure => {
+  const [number, year] = [text(params, 'INVOICEDOCNUMBER'), text(params, 'FISCALYEAR')];
+  const invoice = customizing.supplierInvoices.find((row) => row.BELNR === number && row.GJAHR === year);
+  if (invoice === undefined)
+    return {
+      HEADERDATA: {},
+      ADDRESSDATA: {},
+      RETURN: errorReturn('M8', '184', `Invoice document ${number} ${year} does not exist`),
+    };
+  return {
+    HEADERDATA: {
+      INV_DOC_NO: invoice.BELNR,
+      FISC_YEAR: invoice.GJAHR,
+      DOC_DATE: asXmlDate(invoice.BLDAT),
+      PSTNG_DATE: asXmlDate(invoice.BUDAT),
+      REF_DOC_NO: invoice.XBLNR,
+      COMP_CODE: invoice.BUKRS,
+      DIFF_INV: alpha(invoice.LIFNR, 10),
+      CURRENCY: invoice.WAERS,
+      CURRENCY_ISO: invoice.WAERS,
+      GROSS_AMNT: invoice.RMWWR,
+    },
+    ADDRESSDATA: {},
+    RETURN: [],
+  };
+};
+
+/**
+ * A purchase order's header (BAPI_PO_GETDETAIL1; BAPIMEPOHEADER's fields, datapanda.eu). One that
+ * does not exist: RETURN type E; its message number is not published, so the sandbox gives none.
+ */
+const purchaseOrderDetail: RfcFunction = ({ params, customizing }): SapStructure => {
+  const number = text(params, 'PURCHASEORDER');
+  const order = customizing.purchaseOrders.find((row) => row.EBELN === number);
+  if (order === undefined)
+    return {
+      POHEADER: {},
+      POEXPIMPHEADER: {},
+      RETURN: errorReturn('', '000', `Purchase order ${number} does not exist`),
+    };
+  return {
+    POHEADER: {
+      PO_NUMBER: order.EBELN,
+      COMP_CODE: order.BUKRS,
+      VENDOR: alpha(order.LIFNR, 10),
+      PURCH_ORG: order.EKORG,
+      CURRENCY: order.WAERS,
+      DOC_DATE: asXmlDate(order.BEDAT),
+    },
+    POEXPIMPHEADER: {},
+    RETURN: [],
+  };
+};
+
 export const RFC_FUNCTIONS: Record<string, RfcFunction> = {
   RFC_PING: () => ({}),
   ARCHIV_CONNECTION_INSERT: connectionInsert,
@@ -336,6 +404,8 @@ export const RFC_FUNCTIONS: Record<string, RfcFunction> = {
   BAPI_BARCODE_SENDLIST: barcodeSendList,
   ARCHIV_PROCESS_RFCINPUT: processRfcInput,
   SAP_WAPI_START_WORKFLOW: startWorkflow,
+  BAPI_INCOMINGINVOICE_GETDETAIL: invoiceDetail,
+  BAPI_PO_GETDETAIL1: purchaseOrderDetail,
   RFC_READ_TABLE: readTable,
   RFC_GET_FUNCTION_INTERFACE: functionInterface,
   DDIF_FIELDINFO_GET: fieldInfo,

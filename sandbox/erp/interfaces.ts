@@ -50,6 +50,24 @@ export const EMPTY_RETURN: SapStructure = Object.fromEntries(
   BAPIRET2.map((field) => [field, field === 'NUMBER' ? '000' : '']),
 );
 
+/** BAPIRET2 as a table's rows (lengths from the dictionary structure as SE11 shows it, se80.co.uk). */
+const BAPIRET2_ROW: Fields = {
+  TYPE: char(1),
+  ID: char(20),
+  NUMBER: char(3),
+  MESSAGE: char(220),
+  LOG_NO: char(20),
+  LOG_MSG_NO: char(6),
+  MESSAGE_V1: char(50),
+  MESSAGE_V2: char(50),
+  MESSAGE_V3: char(50),
+  MESSAGE_V4: char(50),
+  PARAMETER: char(32),
+  ROW: char(10),
+  FIELD: char(30),
+  SYSTEM: char(10),
+};
+
 /** TOAV0, the rows of ARCHIV_GET_CONNECTIONS. */
 const TOAV0: Fields = {
   MANDT: char(3),
@@ -137,6 +155,30 @@ export const INTERFACES: Record<string, FunctionInterface> = {
     mandatory: ['TASK'],
     types: { AGENTS: 'SWRAGENT', INPUT_CONTAINER: 'SWR_CONT', MESSAGE_LINES: 'SWR_MSTRUC' },
     exports: ['RETURN_CODE', 'WORKITEM_ID', 'NEW_STATUS'],
+  },
+  /**
+   * A supplier invoice (BUS2081) read (SE37's documentation as stechno.net and consolut.com copy
+   * it): INVOICEDOCNUMBER (CHAR 10) and FISCALYEAR (NUMC 4); HEADERDATA (BAPI_INCINV_DETAIL_HEADER)
+   * and ADDRESSDATA answered; RETURN a BAPIRET2 table. Its other tables (ITEMDATA, ACCOUNTINGDATA,
+   * TAXDATA, …) are not modelled: a call that sends them is refused.
+   */
+  BAPI_INCOMINGINVOICE_GETDETAIL: {
+    imports: { INVOICEDOCNUMBER: char(10), FISCALYEAR: char(4) },
+    mandatory: ['INVOICEDOCNUMBER', 'FISCALYEAR'],
+    tables: { RETURN: BAPIRET2_ROW },
+    types: { RETURN: 'BAPIRET2' },
+    exports: ['HEADERDATA', 'ADDRESSDATA'],
+  },
+  /**
+   * A purchase order (BUS2012) read (se80.co.uk, consolut.com): PURCHASEORDER (CHAR 10); POHEADER
+   * (BAPIMEPOHEADER) answered; RETURN a BAPIRET2 table; POITEM and the other tables not modelled.
+   */
+  BAPI_PO_GETDETAIL1: {
+    imports: { PURCHASEORDER: char(10) },
+    mandatory: ['PURCHASEORDER'],
+    tables: { RETURN: BAPIRET2_ROW },
+    types: { RETURN: 'BAPIRET2' },
+    exports: ['POHEADER', 'POEXPIMPHEADER'],
   },
   /**
    * RFC_READ_TABLE: the generic, read-only table reader, as public callers pass it (PyRFC and

@@ -120,3 +120,68 @@ export async function attachmentService(ctx: RestContext, resource: string): Pro
   const { client: _, ...body } = entity;
   sendJson(res, 201, { d: body });
 }
+
+export const SUPPLIER_INVOICE_SERVICE = '/sap/opu/odata/sap/API_SUPPLIERINVOICE_PROCESS_SRV';
+export const PURCHASE_ORDER_SERVICE = '/sap/opu/odata/sap/API_PURCHASEORDER_PROCESS_SRV';
+
+/** An ABAP date (`YYYYMMDD`) as OData V2 writes an Edm.DateTime in JSON (MS-ODATA 2.2.6.3.1). */
+const odataDate = (date: string): string =>
+  `/Date(${Date.UTC(Number(date.slice(0, 4)), Number(date.slice(4, 6)) - 1, Number(date.slice(6, 8)))})/`;
+
+/** `Name='a',Other='b'` of an entity's key predicate, by name; undefined when it is not one. */
+function keyOf(resource: string, entitySet: string): Record<string, string> | undefined {
+  const match = new RegExp(`^/${entitySet}\\((.*)\\)$`, 's').exec(decodeURIComponent(resource));
+  if (match === null) return undefined;
+  const pairs = [...match[1].matchAll(/(\w+)='((?:[^']|'')*)'/g)];
+  return Object.fromEntries(pairs.map(([, name, value]) => [name, value.replace(/''/g, "'")]));
+}
+
+/**
+ * The read of one supplier invoice or purchase order (API_SUPPLIERINVOICE_PROCESS_SRV's
+ * A_SupplierInvoice, API_PURCHASEORDER_PROCESS_SRV's A_PurchaseOrder; properties and types as
+ * their $metadata declares them): verbose JSON `{"d": {…}}`, Edm.Decimal as text, Edm.DateTime as
+ * `/Date(ms)/`, the vendor in its external form (Gateway applies the conversion exit). Not found: 404.
+ */
+export function businessDocumentService(ctx: RestContext, service: string, resource: string): void {
+  const { req, res, customizing } = ctx;
+  if (req.method !== 'GET') return sendError(res, 405, '/IWBEP/CM_MGW_RT/021', `Method ${req.method} not allowed`);
+  if (resource === '/')
+    return sendJson(res, 200, {
+      d: { EntitySets: [service === SUPPLIER_INVOICE_SERVICE ? 'A_SupplierInvoice' : 'A_PurchaseOrder'] },
+    });
+  if (service === SUPPLIER_INVOICE_SERVICE) {
+    const key = keyOf(resource, 'A_SupplierInvoice');
+    const invoice = customizing.supplierInvoices.find(
+      (i) => i.BELNR === key?.SupplierInvoice && i.GJAHR === key?.FiscalYear,
+    );
+    if (invoice !== undefined)
+      return sendJson(res, 200, {
+        d: {
+          SupplierInvoice: invoice.BELNR,
+          FiscalYear: invoice.GJAHR,
+          CompanyCode: invoice.BUKRS,
+          InvoicingParty: invoice.LIFNR,
+          DocumentCurrency: invoice.WAERS,
+          InvoiceGrossAmount: invoice.RMWWR,
+          DocumentDate: odataDate(invoice.BLDAT),
+          PostingDate: odataDate(invoice.BUDAT),
+          SupplierInvoiceIDByInvcgParty: invoice.XBLNR,
+        },
+      });
+  } else {
+    const key = keyOf(resource, 'A_PurchaseOrder');
+    const order = customizing.purchaseOrders.find((o) => o.EBELN === key?.PurchaseOrder);
+    if (order !== undefined)
+      return sendJson(res, 200, {
+        d: {
+          PurchaseOrder: order.EBELN,
+          CompanyCode: order.BUKRS,
+          Supplier: order.LIFNR,
+          PurchasingOrganization: order.EKORG,
+          DocumentCurrency: order.WAERS,
+          PurchaseOrderDate: odataDate(order.BEDAT),
+        },
+      });
+  }
+  sendError(res, 404, '/IWBEP/CM_MGW_RT/020', `Resource not found for segment ${resource.slice(1)}`);
+}

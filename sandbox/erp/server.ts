@@ -4,7 +4,14 @@ import { basicCredentials, close, listen, readBody, sendJson } from '../http.js'
 import { loadCustomizing, type Customizing } from './customizing.js';
 import { AbapException, RFC_FUNCTIONS, type ErpTables } from './functions.js';
 import { INTERFACES, readParams, UnreadableValue, type FunctionInterface } from './interfaces.js';
-import { ATTACHMENT_SERVICE, attachmentService, CsrfSessions } from './rest.js';
+import {
+  ATTACHMENT_SERVICE,
+  attachmentService,
+  businessDocumentService,
+  CsrfSessions,
+  PURCHASE_ORDER_SERVICE,
+  SUPPLIER_INVOICE_SERVICE,
+} from './rest.js';
 import { exceptionXml, readCall, responseXml, runtimeFaultXml } from './soap-codec.js';
 
 export interface ErpSandboxOptions {
@@ -98,6 +105,14 @@ export class ErpSandbox {
       const resource = url.pathname.slice(ATTACHMENT_SERVICE.length);
       if (await this.faults.apply(req, res, resource.slice(1))) return;
       return attachmentService(rest, resource);
+    }
+    const service = [SUPPLIER_INVOICE_SERVICE, PURCHASE_ORDER_SERVICE].find((root) =>
+      url.pathname.startsWith(`${root}/`),
+    );
+    if (service !== undefined) {
+      const resource = url.pathname.slice(service.length);
+      if (await this.faults.apply(req, res, resource.slice(1))) return;
+      return businessDocumentService(rest, service, resource);
     }
     if (req.method !== 'POST' || url.pathname !== '/sap/bc/soap/rfc') return sendHtml(res, 404, 'Not Found');
     if (!this.soapRfcActive) return sendInactive(res);

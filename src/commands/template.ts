@@ -30,7 +30,7 @@ function templateCommand(nameGiven: string | undefined, transportGiven: string |
 
 export const command: Command = {
   exits: { 0: 'printed', 2: 'no such template' },
-  args: 'link|barcode|workflow|workflow-to-agent RFC|Rest',
+  args: `${TEMPLATE_NAMES.join('|')} RFC|Rest`,
   options: {},
   run: async ({ positionals }) => templateCommand(positionals[1], positionals[2]),
 };

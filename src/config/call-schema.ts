@@ -55,7 +55,7 @@ export type ValueSpec = z.infer<typeof valueSpec>;
 export const TARGET = /^([A-Za-z_/][\w/]*)(?:\[(\d*)\])?(?:\.([A-Za-z_/][\w/]*))?$/;
 const target = z.string().regex(TARGET, 'NAME, STRUCT.FIELD, TABLE[].FIELD or TABLE[n].FIELD');
 
-const parameters = z
+export const parameters = z
   .record(target, valueSpec)
   .refine((p) => Object.keys(p).length > 0, { message: 'map at least one parameter' });
 
@@ -70,7 +70,7 @@ const template = z.string();
  * A template that becomes part of a URL: a value placed raw could add a path segment, a query
  * parameter or an OData operator (`x' or 1 eq 1`), so every placeholder says how it is quoted.
  */
-const urlTemplate = z.string().superRefine((text, ctx) => {
+export const urlTemplate = z.string().superRefine((text, ctx) => {
   for (const [placeholder, encoding] of text.matchAll(PLACEHOLDER)) {
     if (encoding === undefined)
       ctx.addIssue({
@@ -129,7 +129,7 @@ const found = z.strictObject({
 });
 export type LookupFound = z.infer<typeof found>;
 
-const functionName = z.string().regex(/^[A-Z0-9_/]+$/, 'an upper-case function module name');
+export const functionName = z.string().regex(/^[A-Z0-9_/]+$/, 'an upper-case function module name');
 
 /** A function module that reads back what a call did (ARCHIV_GET_CONNECTIONS for a link). */
 const functionLookup = z.strictObject({
@@ -191,6 +191,52 @@ export const restCallSchema = z.strictObject({
   csrf: z.boolean().default(true),
 });
 export type RestCallConfig = z.infer<typeof restCallSchema>;
+
+/**
+ * SAP's data about the business object, read once a document is linked (or by `connect2erp
+ * sap-data`) and written onto the document: the function module (RFC) or the GET (Rest) that reads
+ * it, filled from the document like a call, and which field of the answer goes to which property.
+ */
+export const readSchema = z.strictObject({
+  /** RFC: the function module, e.g. BAPI_INCOMINGINVOICE_GETDETAIL. */
+  function: functionName.optional(),
+  /** Rest: the service root under the system's rest.url and the entity's path, e.g. /A_SupplierInvoice(…). */
+  service: z
+    .string()
+    .regex(/^\/\S*$/, 'a path starting with /')
+    .optional(),
+  path: urlTemplate.optional(),
+  parameters,
+  /** RFC: tables to have answered, sent empty (SAP's SOAP runtime answers the tables a call sends), e.g. RETURN. */
+  tables: z.array(z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'an upper-case table name')).default([]),
+  /** The answer says it failed: `RETURN.TYPE` reads every row when RETURN is a table (BAPIRET2). */
+  failWhen: failWhen.optional(),
+  /** A document property and the field of SAP's answer it takes: `erpData:vendor: HEADERDATA.DIFF_INV`. */
+  properties: z
+    .record(propertyName, z.string().min(1))
+    .refine((p) => Object.keys(p).length > 0, { message: 'name at least one property' }),
+});
+export type ReadConfig = z.infer<typeof readSchema>;
+
+/** A read's cross-field problems for a task of `transport`: its kind of request, and placeholders that name parameters. */
+export function readProblems(read: ReadConfig, transport: 'RFC' | 'Rest'): CallProblem[] {
+  const problems: CallProblem[] = [];
+  if (transport === 'RFC' && read.function === undefined)
+    problems.push({ path: ['function'], message: 'an RFC task reads with a function module: name it' });
+  if (transport === 'Rest' && (read.service === undefined || read.path === undefined))
+    problems.push({ path: ['service'], message: 'a Rest task reads with a GET: give its service and path' });
+  const other = transport === 'RFC' ? (['service', 'path'] as const) : (['function'] as const);
+  for (const key of other)
+    if (read[key] !== undefined)
+      problems.push({ path: [key], message: `the task's function is ${transport}: its read cannot use ${key}` });
+  const known = new Set(Object.keys(read.parameters));
+  for (const name of placeholders(read.path ?? ''))
+    if (!known.has(name)) problems.push({ path: ['path'], message: `{${name}} is not one of the parameters` });
+  for (const key of Object.keys(read.parameters))
+    if (isColumn(key))
+      problems.push({ path: ['parameters', key], message: 'a read is made per document: no table columns' });
+  return problems;
+}
 
 export interface CallProblem {
   path: Array<string | number>;

@@ -1,5 +1,26 @@
 import { z } from 'zod';
 import { basicAuth, httpUrl, timeoutsSchema, tlsSchema } from './common-schema.js';
+import { placeholders, urlTemplate, valueSpec } from './call-schema.js';
+
+/**
+ * "Open in SAP": the address that shows a business object of one type, filled from the document's
+ * values like a call's path (each placeholder percent-encoded), e.g. SAP GUI for HTML's
+ * `…/sap/bc/gui/sap/its/webgui?~transaction=*MIR4%20RBKP-BELNR={u:BELNR};RBKP-GJAHR={u:GJAHR};DYNP_OKCODE=/00`
+ * or a Fiori launchpad intent.
+ */
+const openInSap = z
+  .strictObject({
+    url: urlTemplate.refine((url) => /^https?:\/\/[^/{}]+/.test(url), {
+      message: 'an absolute http(s) address whose host is written out, e.g. https://sap.example.com/…',
+    }),
+    values: z.record(z.string().regex(/^[A-Za-z_][\w]*$/, 'a name such as BELNR'), valueSpec),
+  })
+  .superRefine((open, ctx) => {
+    for (const name of placeholders(open.url))
+      if (!Object.hasOwn(open.values, name))
+        ctx.addIssue({ code: 'custom', path: ['url'], message: `{${name}} is not one of the values` });
+  });
+export type OpenInSap = z.infer<typeof openInSap>;
 
 const system = z
   .strictObject({
@@ -27,6 +48,8 @@ const system = z
      * connector (docs/operating.md, "Sizing"). It also sets how far a task reads ahead.
      */
     maxConcurrentCalls: z.number().int().min(1).max(64).default(8),
+    /** Per business object type (erpCreateALDocument:erpObject, e.g. BUS2081): how a linked document's object is opened. */
+    openInSap: z.record(z.string().regex(/^[A-Z0-9_/]+$/, 'an SAP object type such as BUS2081'), openInSap).optional(),
   })
   .refine((s) => s.rfc !== undefined || s.rest !== undefined, { message: 'needs an rfc or a rest connection' });
 

@@ -12,6 +12,7 @@ import { configAdvice, scheduleAdvice, type Advice } from './advice.js';
 import { claimProblems } from './claim-budget.js';
 import { storageSchema, type StorageConfig } from './storage-schema.js';
 import { taskSchema, type TaskConfig } from './task-schema.js';
+import { readTargetProblems } from './read-targets.js';
 
 export interface Config {
   storage: StorageConfig;
@@ -239,6 +240,8 @@ export function loadConfig(
   for (const path of listTaskFiles(location.jobsDir, problems)) {
     const task = loadFile(path, taskSchema, problems);
     if (task) tasks.push({ file: path, task });
+    for (const problem of task?.read === undefined ? [] : readTargetProblems(task.read))
+      problems.push({ file: path, path: ['read', ...problem.path].join('.'), message: problem.message });
   }
   const contentServerPath = join(location.configDir, CONTENT_SERVER_FILE);
   // Only the commands that use it read it: a run needs none of the content server's secrets.

@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
-import { callProblems, restCallSchema, rfcCallSchema } from './call-schema.js';
+import { callProblems, readProblems, readSchema, restCallSchema, rfcCallSchema } from './call-schema.js';
 import { parseCondition } from '../../common/nxql/parse.js';
 import { errorMessage } from '../../common/errors.js';
 
@@ -54,8 +54,13 @@ export const taskSchema = z
     /** The call, when not the built-in template for the use case (`connect2erp template`). */
     rfc: rfcCallSchema.optional(),
     rest: restCallSchema.optional(),
+    /** SAP's data about the business object, written onto the document once it is linked. */
+    read: readSchema.optional(),
   })
   .superRefine((task, ctx) => {
+    if (task.read !== undefined)
+      for (const problem of readProblems(task.read, task.function))
+        ctx.addIssue({ code: 'custom', path: ['read', ...problem.path], message: problem.message });
     const own = task.function === 'RFC' ? 'rfc' : 'rest';
     const other = own === 'rfc' ? 'rest' : 'rfc';
     if (task[other] !== undefined)

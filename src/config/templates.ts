@@ -174,12 +174,89 @@ const LINK_REST = {
   },
 };
 
-/** Every template by name, for `connect2erp template`: the use cases, and the other workflow start. */
+/**
+ * Reads of SAP's data after a link (a task's `read:`). The supplier invoice (BUS2081): its
+ * ArchiveLink key is the document number (10) and the fiscal year (4), read with
+ * BAPI_INCOMINGINVOICE_GETDETAIL (HEADERDATA, BAPI_INCINV_DETAIL_HEADER: DIFF_INV the invoicing
+ * party, GROSS_AMNT; RETURN a BAPIRET2 table) or OData API_SUPPLIERINVOICE_PROCESS_SRV's
+ * A_SupplierInvoice. The purchase order (BUS2012), key the order number (10): BAPI_PO_GETDETAIL1
+ * (POHEADER, BAPIMEPOHEADER) or API_PURCHASEORDER_PROCESS_SRV's A_PurchaseOrder. Sources:
+ * docs/reference/sap-interfaces.md, "Reading SAP's data".
+ */
+const objectIdPart = (start: number, length: number) => ({
+  property: 'erpCreateALDocument:erpObjectId',
+  transform: [{ substring: { start, length } }],
+  length,
+});
+const INVOICE_KEY = { INVOICE: objectIdPart(0, 10), YEAR: objectIdPart(10, 4) };
+const RETURN_ERRORS = { field: 'RETURN.TYPE', in: ['E', 'A'], message: 'RETURN.MESSAGE' };
+
+const READ_SUPPLIER_INVOICE_RFC = {
+  function: 'BAPI_INCOMINGINVOICE_GETDETAIL',
+  parameters: { INVOICEDOCNUMBER: INVOICE_KEY.INVOICE, FISCALYEAR: INVOICE_KEY.YEAR },
+  tables: ['RETURN'],
+  failWhen: RETURN_ERRORS,
+  properties: {
+    'erpData:vendor': 'HEADERDATA.DIFF_INV',
+    'erpData:companyCode': 'HEADERDATA.COMP_CODE',
+    'erpData:amount': 'HEADERDATA.GROSS_AMNT',
+    'erpData:currency': 'HEADERDATA.CURRENCY',
+    'erpData:documentDate': 'HEADERDATA.DOC_DATE',
+    'erpData:postingDate': 'HEADERDATA.PSTNG_DATE',
+    'erpData:reference': 'HEADERDATA.REF_DOC_NO',
+  },
+};
+
+const READ_SUPPLIER_INVOICE_REST = {
+  service: '/sap/opu/odata/sap/API_SUPPLIERINVOICE_PROCESS_SRV',
+  path: '/A_SupplierInvoice(SupplierInvoice={q:INVOICE},FiscalYear={q:YEAR})',
+  parameters: INVOICE_KEY,
+  properties: {
+    'erpData:vendor': 'InvoicingParty',
+    'erpData:companyCode': 'CompanyCode',
+    'erpData:amount': 'InvoiceGrossAmount',
+    'erpData:currency': 'DocumentCurrency',
+    'erpData:documentDate': 'DocumentDate',
+    'erpData:postingDate': 'PostingDate',
+    'erpData:reference': 'SupplierInvoiceIDByInvcgParty',
+  },
+};
+
+const READ_PURCHASE_ORDER_RFC = {
+  function: 'BAPI_PO_GETDETAIL1',
+  parameters: { PURCHASEORDER: objectIdPart(0, 10) },
+  tables: ['RETURN'],
+  failWhen: RETURN_ERRORS,
+  properties: {
+    'erpData:vendor': 'POHEADER.VENDOR',
+    'erpData:companyCode': 'POHEADER.COMP_CODE',
+    'erpData:currency': 'POHEADER.CURRENCY',
+    'erpData:documentDate': 'POHEADER.DOC_DATE',
+    'erpData:purchasingOrganization': 'POHEADER.PURCH_ORG',
+  },
+};
+
+const READ_PURCHASE_ORDER_REST = {
+  service: '/sap/opu/odata/sap/API_PURCHASEORDER_PROCESS_SRV',
+  path: '/A_PurchaseOrder({q:ORDER})',
+  parameters: { ORDER: objectIdPart(0, 10) },
+  properties: {
+    'erpData:vendor': 'Supplier',
+    'erpData:companyCode': 'CompanyCode',
+    'erpData:currency': 'DocumentCurrency',
+    'erpData:documentDate': 'PurchaseOrderDate',
+    'erpData:purchasingOrganization': 'PurchasingOrganization',
+  },
+};
+
+/** Every template by name, for `connect2erp template`: the use cases, the other workflow start, and the reads. */
 const RAW = {
   link: { RFC: LINK_RFC, Rest: LINK_REST },
   barcode: { RFC: BARCODE_RFC },
   workflow: { RFC: WORKFLOW_RFC },
   'workflow-to-agent': { RFC: WORKFLOW_TO_AGENT_RFC },
+  'read-supplier-invoice': { RFC: READ_SUPPLIER_INVOICE_RFC, Rest: READ_SUPPLIER_INVOICE_REST },
+  'read-purchase-order': { RFC: READ_PURCHASE_ORDER_RFC, Rest: READ_PURCHASE_ORDER_REST },
 };
 
 export type TemplateName = keyof typeof RAW;
@@ -192,10 +269,11 @@ const RFC_TEMPLATES: Record<UseCase, RfcCallConfig> = {
 };
 const LINK_REST_TEMPLATE: RestCallConfig = restCallSchema.parse(LINK_REST);
 
-/** A template as YAML, ready to paste under `rfc:` or `rest:` in a task file; undefined when there is none. */
+/** A template as YAML, ready to paste in a task file (under `rfc:`, `rest:` or `read:`); undefined when there is none. */
 export function templateYaml(name: TemplateName, transport: 'RFC' | 'Rest'): string | undefined {
   const raw = (RAW[name] as Partial<Record<'RFC' | 'Rest', unknown>>)[transport];
-  return raw === undefined ? undefined : stringify({ [transport === 'RFC' ? 'rfc' : 'rest']: raw });
+  const key = name.startsWith('read-') ? 'read' : transport === 'RFC' ? 'rfc' : 'rest';
+  return raw === undefined ? undefined : stringify({ [key]: raw });
 }
 
 /** The call a task makes: its own declaration, or the template for its use case and transport (validation makes sure one exists). */

@@ -57,6 +57,8 @@ export interface TaskRecord {
   task: string;
   result: TaskResult;
   reference?: string;
+  /** DONE: the address that opens its business object in SAP. */
+  url?: string;
   message?: string;
   /** Dry run: the ERP call this document would get, and its values for it. */
   planned?: PlannedFor;

@@ -225,7 +225,9 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
   const sink = options.onDocument ?? (() => undefined);
   const tasks = lanes.tasks.map((task) => task.task);
   const alsoReads = (useCase: UseCase): string[] =>
-    tasks.filter((task) => task.useCase === useCase).flatMap((task) => taskReads(task, callFor(task).call));
+    tasks
+      .filter((task) => task.useCase === useCase)
+      .flatMap((task) => taskReads(task, callFor(task).call, config.erp.systems));
   const feed = new LabelledFeed(lanes.tasks, inHand, deps.client, reading, (task, count) =>
     onFound(taskPhase(task.task.name), count),
   );

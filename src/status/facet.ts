@@ -20,6 +20,10 @@ export const STATUS = {
   erpReference: 'erpTaskStatus:erpReference',
   claimedBy: 'erpTaskStatus:claimedBy',
   claimExpires: 'erpTaskStatus:claimExpires',
+  /** The use-case values end users may change on the ERP tab (user-input.ts). */
+  userInput: 'erpTaskStatus:userInput',
+  /** The address that opens the linked business object in SAP (the system's `openInSap`). */
+  sapUrl: 'erpTaskStatus:sapUrl',
 } as const;
 
 type Properties = Readonly<Record<string, unknown>>;

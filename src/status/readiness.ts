@@ -19,7 +19,7 @@ const LINK = [
   'erpCreateALDocument:erpArchiveObject',
 ];
 const BARCODE = [...BASE, 'erpBarcode:barcode', 'erpBarcode:docTyp'];
-const WORKFLOW_START = 'erpStartWorkflow:erpStartWorkflow';
+export const WORKFLOW_START = 'erpStartWorkflow:erpStartWorkflow';
 const WORKFLOW_AGENT = 'erpStartWorkflow:erpOTyp';
 const WORKFLOW_BARCODE = 'erpStartWorkflow:erpBarcode';
 const WORKFLOW_SOURCE = [...BASE, 'erpStartWorkflow:erpDocumentTyp', 'erpStartWorkflow:erpArchiveObject'];

@@ -1,4 +1,5 @@
 import { STATUS } from './facet.js';
+import { READINESS_KEYS } from './readiness.js';
 
 /**
  * The properties each move of a document's status writes, so that every writer moves it the same
@@ -40,7 +41,17 @@ export function afterLabelling(missing: string[]): Properties {
   };
 }
 
-export const waitingFor = (missing: string[]): string => `waiting for ${missing.join(', ')}`;
+const WAITING = 'waiting for ';
+const ALL_READINESS_KEYS = new Set(Object.values(READINESS_KEYS).flat());
+export const waitingFor = (missing: string[]): string => `${WAITING}${missing.join(', ')}`;
+
+/** A message that only lists values a user has to give (`waitingFor`), which the ERP tab says in its own words. */
+export const waitsForValues = (message: string): boolean =>
+  message.startsWith(WAITING) &&
+  message
+    .slice(WAITING.length)
+    .split(', ')
+    .every((key) => ALL_READINESS_KEYS.has(key));
 
 /** Waiting for a user to fill in values; `message` says which. */
 export const pendingInput = (message: string): Properties => ({

@@ -4,6 +4,7 @@ import t from 'tap';
 import type { Page } from 'playwright-core';
 import { NO_BLOBS, type StoredDoc } from '../../sandbox/repository/store.js';
 import { MAPPING, sandboxEnv } from '../helpers/env.js';
+import { invoiceEnv } from '../helpers/sap-data.js';
 import { browserFor, webUiFolder } from '../helpers/web-ui.js';
 
 // A browser and a page build: 11 s on an idle 2-core machine, several times that beside another suite.
@@ -25,19 +26,38 @@ async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(screenshots, name), fullPage: true });
 }
 
+/** A time as Web UI shows it to an English-speaking user in Berlin (moment's LLL). */
+function berlin(iso: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', {
+      timeZone: 'Europe/Berlin',
+      year: 'numeric',
+      month: 'long',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: '2-digit',
+      hour12: true,
+    })
+      .formatToParts(new Date(iso))
+      .map((part) => [part.type, part.value]),
+  );
+  return `${parts.month} ${parts.day}, ${parts.year} ${parts.hour}:${parts.minute} ${parts.dayPeriod}`;
+}
+
 async function open(page: Page, baseUrl: string, uid: string, lang = 'en'): Promise<void> {
   await page.goto(`${baseUrl}/ui/index.html?doc=${uid}&lang=${lang}`);
   await page.locator('nuxeo-erp-tab #status').filter({ hasText: /\S/ }).waitFor();
 }
 
 t.test(
-  'a user completes a waiting invoice in the ERP tab, the next run links it, the tab then shows it done',
+  "a user completes a waiting invoice in the ERP tab, the next run links it, the tab then shows it done, opens it in SAP and shows SAP's data",
   async (t) => {
-    const env = await sandboxEnv(t, { webUiDir: await webUiFolder() });
+    const env = await invoiceEnv(t, 'RFC', { webUiDir: await webUiFolder() });
     const uid = await env.upload('ERP/Invoices', 'invoice-4711.pdf');
     await env.run();
     t.equal(env.props(uid)['erpTaskStatus:status'], 'PENDING_INPUT');
-    const context = await browserFor(t, ADMIN);
+    t.equal(env.props(uid)['erpTaskStatus:userInput'], OBJECT_ID, 'the intake wrote who may change what');
+    const context = await browserFor(t, ADMIN, 'Europe/Berlin');
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
@@ -50,28 +70,69 @@ t.test(
       'the tab is there, labelled ERP',
     );
     t.equal(await tab.locator('#status').textContent(), 'Waiting for your input: Object id (e.g. invoice number)');
+    t.equal(await tab.locator('#message').count(), 0, "the job's own words for it (property names) are not shown");
+    t.equal(await tab.locator('.row', { hasText: 'Attempts' }).count(), 0, 'no attempts yet: none shown');
     const row = tab.locator(`.row[data-key="${OBJECT_ID}"]`);
     t.match(await row.getAttribute('class'), /missing/, 'the value the job waits for is marked');
+    t.equal(await tab.locator('nuxeo-input').count(), 1, 'only the value users give is a field');
+    t.equal(
+      await tab.locator('.row[data-key="erpCreateALDocument:erpClient"] .value').textContent(),
+      '100',
+      "the administrator's values are shown, not editable",
+    );
+    const created = String(env.props(uid)['erpHttpContent:created']);
+    t.equal(
+      await tab
+        .locator('.row')
+        .filter({ has: page.locator('.label', { hasText: /^Created$/ }) })
+        .locator('span')
+        .nth(1)
+        .textContent(),
+      berlin(created),
+      "a time in the user's language and time zone, as Web UI shows times",
+    );
     await shoot(page, 'erp-tab-waiting.png');
 
-    await row.locator('nuxeo-input input').fill('100019000000222023');
+    await row.locator('nuxeo-input input').fill('51056001012026');
     t.notMatch(await row.getAttribute('class'), /missing/, 'the mark goes as the value is typed');
     await tab.locator('#save').click();
     await tab.locator('#status').filter({ hasText: 'Complete' }).waitFor();
-    t.equal(env.props(uid)[OBJECT_ID], '100019000000222023', 'saved in the repository');
+    t.equal(env.props(uid)[OBJECT_ID], '51056001012026', 'saved in the repository');
+    t.equal(await tab.locator('#message').count(), 0, 'no stale "waiting for" below it');
     await shoot(page, 'erp-tab-complete.png');
 
     const run = await env.run();
     t.equal(run.tasks.link.counts.DONE, 1, 'the next run links it');
     await open(page, env.baseUrl, uid);
     t.equal(await tab.locator('#status').textContent(), 'Linked in SAP');
-    t.match(await tab.locator('.row', { hasText: 'SAP reference' }).textContent(), /BKPF 100019000000222023/);
+    t.match(await tab.locator('.row', { hasText: 'SAP reference' }).textContent(), /BUS2081 51056001012026/);
     t.equal(await tab.locator('nuxeo-input').count(), 0, 'nothing can be changed once it is linked');
     t.equal(await tab.locator('#save').count(), 0);
+    t.equal(
+      await tab.locator('#openInSap').getAttribute('href'),
+      'https://sap.example.com/sap/bc/gui/sap/its/webgui?~transaction=*MIR4%20RBKP-BELNR=5105600101;RBKP-GJAHR=2026;DYNP_OKCODE=/00',
+    );
+    t.equal(await tab.locator('#openInSap').textContent(), 'Open in SAP');
+    const sapData = await tab.locator('.sap-data').allTextContents();
+    t.match(sapData, [
+      /^Vendor0000100001$/,
+      /^Company code1000$/,
+      /^Amount€1,190\.00$/,
+      /^Document dateNovember 20, 2026$/,
+      /^Posting dateNovember 23, 2026$/,
+      /^ReferenceRE-2026-4711$/,
+      /^Read from SAP[A-Z][a-z]+ \d/,
+    ]);
+    t.equal(
+      await tab.locator('.row', { hasText: 'Last attempt' }).locator('span').nth(1).textContent(),
+      berlin(String(env.props(uid)['erpTaskStatus:lastAttempt'])),
+    );
     await shoot(page, 'erp-tab-done.png');
 
     await open(page, env.baseUrl, uid, 'de');
     t.equal(await tab.locator('#status').textContent(), 'In SAP verknüpft', 'in German');
+    t.equal(await tab.locator('#openInSap').textContent(), 'In SAP öffnen');
+    t.match(await tab.locator('.sap-data', { hasText: 'Betrag' }).textContent(), /1\.190,00\s€/);
     t.same(errors, [], 'no error in the page');
   },
 );

@@ -65,7 +65,12 @@ async function buildWebUiFolder(): Promise<string> {
  * authentication; nothing leaves the machine (the flags this machine needs, and no request
  * but to the sandbox's own address).
  */
-export async function browserFor(t: Test, user: { username: string; password: string }): Promise<BrowserContext> {
+export async function browserFor(
+  t: Test,
+  user: { username: string; password: string },
+  /** The user's time zone, as the browser has it: what Web UI shows times in. */
+  timezoneId = 'UTC',
+): Promise<BrowserContext> {
   if (!existsSync(CHROMIUM))
     throw new Error(`no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium), as .ci/run does`);
   const browser: Browser = await chromium.launch({
@@ -83,7 +88,7 @@ export async function browserFor(t: Test, user: { username: string; password: st
   t.teardown(() => browser.close());
   const context = await browser.newContext({
     httpCredentials: user,
-    timezoneId: 'UTC',
+    timezoneId,
     viewport: { width: 1100, height: 900 },
   });
   await context.route(/^(?!http:\/\/127\.0\.0\.1[:/])/, (route) => route.abort());

@@ -12,7 +12,15 @@ import type { PlannedFor } from '../records.js';
  * got, with its values.
  */
 export type CallOutcome =
-  | { reference: string; message?: string; planned?: PlannedFor; error?: undefined; alone?: undefined }
+  | {
+      reference: string;
+      message?: string;
+      planned?: PlannedFor;
+      /** Written with the DONE: "Open in SAP" and SAP's data (after-link.ts). */
+      written?: Record<string, unknown>;
+      error?: undefined;
+      alone?: undefined;
+    }
   | { error: Connect2ErpError; alone?: undefined }
   | { alone: true; error?: undefined };
 

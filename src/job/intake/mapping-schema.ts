@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { SchemaDef, SchemaRegistry } from '../../../common/nuxeo/schemas.js';
 import { HTTP_CONTENT_FACET, HTTP_CONTENT_PROPERTIES } from '../../status/http-content.js';
-import { ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../status/readiness.js';
+import { missingValues, ORG_OBJECT_TYPES, USE_CASE_FACETS, WORKFLOW_START } from '../../status/readiness.js';
 import type { UseCase } from '../../config/task-schema.js';
 import { referenceOf } from './substitute.js';
 import { fieldLimits, tooLongFor, tooLongText, type FieldLimit } from '../../config/field-limits.js';
@@ -63,6 +63,8 @@ export function mappingSchema(rules: MappingRules) {
       facets: facetList,
       createParentALFolder: z.boolean(),
       properties: z.record(z.string(), value),
+      /** The use-case values end users may change on the ERP tab (src/status/user-input.ts). */
+      userInput: z.array(z.string().min(1)).optional(),
     })
     // Also when `path` or the flag is wrong, so that one run reports every problem of the entry.
     .superRefine((e, ctx) => checkEntry(e, ctx, rules), {
@@ -97,7 +99,11 @@ export function mappingSchema(rules: MappingRules) {
 const EXPECTED = 'must be a JSON object with a list of entries: {"mapping": [{"path": …, "facets": …, …}]}';
 
 /** What the cross-field checks read: they run as soon as these parts are well-formed. */
-const CROSS_CHECKABLE = z.object({ facets: z.array(z.string()), properties: z.record(z.string(), value) });
+const CROSS_CHECKABLE = z.object({
+  facets: z.array(z.string()),
+  properties: z.record(z.string(), value),
+  userInput: z.array(z.string()).optional(),
+});
 const LISTED = z.object({ mapping: z.array(z.unknown()) });
 /** An entry's folder, when it gives one as text. */
 export const PATHED = z.object({ path: z.string() });
@@ -106,6 +112,7 @@ type Ctx = z.RefinementCtx;
 interface Entry {
   facets: string[];
   properties: Record<string, string | boolean | number | null>;
+  userInput?: string[];
 }
 
 function checkEntry(entry: Entry, ctx: Ctx, rules: MappingRules): void {
@@ -148,6 +155,36 @@ function checkEntry(entry: Entry, ctx: Ctx, rules: MappingRules): void {
     checkProperty(key, v, ctx, registry, allowedSchemas);
     if (typeof v === 'string') checkLength(key, v, ctx, rules.limits, useCase);
   }
+  if (useCase !== undefined && entry.userInput !== undefined)
+    checkUserInput(entry, entry.userInput, useCase, ctx, registry);
+}
+
+/**
+ * The values users may change are the use case's own (the ERP tab shows no others), and with the
+ * entry's values they make a document ready: else its documents would wait for what no one may enter.
+ */
+function checkUserInput(entry: Entry, userInput: string[], useCase: UseCase, ctx: Ctx, registry: SchemaRegistry): void {
+  const own = propertiesOf(registry, registry.facets.get(USE_CASE_FACETS[useCase]) ?? []);
+  userInput.forEach((key, i) => {
+    if (!own.includes(key))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['userInput', i],
+        message: `not a value of ${USE_CASE_FACETS[useCase]}${didYouMean(key, own)}; users may change ${own.join(', ')}`,
+      });
+  });
+  // What a user could enter: the switch on, an agent type of the six, any text.
+  const entered = (key: string): unknown =>
+    key === WORKFLOW_START ? true : key === 'erpStartWorkflow:erpOTyp' ? ORG_OBJECT_TYPES[0] : 'a value';
+  const filled = Object.fromEntries(userInput.map((key) => [key, entered(key)]));
+  const given = Object.fromEntries(Object.entries(entry.properties).filter(([key]) => !userInput.includes(key)));
+  const waiting = missingValues(useCase, given, filled);
+  if (waiting.length > 0)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['userInput'],
+      message: `its documents would wait for ${waiting.join(', ')}, which this entry neither sets nor lets users enter: give a value or list it here`,
+    });
 }
 
 /** The properties of the entry's facets, as a mapping file names them (`prefix:field`). */

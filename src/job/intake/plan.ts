@@ -4,6 +4,7 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import { STATUS, STATUS_FACET } from '../../status/facet.js';
 import { missingValues, READINESS_KEYS } from '../../status/readiness.js';
 import { afterLabelling } from '../../status/transitions.js';
+import { joinUserInput, userInputFor } from '../../status/user-input.js';
 import { HTTP_CONTENT_FACET, useCaseOf, type MappingEntry } from './mapping-schema.js';
 import { tooLongFor, tooLongText, type FieldLimit } from '../../config/field-limits.js';
 import { referenceOf, resolveValue } from './substitute.js';
@@ -61,6 +62,10 @@ export function intakeReads(entry: MappingEntry): string[] {
   return [...READINESS_KEYS[useCaseOf(entry)], ...references, STATUS.claimedBy];
 }
 
+/** Who may change what on the ERP tab, as the status facet keeps it. */
+const userInput = (entry: MappingEntry, useCase: UseCase): string =>
+  joinUserInput(userInputFor(useCase, entry.properties, entry.userInput));
+
 /** The archive-link folder is named after the file, without its extension. */
 function folderName(doc: RepositoryDocument): string {
   const name = doc.path.slice(doc.path.lastIndexOf('/') + 1);
@@ -98,7 +103,7 @@ export function planDocument(
     missing,
     facets: [...entry.facets, STATUS_FACET],
     // The intake claim a folder needs (apply.ts) ends with the labelling.
-    status: afterLabelling(missing),
+    status: { ...afterLabelling(missing), [STATUS.userInput]: userInput(entry, useCase) },
     folder: entry.createParentALFolder ? { name: folderName(doc), title: doc.title } : undefined,
   };
 }

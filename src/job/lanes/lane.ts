@@ -1,5 +1,6 @@
 import { BusinessRefusal, NotSentError, UncertainError, type Connect2ErpError } from '../../../common/errors.js';
 import { notSent, type StoppableLimit } from '../../stop.js';
+import type { AfterLink } from '../calls/after-link.js';
 import { execute, type CallAdapter, type CallItem, type CallOutcome, type SettledOutcome } from '../calls/execute.js';
 import { base, type TaskContext } from './context.js';
 import { release, settle } from './settle.js';
@@ -53,6 +54,8 @@ export class Lane {
     private readonly ctx: TaskContext,
     readonly system: ErpSystemLine,
     private readonly adapter: CallAdapter,
+    /** What a linked document also gets (after-link.ts), when the task or the system asks for anything. */
+    private readonly afterLink: AfterLink | undefined,
     private readonly hooks: {
       /** A new claim token (status/transitions.ts). */
       token: () => string;
@@ -140,7 +143,7 @@ export class Lane {
             }),
           )
         ).filter((item) => item !== undefined);
-        const outcomes = await execute(this.adapter, claimed);
+        const outcomes = await this.linked(claimed, await execute(this.adapter, claimed));
         return claimed.map((item, i): [ClaimedItem, CallOutcome] => [item, outcomes[i]]);
       });
     } catch (error) {
@@ -152,6 +155,27 @@ export class Lane {
     }
     if (sent === undefined) this.leave(unit, `left for the next run: ${this.downReason()}`);
     return sent;
+  }
+
+  /**
+   * Linked documents get "Open in SAP" and SAP's data, read one after another while the slot is
+   * held (a read is a call to the system too), and written with their DONE; what could not be had
+   * joins the message.
+   */
+  private async linked(claimed: ClaimedItem[], outcomes: CallOutcome[]): Promise<CallOutcome[]> {
+    const after = this.afterLink;
+    if (after === undefined) return outcomes;
+    const linked: CallOutcome[] = [];
+    for (const [i, outcome] of outcomes.entries()) {
+      if (!('reference' in outcome) || outcome.planned !== undefined) {
+        linked.push(outcome);
+        continue;
+      }
+      const { properties, problems } = await after(claimed[i].doc);
+      const message = [outcome.message, ...problems].filter((m) => m !== undefined && m !== '').join('; ');
+      linked.push({ ...outcome, written: properties, message: message === '' ? undefined : message });
+    }
+    return linked;
   }
 
   /**

@@ -1,4 +1,5 @@
 import {
+  BadRequestError,
   ConflictError,
   errorMessage,
   NotSentError,
@@ -52,9 +53,17 @@ async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: Settle
   if (error === undefined) {
     if (outcome.planned)
       return { ...record, result: 'PLANNED', reference: outcome.reference, planned: outcome.planned };
-    if (!(await write(ctx, claimed, done(outcome.reference, outcome.message)))) return takenOver(ctx, record);
+    const wrote = await writeDone(ctx, claimed, outcome);
+    if (wrote === false) return takenOver(ctx, record);
     deps.log.debug('document processed', { ...record, reference: outcome.reference });
-    return { ...record, result: 'DONE', reference: outcome.reference };
+    const url = wrote.properties[STATUS.sapUrl] as string | undefined;
+    return {
+      ...record,
+      result: 'DONE',
+      reference: outcome.reference,
+      ...(wrote.message === undefined ? {} : { message: wrote.message }),
+      ...(url === undefined ? {} : { url }),
+    };
   }
   const failure = attemptOutcome(ctx, claimed, error);
   if (!(await write(ctx, claimed, failure.properties))) return takenOver(ctx, record);
@@ -65,6 +74,26 @@ async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: Settle
     error: failure.message,
   });
   return { ...record, result: failure.result, message: failure.message };
+}
+
+/**
+ * DONE, with what the link brought ("Open in SAP", SAP's data). Values the repository refuses (a
+ * property of the administrator's schema the document lacks, say) never cost the link: it is
+ * written again without them, saying why. Answers the message written, or false when taken over.
+ */
+async function writeDone(
+  ctx: TaskContext,
+  claimed: Claimed,
+  outcome: { reference: string; message?: string; written?: Record<string, unknown> },
+): Promise<{ message?: string; properties: Record<string, unknown> } | false> {
+  const { reference, message, written = {} } = outcome;
+  try {
+    return (await write(ctx, claimed, { ...done(reference, message), ...written })) && { message, properties: written };
+  } catch (error) {
+    if (Object.keys(written).length === 0 || !(error instanceof BadRequestError)) throw error;
+    const why = [message, `SAP's data was not written: ${errorMessage(error)}`].filter(Boolean).join('; ');
+    return (await write(ctx, claimed, done(reference, why))) && { message: why, properties: {} };
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import type { TaskConfig } from '../../config/task-schema.js';
 import { callFor } from '../../config/templates.js';
 import type { CallAdapter } from '../calls/execute.js';
 import { callAdapter } from '../calls/adapter.js';
+import { afterLink, type AfterLink } from '../calls/after-link.js';
 import type { TaskRecord } from '../records.js';
 import type { LaneDeps, TaskContext } from './context.js';
 import { Lane, type ErpSystemLine } from './lane.js';
@@ -50,7 +51,7 @@ export class TaskLanes {
   lane(system: string): Lane {
     let lane = this.lanes.get(system);
     if (lane === undefined) {
-      lane = new Lane(this.ctx, this.run.system(system, this.task.function), this.adapter(system), {
+      lane = new Lane(this.ctx, this.run.system(system, this.task.function), this.adapter(system), this.after(system), {
         token: this.run.token,
         roomChanged: () => this.waiters.wake(),
         failed: this.run.failed,
@@ -89,6 +90,12 @@ export class TaskLanes {
   private hasRoom(): boolean {
     const live = [...this.lanes.values()].filter((lane) => !lane.down);
     return live.length === 0 || live.some((lane) => lane.hasRoom);
+  }
+
+  private after(system: string): AfterLink | undefined {
+    const { deps } = this.ctx;
+    const erp = { RFC: deps.erpFor(system, 'RFC'), Rest: deps.erpFor(system, 'Rest') };
+    return afterLink(this.task, deps.system(system), erp, deps.now);
   }
 
   private adapter(system: string): CallAdapter {

@@ -1,6 +1,7 @@
 import { EXIT, EXIT_MEANING } from '../../exit-codes.js';
 import { html, type Html } from './markup.js';
 import { LISTED_MAX, outageText, phaseNote, taskDetail, type Phase, type RunReport } from './report.js';
+import type { TaskRecord } from '../records.js';
 
 /** Rows listed per section; the JSON report has them all. */
 export const MAX_ROWS = 1000;
@@ -10,7 +11,7 @@ interface Row {
   uid: string;
   path: string;
   result: string;
-  reason: string;
+  reason: Html | string;
   /** What someone does about it, if anything. */
   next: string;
 }
@@ -37,6 +38,16 @@ function nextStep(result: string, uid: string): string {
 function documentLink(report: RunReport, row: Row): Html {
   if (report.webUiUrl === undefined) return html`${row.path}`;
   return html`<a href="${`${report.webUiUrl}/#!/doc/${encodeURIComponent(row.uid)}`}">${row.path}</a>`;
+}
+
+/**
+ * SAP's reference, the link that opens the business object in SAP (its system's `openInSap`, an
+ * address the job filled, percent-encoding each value), and what the connector has to tell.
+ */
+function doneReason(d: TaskRecord): Html {
+  const open = d.url === undefined ? html`` : html` <a href="${d.url}">Open in SAP</a>`;
+  const told = d.message === undefined ? html`` : html`<br>${d.message}`;
+  return html`SAP: ${String(d.reference)}${open}${told}`;
 }
 
 function table(headers: string[], rows: Array<Array<Html | string>>): Html {
@@ -138,7 +149,7 @@ function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldPro
       if (d.result === 'FAILED' || d.result === 'ERROR') failed.push(row);
       else if (d.result === 'PENDING_INPUT' || d.result === 'RETRY' || d.result === 'RELEASED') waiting.push(row);
       else if (d.result === 'PLANNED') wouldProcess.push({ ...row, reason: taskDetail(d) });
-      else if (d.result === 'DONE') done.push({ ...row, reason: `SAP: ${String(d.reference)}`, next: 'nothing' });
+      else if (d.result === 'DONE') done.push({ ...row, reason: doneReason(d), next: 'nothing' });
     }
   }
   for (const d of report.interrupted?.leftClaimed ?? []) {

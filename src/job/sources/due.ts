@@ -28,7 +28,14 @@ export async function dueSource(task: TaskLanes, deps: DueSourceDeps): Promise<v
   const allDown = new AbortController();
   const stop = AbortSignal.any([deps.stop, allDown.signal]);
   const query = `${taskQuery(task.task, task.ctx.now())}${deps.scope}`;
-  const pages = drain(deps.client, query, task.task.batchSize, stop, taskReads(task.task, task.ctx.call), deps.found);
+  const pages = drain(
+    deps.client,
+    query,
+    task.task.batchSize,
+    stop,
+    taskReads(task.task, task.ctx.call, task.ctx.deps.systemNames.map(task.ctx.deps.system)),
+    deps.found,
+  );
   const room = async (running: ReadonlySet<Promise<void>>): Promise<void> => {
     // A page being handed over has not queued its units yet: the room is known once it has.
     await Promise.allSettled(running);

@@ -1,14 +1,24 @@
 import type { RestCallConfig, RfcCallConfig } from '../../config/call-schema.js';
+import type { ErpSystemConfig } from '../../config/erp-schema.js';
 import type { TaskConfig } from '../../config/task-schema.js';
+import { openUrlReads } from '../calls/open-url.js';
 import { STATUS } from '../../status/facet.js';
 import { READINESS_KEYS } from '../../status/readiness.js';
 
 /**
  * The properties a task reads from the documents its search finds: readiness, the values of its
- * call, the source system and the status; its search asks back only their schemas.
+ * call, of its read and of its systems' "Open in SAP", the source system and the status; its
+ * search asks back only their schemas.
  */
-export function taskReads(task: TaskConfig, call: RfcCallConfig | RestCallConfig): string[] {
+export function taskReads(
+  task: TaskConfig,
+  call: RfcCallConfig | RestCallConfig,
+  systems: readonly ErpSystemConfig[],
+): string[] {
   // A call's values come from its parameters only (mapValues); lookups and paths are filled from those.
-  const values = Object.values(call.parameters).flatMap((spec) => (spec.property === undefined ? [] : [spec.property]));
-  return [...READINESS_KEYS[task.useCase], ...values, 'erpHttpContent:source', STATUS.claimedBy];
+  const values = [call.parameters, task.read?.parameters ?? {}].flatMap((parameters) =>
+    Object.values(parameters).flatMap((spec) => (spec.property === undefined ? [] : [spec.property])),
+  );
+  const opened = openUrlReads(systems.filter((system) => task.systems?.includes(system.name) ?? true));
+  return [...READINESS_KEYS[task.useCase], ...values, ...opened, 'erpHttpContent:source', STATUS.claimedBy];
 }

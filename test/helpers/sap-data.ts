@@ -1,0 +1,40 @@
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { templateYaml } from '../../src/config/templates.js';
+import { MAPPING, sandboxEnv, type Env } from './env.js';
+
+/** The shipped mapping with supplier invoices (BUS2081, key BELNR + GJAHR) in ERP/Invoices. */
+const INVOICES = MAPPING.replace(
+  '"erpCreateALDocument:erpObject": "BKPF"',
+  '"erpCreateALDocument:erpObject": "BUS2081"',
+);
+
+const WEBGUI =
+  'https://sap.example.com/sap/bc/gui/sap/its/webgui?~transaction=*MIR4%20RBKP-BELNR={u:BELNR};RBKP-GJAHR={u:GJAHR};DYNP_OKCODE=/00';
+
+const OPEN_IN_SAP = `    openInSap:
+      BUS2081:
+        url: '${WEBGUI}'
+        values:
+          BELNR: { property: erpCreateALDocument:erpObjectId, transform: [{ substring: { start: 0, length: 10 } }] }
+          GJAHR: { property: erpCreateALDocument:erpObjectId, transform: [{ substring: { start: 10, length: 4 } }] }
+`;
+
+/**
+ * The sandboxes with supplier invoices in ERP/Invoices, the link task reading each one's data from
+ * SAP after linking it (the read-supplier-invoice template) and S4H opening them in SAP GUI for HTML.
+ */
+export async function invoiceEnv(
+  t: Test,
+  transport: 'RFC' | 'Rest' = 'RFC',
+  options: Parameters<typeof sandboxEnv>[1] = {},
+): Promise<Env> {
+  const env = await sandboxEnv(t, { mapping: INVOICES, ...options });
+  const task = join(env.location.jobsDir, 'link.yaml');
+  writeFileSync(task, readFileSync(task, 'utf8').replace(/^function: RFC.*$/m, `function: ${transport}`));
+  appendFileSync(task, templateYaml('read-supplier-invoice', transport) as string);
+  const erp = join(env.location.configDir, 'erpHttp.yaml');
+  writeFileSync(erp, readFileSync(erp, 'utf8').replace(/^ *maxConcurrentCalls: 8\n/m, `$&${OPEN_IN_SAP}`));
+  return env;
+}

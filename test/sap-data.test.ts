@@ -1,0 +1,157 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { renderHtml } from '../src/job/report/html.js';
+import { sandboxEnv, type Env } from './helpers/env.js';
+import { invoiceEnv } from './helpers/sap-data.js';
+
+/**
+ * After a link: SAP's data about the business object read onto the document (a task's `read`) and
+ * the address that opens it in SAP (a system's `openInSap`), both written with the DONE; a read
+ * that fails leaves the document DONE with why.
+ */
+
+/** The run's HTML report, kept by `linked`. */
+let lastPage = '';
+
+async function linked(t: Test, env: Env, objectId: string): Promise<Record<string, unknown>> {
+  const uid = await env.upload('ERP/Invoices', `invoice-${objectId}.pdf`);
+  await env.job();
+  env.fill(uid, { 'erpCreateALDocument:erpObjectId': objectId });
+  const run = await env.job();
+  t.equal(run.tasks.link.counts.DONE, 1, 'linked');
+  lastPage = renderHtml(run);
+  return env.props(uid);
+}
+
+for (const transport of ['RFC', 'Rest'] as const) {
+  t.test(
+    `${transport}: a linked supplier invoice carries the vendor, amount and dates SAP holds, and opens in SAP`,
+    async (t) => {
+      const env = await invoiceEnv(t, transport);
+      const props = await linked(t, env, '51056001012026');
+      t.equal(props['erpTaskStatus:status'], 'DONE');
+      t.match(props, {
+        // RFC answers the vendor in its internal form (ALPHA), OData in its external one.
+        'erpData:vendor': transport === 'RFC' ? '0000100001' : '100001',
+        'erpData:companyCode': '1000',
+        'erpData:amount': 1190,
+        'erpData:currency': 'EUR',
+        'erpData:documentDate': '2026-11-20',
+        'erpData:postingDate': '2026-11-23',
+        'erpData:reference': 'RE-2026-4711',
+      });
+      t.match(props['erpData:readAt'], /^\d{4}-\d\d-\d\dT/);
+      t.equal(
+        props['erpTaskStatus:sapUrl'],
+        'https://sap.example.com/sap/bc/gui/sap/its/webgui?~transaction=*MIR4%20RBKP-BELNR=5105600101;RBKP-GJAHR=2026;DYNP_OKCODE=/00',
+      );
+      t.equal(props['erpTaskStatus:message'] ?? null, null, 'nothing to tell');
+      t.ok(
+        lastPage.includes(
+          '<a href="https://sap.example.com/sap/bc/gui/sap/its/webgui?~transaction=*MIR4%20RBKP-BELNR=5105600101;RBKP-GJAHR=2026;DYNP_OKCODE=/00">Open in SAP</a></td>',
+        ),
+        "the report's DONE list opens it in SAP",
+      );
+    },
+  );
+
+  t.test(
+    `${transport}: an invoice SAP does not have is linked all the same, DONE with why its data is missing`,
+    async (t) => {
+      const env = await invoiceEnv(t, transport);
+      const props = await linked(t, env, '51056001992026');
+      t.equal(props['erpTaskStatus:status'], 'DONE', 'the read never undoes the link');
+      t.match(
+        props['erpTaskStatus:message'],
+        transport === 'RFC'
+          ? /^SAP's data could not be read: Invoice document 5105600199 2026 does not exist$/
+          : /^SAP's data could not be read: GET .*A_SupplierInvoice.*Resource not found/,
+      );
+      t.equal(props['erpData:vendor'] ?? null, null, 'nothing written from SAP');
+      t.match(lastPage, /Open in SAP<\/a><br>SAP&#39;s data could not be read/, 'the report says so beside the link');
+      t.match(props['erpTaskStatus:sapUrl'], /RBKP-BELNR=5105600199;/, 'it still opens in SAP');
+    },
+  );
+}
+
+t.test('a read SAP fails to answer, and a value of the wrong type: DONE, told which', async (t) => {
+  const env = await invoiceEnv(t);
+  env.erp.faults.add({ functionName: 'BAPI_INCOMINGINVOICE_GETDETAIL', status: 500, body: 'ICM down', times: 1 });
+  const first = await linked(t, env, '51056001012026');
+  t.match(first['erpTaskStatus:message'], /^SAP's data could not be read: /);
+  t.equal(first['erpTaskStatus:status'], 'DONE');
+
+  env.erp.customizing.supplierInvoices[1].RMWWR = '12,50';
+  const second = await linked(t, env, '51056001022026');
+  t.match(second['erpTaskStatus:message'], /^erpData:amount: SAP's HEADERDATA.GROSS_AMNT = "12,50" is not a number$/);
+  t.equal(second['erpData:vendor'], '0000100002', 'the other values are written');
+  t.equal(second['erpData:amount'] ?? null, null);
+});
+
+/** The problems loadConfig finds, as `file|key|message`. */
+async function problems(t: Test, env: Env): Promise<string[]> {
+  const { loadConfig } = await import('../src/config/load.js');
+  const error = t.throws(() => loadConfig(env.location)) as unknown as { problems: Array<Record<string, string>> };
+  return error.problems.map((p) => `${p.file.replace(/^.*\//, '')}|${p.path}|${p.message}`);
+}
+
+t.test('validate names each mistake in a read and an "Open in SAP" template, by file and key', async (t) => {
+  const env = await sandboxEnv(t);
+  const task = join(env.location.jobsDir, 'link.yaml');
+  const linkYaml = readFileSync(task, 'utf8');
+  const read = (lines: string[]): void =>
+    writeFileSync(task, `${linkYaml}read:\n${lines.map((l) => `  ${l}\n`).join('')}`);
+  read([
+    'function: BAPI_INCOMINGINVOICE_GETDETAIL',
+    'parameters: { INVOICEDOCNUMBER: { property: erpCreateALDocument:erpObjectId } }',
+    'properties:',
+    '  erpTaskStatus:status: HEADERDATA.X',
+    '  erpData:vendr: HEADERDATA.DIFF_INV',
+    '  dc:subjects: HEADERDATA.COMP_CODE',
+    '  myschema:vendor: HEADERDATA.DIFF_INV',
+  ]);
+  const erp = join(env.location.configDir, 'erpHttp.yaml');
+  const open = `    openInSap:
+      BUS2081: { url: 'https://sap.example.com/x?id={BELNR}&y={u:OTHER}', values: { BELNR: { constant: 'x' } } }
+      BKPF: { url: '/relative/{u:A}', values: { A: { constant: 'x' } } }
+      bkpf: { url: 'https://sap.example.com/', values: {} }
+`;
+  writeFileSync(erp, readFileSync(erp, 'utf8').replace(/^ *maxConcurrentCalls: 8\n/m, `$&${open}`));
+  const seen = await problems(t, env);
+  t.match(
+    seen.filter((line) => line.startsWith('erpHttp.yaml')),
+    [
+      /^erpHttp.yaml\|systems.0.openInSap.BUS2081.url\|\{BELNR\} would put a value into the URL as it is/,
+      /^erpHttp.yaml\|systems.0.openInSap.BUS2081.url\|\{OTHER\} is not one of the values$/,
+      /^erpHttp.yaml\|systems.0.openInSap.BKPF.url\|an absolute http\(s\) address/,
+      /^erpHttp.yaml\|systems.0.openInSap.bkpf\|an SAP object type/,
+    ],
+  );
+  t.same(
+    seen.filter((line) => line.startsWith('link.yaml')),
+    [
+      "link.yaml|read.properties.erpTaskStatus:status|the connector's own property: SAP's data goes to erpData or a schema of yours",
+      'link.yaml|read.properties.erpData:vendr|schema erpData has no such field',
+      'link.yaml|read.properties.dc:subjects|takes a list, a structure or a file: a read writes a single value',
+    ],
+    "a schema connect2erp does not know (the administrator's) is left to the repository",
+  );
+
+  read([
+    'service: /sap/opu/odata/sap/API_SUPPLIERINVOICE_PROCESS_SRV',
+    'path: /A_SupplierInvoice({q:NUMBER})',
+    "parameters: { 'ROWS[].X': { property: erpCreateALDocument:erpObjectId } }",
+    'properties: { erpData:vendor: InvoicingParty }',
+  ]);
+  t.same(
+    (await problems(t, env)).filter((line) => line.startsWith('link.yaml')),
+    [
+      'link.yaml|read.function|an RFC task reads with a function module: name it',
+      "link.yaml|read.service|the task's function is RFC: its read cannot use service",
+      "link.yaml|read.path|the task's function is RFC: its read cannot use path",
+      'link.yaml|read.path|{NUMBER} is not one of the parameters',
+      'link.yaml|read.parameters.ROWS[].X|a read is made per document: no table columns',
+    ],
+  );
+});
