@@ -267,3 +267,22 @@ t.test(
     );
   },
 );
+
+t.test(
+  "the intake writes who may change what on the ERP tab: the entry's userInput, else the defaults and what it leaves unset",
+  async (t) => {
+    const mapping = JSON.parse(MAPPING) as { mapping: Array<Record<string, any>> };
+    const [barcode, invoices] = mapping.mapping;
+    invoices.userInput = ['erpCreateALDocument:erpObjectId', 'erpCreateALDocument:erpDescription'];
+    delete barcode.properties['erpBarcode:docTyp'];
+    const env = await sandboxEnv(t, { mapping: JSON.stringify(mapping) });
+    const invoice = await env.upload('ERP/Invoices', 'invoice-1.pdf');
+    const scan = await env.upload('ERP/Barcode', 'scan-1.pdf');
+    await env.run();
+    t.equal(
+      env.props(invoice)['erpTaskStatus:userInput'],
+      'erpCreateALDocument:erpObjectId,erpCreateALDocument:erpDescription',
+    );
+    t.equal(env.props(scan)['erpTaskStatus:userInput'], 'erpBarcode:barcode,erpBarcode:docTyp');
+  },
+);

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { convert } from '../src/job/calls/read-back.js';
+import { convert, readBack } from '../src/job/calls/read-back.js';
+import { readSchema } from '../src/config/call-schema.js';
 import { afterLink } from '../src/job/calls/after-link.js';
 import { openUrl } from '../src/job/calls/open-url.js';
 import type { ErpSystemConfig } from '../src/config/erp-schema.js';
@@ -74,6 +75,54 @@ t.test(
       afterLink(task, { name: 'S4H' } as ErpSystemConfig, {}, () => new Date()),
       undefined,
       'nothing to do after a link',
+    );
+  },
+);
+
+t.test(
+  "failWhen reads a field of the answer itself, or of each row of a table; without SAP's text, the field is named",
+  async (t) => {
+    const read = (failWhen: Record<string, unknown>) =>
+      readSchema.parse({
+        function: 'Z_READ',
+        parameters: { ID: { constant: '1' } },
+        failWhen,
+        properties: { 'erpData:vendor': 'VENDOR' },
+      });
+    const answering = (answer: Record<string, unknown>) => ({
+      transport: 'RFC' as const,
+      erp: { read: async () => answer, write: async () => answer },
+    });
+    // A repository without the package's readAt: no time of the read is written.
+    const typeOf = (property: string) => (property === 'erpData:readAt' ? undefined : ('string' as const));
+    const options = { typeOf, dateFormat: 'YYYY-MM-DD' as const, now: new Date(0) };
+    t.same(
+      await readBack(
+        read({ field: 'TYPE', in: ['E'], message: 'TEXT' }),
+        answering({ TYPE: 'E', TEXT: 'locked' }),
+        doc({}),
+        options,
+      ),
+      { properties: {}, problems: ["SAP's data could not be read: locked"] },
+    );
+    t.same(
+      await readBack(
+        read({ field: 'RETURN.TYPE', in: ['E'], message: 'RETURN.TEXT' }),
+        answering({ RETURN: [{ TYPE: 'S' }, { TYPE: 'E' }] }),
+        doc({}),
+        options,
+      ),
+      { properties: {}, problems: ["SAP's data could not be read: RETURN.TYPE"] },
+    );
+    t.same(
+      await readBack(
+        read({ field: 'TYPE', in: ['E'], message: 'TEXT' }),
+        answering({ TYPE: '', VENDOR: '7' }),
+        doc({}),
+        options,
+      ),
+      { properties: { 'erpData:vendor': '7' }, problems: [] },
+      'no readAt where the property has no such schema',
     );
   },
 );

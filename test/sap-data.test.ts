@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { renderHtml } from '../src/job/report/html.js';
 import { sandboxEnv, type Env } from './helpers/env.js';
-import { invoiceEnv } from './helpers/sap-data.js';
+import { INVOICES, invoiceEnv } from './helpers/sap-data.js';
 
 /**
  * After a link: SAP's data about the business object read onto the document (a task's `read`) and
@@ -154,4 +154,97 @@ t.test('validate names each mistake in a read and an "Open in SAP" template, by 
       'link.yaml|read.parameters.ROWS[].X|a read is made per document: no table columns',
     ],
   );
+
+  writeFileSync(
+    task,
+    `${linkYaml.replace(/^function: RFC.*$/m, 'function: Rest')}read:\n  service: /sap/opu/odata/sap/API_SUPPLIERINVOICE_PROCESS_SRV\n  parameters: { INVOICE: { property: erpCreateALDocument:erpObjectId } }\n  properties: { erpData:vendor: InvoicingParty }\n`,
+  );
+  t.same(
+    (await problems(t, env)).filter((line) => line.startsWith('link.yaml')),
+    ['link.yaml|read.service|a Rest task reads with a GET: give its service and path'],
+  );
+});
+
+/** Purchase orders (BUS2012, OAC3 with ZMMPO) in ERP/Invoices, read with the read-purchase-order template. */
+const ORDERS = INVOICES.replace('"BUS2081"', '"BUS2012"').replace('"ZFIINVOICE"', '"ZMMPO"');
+
+for (const transport of ['RFC', 'Rest'] as const) {
+  t.test(
+    `${transport}: a linked purchase order carries its vendor, company code and purchasing organisation`,
+    async (t) => {
+      const env = await invoiceEnv(t, transport, { mapping: ORDERS }, 'read-purchase-order');
+      const props = await linked(t, env, '4500000001');
+      t.match(props, {
+        'erpTaskStatus:status': 'DONE',
+        'erpData:vendor': transport === 'RFC' ? '0000100001' : '100001',
+        'erpData:companyCode': '1000',
+        'erpData:currency': 'EUR',
+        'erpData:documentDate': '2026-11-01',
+        'erpData:purchasingOrganization': '1000',
+      });
+      t.equal(props['erpTaskStatus:sapUrl'] ?? null, null, 'S4H has no "Open in SAP" for purchase orders');
+      const missing = await linked(t, env, '4500000099');
+      t.match(missing['erpTaskStatus:message'], /^SAP's data could not be read: .*(does not exist|Resource not found)/);
+    },
+  );
+}
+
+t.test('a link SAP refuses is not read; a read OData cannot answer is told', async (t) => {
+  const env = await invoiceEnv(t, 'Rest');
+  const uid = await env.upload('ERP/Invoices', 'refused.pdf');
+  await env.job();
+  // No object id of 14 characters: SAP refuses the attachment, and nothing is read.
+  env.fill(uid, { 'erpCreateALDocument:erpObjectId': '', 'erpCreateALDocument:erpObject': 'NOSUCH' });
+  env.fill(uid, { 'erpCreateALDocument:erpObjectId': '51056001012026' });
+  const run = await env.job();
+  t.equal(run.tasks.link.counts.FAILED, 1, String(env.props(uid)['erpTaskStatus:message']));
+  t.equal(env.props(uid)['erpData:vendor'] ?? null, null);
+
+  env.erp.faults.add({ path: 'A_SupplierInvoice', status: 503, body: 'Service unavailable', times: 1 });
+  const props = await linked(t, env, '51056001022026');
+  t.match(props['erpTaskStatus:message'], /^SAP's data could not be read: .*503/);
+});
+
+t.test('values the repository will not keep never cost the link', async (t) => {
+  const env = await invoiceEnv(t);
+  const task = join(env.location.jobsDir, 'link.yaml');
+  const yaml = readFileSync(task, 'utf8');
+  writeFileSync(
+    task,
+    yaml.replace('erpData:reference: HEADERDATA.REF_DOC_NO', 'myschema:reference: HEADERDATA.REF_DOC_NO'),
+  );
+  const dropped = await linked(t, env, '51056001012026');
+  t.equal(dropped['erpTaskStatus:status'], 'DONE', 'a schema the document lacks: accepted, not stored');
+  t.equal(
+    dropped['erpTaskStatus:message'],
+    "SAP's data was not stored: myschema:reference (is its schema on the document?)",
+  );
+  t.equal(dropped['erpData:vendor'], '0000100001', 'the values of its own schema are');
+  t.match(dropped['erpTaskStatus:sapUrl'], /^https:/);
+
+  writeFileSync(task, yaml);
+  const uid = await env.upload('ERP/Invoices', 'refused.pdf');
+  await env.job();
+  env.fill(uid, { 'erpCreateALDocument:erpObjectId': '51056001022026' });
+  const entity = JSON.stringify({ 'entity-type': 'exception', status: 400, message: 'Unknown property' });
+  // The claim's write goes through; the DONE's, with SAP's data, is refused.
+  env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, status: 400, body: entity, skip: 1, times: 1 });
+  const run = await env.job();
+  t.equal(run.tasks.link.counts.DONE, 1);
+  const refused = env.props(uid);
+  t.equal(refused['erpTaskStatus:status'], 'DONE', 'written again without them');
+  t.match(refused['erpTaskStatus:message'], /^SAP's data was not written: .*Unknown property/);
+  t.equal(refused['erpData:vendor'] ?? null, null);
+  t.equal(refused['erpTaskStatus:sapUrl'] ?? null, null, 'the address went with them');
+});
+
+t.test("the ERP sandbox's business-document services answer reads only, as Gateway does", async (t) => {
+  const env = await sandboxEnv(t);
+  const { url, auth } = env.config.erp.systems[0].rest as { url: string; auth: { username: string; password: string } };
+  const authorization = `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+  const root = `${url}/sap/opu/odata/sap/API_PURCHASEORDER_PROCESS_SRV`;
+  const post = await fetch(`${root}/A_PurchaseOrder('4500000001')`, { method: 'POST', headers: { authorization } });
+  t.equal(post.status, 405);
+  const service = await fetch(`${root}/`, { headers: { authorization, accept: 'application/json' } });
+  t.same(await service.json(), { d: { EntitySets: ['A_PurchaseOrder'] } });
 });

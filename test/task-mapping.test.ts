@@ -195,7 +195,8 @@ t.test(
     for (const name of TEMPLATE_NAMES) {
       for (const transport of ['RFC', 'Rest'] as const) {
         const yaml = templateYaml(name, transport);
-        const useCase = name === 'workflow-to-agent' ? 'workflow' : name;
+        // A read goes into a link task's file.
+        const useCase = name === 'workflow-to-agent' ? 'workflow' : name.startsWith('read-') ? 'link' : name;
         if (yaml === undefined) {
           t.ok(transport === 'Rest' && useCase !== 'link', `${name} ${transport}: no template`);
           const bare = taskSchema.safeParse({ ...base, useCase, function: transport });

@@ -128,10 +128,15 @@ export const PURCHASE_ORDER_SERVICE = '/sap/opu/odata/sap/API_PURCHASEORDER_PROC
 const odataDate = (date: string): string =>
   `/Date(${Date.UTC(Number(date.slice(0, 4)), Number(date.slice(4, 6)) - 1, Number(date.slice(6, 8)))})/`;
 
-/** `Name='a',Other='b'` of an entity's key predicate, by name; undefined when it is not one. */
-function keyOf(resource: string, entitySet: string): Record<string, string> | undefined {
+/**
+ * An entity's key predicate by key name: `(Name='a',Other='b')`, or `('a')` for an entity with one
+ * key (OData V2, URI conventions 4.3.1); undefined when the path is not one of the entity set.
+ */
+function keyOf(resource: string, entitySet: string, keys: readonly string[]): Record<string, string> | undefined {
   const match = new RegExp(`^/${entitySet}\\((.*)\\)$`, 's').exec(decodeURIComponent(resource));
   if (match === null) return undefined;
+  const single = /^'((?:[^']|'')*)'$/.exec(match[1]);
+  if (single !== null && keys.length === 1) return { [keys[0]]: single[1].replace(/''/g, "'") };
   const pairs = [...match[1].matchAll(/(\w+)='((?:[^']|'')*)'/g)];
   return Object.fromEntries(pairs.map(([, name, value]) => [name, value.replace(/''/g, "'")]));
 }
@@ -150,7 +155,7 @@ export function businessDocumentService(ctx: RestContext, service: string, resou
       d: { EntitySets: [service === SUPPLIER_INVOICE_SERVICE ? 'A_SupplierInvoice' : 'A_PurchaseOrder'] },
     });
   if (service === SUPPLIER_INVOICE_SERVICE) {
-    const key = keyOf(resource, 'A_SupplierInvoice');
+    const key = keyOf(resource, 'A_SupplierInvoice', ['SupplierInvoice', 'FiscalYear']);
     const invoice = customizing.supplierInvoices.find(
       (i) => i.BELNR === key?.SupplierInvoice && i.GJAHR === key?.FiscalYear,
     );
@@ -169,7 +174,7 @@ export function businessDocumentService(ctx: RestContext, service: string, resou
         },
       });
   } else {
-    const key = keyOf(resource, 'A_PurchaseOrder');
+    const key = keyOf(resource, 'A_PurchaseOrder', ['PurchaseOrder']);
     const order = customizing.purchaseOrders.find((o) => o.EBELN === key?.PurchaseOrder);
     if (order !== undefined)
       return sendJson(res, 200, {

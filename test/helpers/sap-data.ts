@@ -5,7 +5,7 @@ import { templateYaml } from '../../src/config/templates.js';
 import { MAPPING, sandboxEnv, type Env } from './env.js';
 
 /** The shipped mapping with supplier invoices (BUS2081, key BELNR + GJAHR) in ERP/Invoices. */
-const INVOICES = MAPPING.replace(
+export const INVOICES = MAPPING.replace(
   '"erpCreateALDocument:erpObject": "BKPF"',
   '"erpCreateALDocument:erpObject": "BUS2081"',
 );
@@ -29,11 +29,12 @@ export async function invoiceEnv(
   t: Test,
   transport: 'RFC' | 'Rest' = 'RFC',
   options: Parameters<typeof sandboxEnv>[1] = {},
+  read: 'read-supplier-invoice' | 'read-purchase-order' = 'read-supplier-invoice',
 ): Promise<Env> {
   const env = await sandboxEnv(t, { mapping: INVOICES, ...options });
   const task = join(env.location.jobsDir, 'link.yaml');
   writeFileSync(task, readFileSync(task, 'utf8').replace(/^function: RFC.*$/m, `function: ${transport}`));
-  appendFileSync(task, templateYaml('read-supplier-invoice', transport) as string);
+  appendFileSync(task, templateYaml(read, transport) as string);
   const erp = join(env.location.configDir, 'erpHttp.yaml');
   writeFileSync(erp, readFileSync(erp, 'utf8').replace(/^ *maxConcurrentCalls: 8\n/m, `$&${OPEN_IN_SAP}`));
   return env;

@@ -18,8 +18,8 @@ export type AfterLink = (doc: RepositoryDocument) => Promise<ReadBack>;
 let registry: SchemaRegistry | undefined;
 function typeOf(property: string): ScalarType | undefined {
   registry ??= featureRegistry();
-  const type = registry.property(property)?.field.type;
-  return type === 'complex' ? undefined : type;
+  // `validate` refused a read into a structure (read-targets.ts).
+  return registry.property(property)?.field.type as ScalarType | undefined;
 }
 
 /**
@@ -35,7 +35,9 @@ export function afterLink(
 ): AfterLink | undefined {
   const { read } = task;
   if (read === undefined && system.openInSap === undefined) return undefined;
-  const dateFormat: DateFormat = task.function === 'RFC' ? (system.rfc?.dateFormat ?? 'YYYY-MM-DD') : 'YYYY-MM-DD';
+  // An RFC task's systems have an rfc connection (config/load.ts checks it).
+  const dateFormat: DateFormat =
+    task.function === 'RFC' ? (system.rfc as { dateFormat: DateFormat }).dateFormat : 'YYYY-MM-DD';
   return async (doc) => {
     const properties: Record<string, unknown> = {};
     const problems: string[] = [];

@@ -164,7 +164,7 @@ function checkEntry(entry: Entry, ctx: Ctx, rules: MappingRules): void {
  * entry's values they make a document ready: else its documents would wait for what no one may enter.
  */
 function checkUserInput(entry: Entry, userInput: string[], useCase: UseCase, ctx: Ctx, registry: SchemaRegistry): void {
-  const own = propertiesOf(registry, registry.facets.get(USE_CASE_FACETS[useCase]) ?? []);
+  const own = propertiesOf(registry, registry.facets.get(USE_CASE_FACETS[useCase]) as string[]);
   userInput.forEach((key, i) => {
     if (!own.includes(key))
       ctx.addIssue({

@@ -6,6 +6,7 @@ import {
   UncertainError,
   type Connect2ErpError,
 } from '../../../common/errors.js';
+import { PropertiesDroppedError } from '../../repository/client.js';
 import { AttemptsUsedUp, LookupFailedError, type SettledOutcome } from '../calls/execute.js';
 import { attemptsOf, claimedBy, heldBy, messageOf, STATUS, statusOf } from '../../status/facet.js';
 import { attemptFailed, done, released } from '../../status/transitions.js';
@@ -77,9 +78,10 @@ async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: Settle
 }
 
 /**
- * DONE, with what the link brought ("Open in SAP", SAP's data). Values the repository refuses (a
- * property of the administrator's schema the document lacks, say) never cost the link: it is
- * written again without them, saying why. Answers the message written, or false when taken over.
+ * DONE, with what the link brought ("Open in SAP", SAP's data). Values the repository will not keep
+ * never cost the link: refused (400), the DONE is written again without them; accepted but not
+ * stored (a property of a schema the document lacks), the DONE stands and its message says which.
+ * Answers the message and the properties written, or false when taken over.
  */
 async function writeDone(
   ctx: TaskContext,
@@ -87,11 +89,18 @@ async function writeDone(
   outcome: { reference: string; message?: string; written?: Record<string, unknown> },
 ): Promise<{ message?: string; properties: Record<string, unknown> } | false> {
   const { reference, message, written = {} } = outcome;
+  const told = (why: string): string => [message, why].filter(Boolean).join('; ');
   try {
     return (await write(ctx, claimed, { ...done(reference, message), ...written })) && { message, properties: written };
   } catch (error) {
+    if (error instanceof PropertiesDroppedError && error.dropped.every((key) => key in written)) {
+      const why = told(`SAP's data was not stored: ${error.dropped.join(', ')} (is its schema on the document?)`);
+      await ctx.deps.writer.update(error.document, { [STATUS.message]: why });
+      const kept = Object.entries(written).filter(([key]) => !error.dropped.includes(key));
+      return { message: why, properties: Object.fromEntries(kept) };
+    }
     if (Object.keys(written).length === 0 || !(error instanceof BadRequestError)) throw error;
-    const why = [message, `SAP's data was not written: ${errorMessage(error)}`].filter(Boolean).join('; ');
+    const why = told(`SAP's data was not written: ${errorMessage(error)}`);
     return (await write(ctx, claimed, done(reference, why))) && { message: why, properties: {} };
   }
 }
