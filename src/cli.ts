@@ -44,6 +44,10 @@ const COMMANDS: Record<string, Entry> = {
     summary: 'compare the DONE documents with what SAP holds, both ways; --requeue sends the missing ones again',
     load: async () => (await import('./commands/reconcile.js')).command,
   },
+  'sap-data': {
+    summary: '"Open in SAP" and SAP\'s data for DONE documents linked before they were configured (or --again)',
+    load: async () => (await import('./commands/sap-data.js')).command,
+  },
   unlabel: {
     summary: 'undo the labels a wrong mapping entry put on documents not sent yet (lists first; --apply)',
     load: async () => (await import('./commands/unlabel.js')).command,

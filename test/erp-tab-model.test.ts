@@ -8,6 +8,7 @@ import {
   missingKeys,
   openInSapUrl,
   shownMessage,
+  storedBySap,
   USE_CASE_FIELDS,
   useCasesOf,
   userInputKeys,
@@ -145,5 +146,15 @@ t.test(
       openInSapUrl({ 'erpTaskStatus:status': 'READY', 'erpTaskStatus:sapUrl': 'https://sap.example.com/x' }),
       undefined,
     );
+  },
+);
+
+t.test(
+  "a document with the feature's facet and no use case's is one SAP stored through the content server",
+  async (t) => {
+    t.ok(storedBySap(['fct_erp_http_content', 'fct_erp_sap_document']));
+    t.ok(storedBySap(['fct_erp_http_content']), 'a component of one');
+    t.notOk(storedBySap(LINK), "the job's, and its archive-link folder");
+    t.notOk(storedBySap([]));
   },
 );

@@ -2,7 +2,7 @@ import t from 'tap';
 import { convert, readBack } from '../src/job/calls/read-back.js';
 import { readSchema } from '../src/config/call-schema.js';
 import { afterLink } from '../src/job/calls/after-link.js';
-import { openUrl } from '../src/job/calls/open-url.js';
+import { openUrl, openUrlReads } from '../src/job/calls/open-url.js';
 import type { ErpSystemConfig } from '../src/config/erp-schema.js';
 import type { TaskConfig } from '../src/config/task-schema.js';
 import type { RepositoryDocument } from '../src/repository/document.js';
@@ -60,6 +60,11 @@ t.test(
     });
     t.same(await after(doc({ 'erpCreateALDocument:erpObject': 'BKPF' })), { properties: {}, problems: [] });
     t.equal(openUrl(SYSTEM, doc({})), undefined, 'no object type, no address');
+    t.same(
+      openUrlReads([SYSTEM, { name: 'OTHER' } as ErpSystemConfig]),
+      ['erpCreateALDocument:erpObject', 'erpCreateALDocument:erpObjectId'],
+      'what a search asks back for it: the object type and the values from the document',
+    );
     t.match(
       await after(
         doc({ 'erpCreateALDocument:erpObject': 'BUS2081', 'erpCreateALDocument:erpObjectId': '12345678901' }),

@@ -254,3 +254,48 @@ t.test(
     t.equal(down.result.tasks[0].notChecked.length, 1, 'said once, the second document not asked');
   },
 );
+
+t.test(
+  'a document SAP stored through the content server and linked on its side gets the business objects SAP names',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const invoice = await env.upload('ERP/Invoices', 'invoice.pdf');
+    await env.job({ task: 'link' });
+    env.fill(invoice, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
+    await env.job({ task: 'link' });
+    // What `serve` leaves for a create of SAP's (archive-writer.ts): a folder named by its docId with both facets.
+    const { store } = env.sandbox;
+    const actor = env.sandbox.actor();
+    const parent = store.getByPath('/default-domain/workspaces/ERP') as StoredDoc;
+    let stored = store.create(actor, parent, { type: 'Folder', name: 'SAPSTORED0001', properties: {} }, NO_BLOBS);
+    stored = store.addFacet(actor, store.addFacet(actor, stored, 'fct_erp_http_content'), 'fct_erp_sap_document');
+    env.fill(stored.uid, {
+      'erpHttpContent:docId': 'SAPSTORED0001',
+      'erpHttpContent:archiveId': 'Z1',
+      'erpHttpContent:source': 'S4H',
+      'erpSapDocument:complete': true,
+    });
+    const [own] = env.erp.tables.links;
+    env.erp.tables.links.push({
+      ...own,
+      SAP_OBJECT: 'BUS2081',
+      OBJECT_ID: '51056001012026',
+      ARC_DOC_ID: 'SAPSTORED0001',
+    });
+
+    // A write that fails (the document changed meanwhile) leaves it for the next reconciliation.
+    env.sandbox.faults.add({ method: 'PUT', path: `/id/${stored.uid}`, status: 409, body: '{}', times: 1 });
+    const conflict = await reconcile(env, '--task', 'link');
+    t.match(conflict.result.tasks, [{ sapStored: 0 }]);
+    t.equal(env.props(stored.uid)['erpSapDocument:businessObjects'] ?? null, null);
+    const dry = await reconcile(env, '--task', 'link', '--dry-run');
+    t.match(dry.result.tasks, [{ foreign: 1, sapStored: 1 }]);
+    t.equal(env.props(stored.uid)['erpSapDocument:businessObjects'] ?? null, null, 'a dry run writes nothing');
+    const text = await cli(['reconcile', '--task', 'link', '--config', env.location.configDir]);
+    t.match(text.stdout, '1 document(s) SAP stored got the business objects SAP linked them to');
+    t.equal(env.props(stored.uid)['erpSapDocument:businessObjects'], 'BUS2081 51056001012026');
+    t.equal(text.code, 0, "SAP's own documents are no difference");
+    const again = await reconcile(env, '--task', 'link');
+    t.match(again.result.tasks, [{ sapStored: 0 }], 'written once');
+  },
+);

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { renderHtml } from '../src/job/report/html.js';
 import { sandboxEnv, type Env } from './helpers/env.js';
-import { INVOICES, invoiceEnv } from './helpers/sap-data.js';
+import { configureReads, INVOICES, invoiceEnv } from './helpers/sap-data.js';
+import { cli } from './helpers/run-cli.js';
 
 /**
  * After a link: SAP's data about the business object read onto the document (a task's `read`) and
@@ -247,4 +248,72 @@ t.test("the ERP sandbox's business-document services answer reads only, as Gatew
   t.equal(post.status, 405);
   const service = await fetch(`${root}/`, { headers: { authorization, accept: 'application/json' } });
   t.same(await service.json(), { d: { EntitySets: ['A_PurchaseOrder'] } });
+  const invoices = await fetch(`${url}/sap/opu/odata/sap/API_SUPPLIERINVOICE_PROCESS_SRV/`, {
+    headers: { authorization },
+  });
+  t.same(await invoices.json(), { d: { EntitySets: ['A_SupplierInvoice'] } });
+  t.equal((await fetch(`${root}/A_Other('1')`, { headers: { authorization } })).status, 404, 'another entity set');
 });
+
+t.test('sap-data: documents linked before the read and "Open in SAP" were configured get them on demand', async (t) => {
+  const env = await sandboxEnv(t, { mapping: INVOICES });
+  const before = await linkedUid(env, '51056001012026');
+  const unknown = await linkedUid(env, '51056001992026');
+  t.equal(env.props(before)['erpData:vendor'] ?? null, null, 'linked with nothing configured');
+  configureReads(env);
+  const where = ['--config', env.location.configDir];
+
+  const dry = await cli(['sap-data', '--dry-run', ...where]);
+  t.equal(dry.code, 1, 'one document SAP has no data for');
+  t.match(dry.stdout, `(${before}): would write erpTaskStatus:sapUrl, erpData:vendor`);
+  t.match(
+    dry.stdout,
+    `(${unknown}): would write erpTaskStatus:sapUrl\n    SAP's data could not be read: Invoice document 5105600199 2026 does not exist`,
+  );
+  t.match(dry.stdout, "2 document(s): would write SAP's data; 1 with something SAP could not give");
+  t.equal(env.props(before)['erpData:vendor'] ?? null, null, 'a dry run writes nothing');
+
+  const live = await cli(['sap-data', ...where]);
+  t.equal(live.code, 1);
+  t.equal(env.props(before)['erpData:vendor'], '0000100001');
+  t.match(env.props(before)['erpTaskStatus:sapUrl'], /RBKP-BELNR=5105600101;/);
+  t.equal(env.props(before)['erpTaskStatus:status'], 'DONE', 'its status untouched');
+
+  const rest = await cli(['sap-data', ...where]);
+  t.notMatch(rest.stdout, before, 'read once: not again unless asked');
+  t.match(rest.stdout, unknown, 'one without data is asked again');
+
+  env.erp.customizing.supplierInvoices[0].RMWWR = '1200.00';
+  const again = await cli(['sap-data', '--doc', before, '--again', ...where]);
+  t.equal(again.code, 0, again.stderr);
+  t.equal(env.props(before)['erpData:amount'], 1200, 'SAP changed it, read again');
+
+  env.sandbox.faults.add({ method: 'PUT', path: `/id/${before}`, status: 409, body: '{}', times: 1 });
+  const conflict = await cli(['sap-data', '--doc', before, '--again', ...where]);
+  t.equal(conflict.code, 1);
+  t.match(conflict.stdout, `(${before}): nothing written\n    not written: `);
+  const other = await cli(['sap-data', '--doc', before, '--task', 'workflow', ...where]);
+  t.equal(other.code, 2, 'a DONE document of another task');
+  env.fill(before, { 'erpHttpContent:source': 'GONE' });
+  const gone = await cli(['sap-data', '--doc', before, '--again', ...where]);
+  t.match(gone.stdout, `(${before}): nothing written\n    no ERP system "GONE"`);
+  const flow = await env.upload('ERP/Workflow', 'order.pdf');
+  await env.job();
+  t.match((await cli(['sap-data', '--task', 'workflow', ...where])).stdout, `(${flow}): nothing written\n`);
+
+  const notDone = await env.upload('ERP/Invoices', 'waiting.pdf');
+  await env.job();
+  const refused = await cli(['sap-data', '--doc', notDone, ...where]);
+  t.equal(refused.code, 2);
+  t.match(refused.stderr, 'is not a DONE document of a task that reads');
+  t.equal((await cli(['sap-data', '--doc', 'no-such-uid', ...where])).code, 2);
+});
+
+/** A supplier invoice linked by a run of the task as configured; its uid. */
+async function linkedUid(env: Env, objectId: string): Promise<string> {
+  const uid = await env.upload('ERP/Invoices', `invoice-${objectId}.pdf`);
+  await env.job();
+  env.fill(uid, { 'erpCreateALDocument:erpObjectId': objectId });
+  await env.job();
+  return uid;
+}

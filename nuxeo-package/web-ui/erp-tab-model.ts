@@ -1,5 +1,6 @@
 import type { UseCase } from '../../src/config/task-schema.js';
 import { STATUS } from '../../src/status/facet.js';
+import { HTTP_CONTENT_FACET } from '../../src/status/http-content.js';
 import { isSet, missingValues, ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../src/status/readiness.js';
 import { waitsForValues } from '../../src/status/transitions.js';
 import { DEFAULT_USER_INPUT, userInputOf } from '../../src/status/user-input.js';
@@ -141,6 +142,17 @@ export const SAP_DATA_KEYS = [
  * no time zone, or a user west of UTC would see the day before.
  */
 export const SAP_DATES: readonly string[] = ['erpData:documentDate', 'erpData:postingDate'];
+
+/**
+ * Stored by SAP through the content server: the feature's facet without a use case's. The job
+ * gives every document it labels, and its archive-link folder, a use-case facet; `serve` gives the
+ * documents SAP stores and their components none.
+ */
+export const storedBySap = (facets: readonly string[]): boolean =>
+  facets.includes(HTTP_CONTENT_FACET) && useCasesOf(facets).length === 0;
+
+/** Whether every component of a document SAP stores has arrived (false while a create is under way). */
+export const SAP_COMPLETE = 'erpSapDocument:complete';
 
 /** No value: what the job's readiness rules read as missing. */
 export const isEmpty = (value: unknown): boolean => !isSet(value);

@@ -1,5 +1,5 @@
 import { STATUS, STATUS_FACET } from '../../src/status/facet.js';
-import { HTTP_CONTENT_PROPERTIES } from '../../src/status/http-content.js';
+import { HTTP_CONTENT_PROPERTIES, SAP_BUSINESS_OBJECTS } from '../../src/status/http-content.js';
 import {
   changedValues,
   dateKind,
@@ -11,7 +11,9 @@ import {
   openInSapUrl,
   SAP_DATA_KEYS,
   SAP_DATES,
+  SAP_COMPLETE,
   shownMessage,
+  storedBySap,
   USE_CASE_FIELDS,
   userInputKeys,
   useCasesOf,
@@ -62,6 +64,10 @@ const template = Polymer.html`
     <div class="row"><span class="label">[[i18n('erp.status.message')]]</span>
       <span id="message">[[_message(document)]]</span></div>
   </template>
+  <template is="dom-if" if="[[_storedBySap(document)]]">
+    <div class="row"><span class="label">[[i18n('erp.status.businessObjects')]]</span>
+      <span id="businessObjects">[[_businessObjects(document, i18n)]]</span></div>
+  </template>
   <template is="dom-repeat" items="[[_statusRows(document, i18n)]]" as="row">
     <div class="row"><span class="label">[[row.label]]</span><span>[[row.value]]</span></div>
   </template>
@@ -70,13 +76,14 @@ const template = Polymer.html`
       <a id="openInSap" href$="[[_openUrl(document)]]" target="_blank" rel="noopener noreferrer">[[i18n('erp.openInSap')]]</a></div>
   </template>
 
-  <template is="dom-if" if="[[_sapData(document, i18n).length]]">
+  <template is="dom-if" if="[[_hasSapData(document)]]">
     <h3>[[i18n('erp.tab.sapData')]]</h3>
     <template is="dom-repeat" items="[[_sapData(document, i18n)]]" as="row">
       <div class="row sap-data"><span class="label">[[row.label]]</span><span>[[row.value]]</span></div>
     </template>
   </template>
 
+  <template is="dom-if" if="[[!_storedBySap(document)]]">
   <h3>[[i18n('erp.tab.values')]]</h3>
   <template is="dom-if" if="[[!editable]]">
     <p id="locked">[[_lockedText(document, i18n)]]</p>
@@ -104,6 +111,8 @@ const template = Polymer.html`
       <paper-button id="save" raised on-tap="_save" disabled$="[[!_canSave(document, values, saving)]]">[[i18n('erp.save')]]</paper-button>
       <span class="error" id="error" role="alert">[[error]]</span>
     </div>
+  </template>
+
   </template>
 
   <h3>[[i18n('erp.tab.connection')]]</h3>
@@ -173,6 +182,10 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
 
   _statusText(document: DocumentEntity | undefined): string {
     if (document === undefined) return '';
+    if (storedBySap(document.facets))
+      return this.i18n(
+        document.properties[SAP_COMPLETE] === false ? 'erp.status.storingBySap' : 'erp.status.storedBySap',
+      );
     if (!document.facets.includes(STATUS_FACET) || !document.properties[STATUS.status])
       return this.i18n('erp.status.none');
     const status = String(document.properties[STATUS.status]);
@@ -202,6 +215,16 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
     return (document && shownMessage(document.properties)) ?? '';
   }
 
+  _storedBySap(document: DocumentEntity | undefined): boolean {
+    return document !== undefined && storedBySap(document.facets);
+  }
+
+  /** What SAP linked a document it stored to, as `reconcile` last read SAP's link table; not known before. */
+  _businessObjects(document: DocumentEntity | undefined): string {
+    const objects = document?.properties[SAP_BUSINESS_OBJECTS];
+    return isEmpty(objects) ? this.i18n('erp.status.businessObjectsUnknown') : String(objects);
+  }
+
   _openUrl(document: DocumentEntity | undefined): string {
     return (document && openInSapUrl(document.properties)) ?? '';
   }
@@ -220,6 +243,10 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
     return SAP_DATES.includes(key)
       ? this.formatDate(properties[key], undefined, 'Etc/UTC')
       : this._text(properties[key]);
+  }
+
+  _hasSapData(document: DocumentEntity | undefined): boolean {
+    return SAP_DATA_KEYS.some((key) => !isEmpty(document?.properties[key]));
   }
 
   _amount(amount: unknown, currency: unknown): string {

@@ -46,7 +46,7 @@ export const customizingSchema = z.strictObject({
         BELNR: z.string().regex(/^\d{10}$/),
         GJAHR: z.string().regex(/^\d{4}$/),
         BUKRS: name,
-        LIFNR: name,
+        LIFNR: z.string().regex(/^\d{1,10}$/),
         RMWWR: z.string().regex(/^\d+\.\d{2}$/),
         WAERS: name,
         BLDAT: z.string().regex(/^\d{8}$/),
@@ -60,7 +60,7 @@ export const customizingSchema = z.strictObject({
       z.strictObject({
         EBELN: z.string().regex(/^\d{10}$/),
         BUKRS: name,
-        LIFNR: name,
+        LIFNR: z.string().regex(/^\d{1,10}$/),
         EKORG: name,
         WAERS: name,
         BEDAT: z.string().regex(/^\d{8}$/),

@@ -329,8 +329,8 @@ const startWorkflow: RfcFunction = ({ client, params, tables, customizing }) => 
   return { RETURN_CODE: '0', WORKITEM_ID: id, NEW_STATUS: 'READY', MESSAGE_LINES: [] };
 };
 
-/** SAP's ALPHA conversion: a number kept with leading zeros to its field's length (a vendor's LIFNR, 10). */
-const alpha = (value: string, length: number): string => (/^\d+$/.test(value) ? value.padStart(length, '0') : value);
+/** SAP's ALPHA conversion of a number (the customizing's vendors are numbers): kept with leading zeros to its field's length (LIFNR, 10). */
+const alpha = (value: string, length: number): string => value.padStart(length, '0');
 /** An ABAP date (`YYYYMMDD`) as asXML writes it. */
 const asXmlDate = (date: string): string => `${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}`;
 /** A BAPI's RETURN table with one error row (BAPIRET2). */

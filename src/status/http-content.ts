@@ -9,3 +9,11 @@ export const HTTP_CONTENT_PROPERTIES = [
   'modified',
   'scanPerformed',
 ].map((name) => `erpHttpContent:${name}`);
+
+/**
+ * What a document SAP stored through the content server carries besides (create, mCreate): its
+ * protection, whether every component arrived, and the business objects SAP linked it to on its
+ * side, as `reconcile` reads them from SAP's link table.
+ */
+export const SAP_DOCUMENT_FACET = 'fct_erp_sap_document';
+export const SAP_BUSINESS_OBJECTS = 'erpSapDocument:businessObjects';

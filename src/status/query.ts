@@ -47,6 +47,11 @@ export function statusQuery(task: TaskConfig, status: Status): string {
   return scoped(task, `${S.status} = ${nxqlString(status)}`);
 }
 
+/** A task's DONE documents, only those without a value for `unset` when given (`sap-data`). */
+export function doneQuery(task: TaskConfig, unset?: string): string {
+  return scoped(task, `${S.status} = 'DONE'${unset === undefined ? '' : ` AND ${unset} IS NULL`}`);
+}
+
 /** A task's DONE documents whose last attempt falls on a day from `from` to `until` (UTC, both included), for `reconcile`. */
 export function doneBetween(task: TaskConfig, from: Date, until: Date): string {
   const end = new Date(until.getTime() + 24 * 3600 * 1000);

@@ -241,3 +241,39 @@ t.test(
     t.equal(await tab.locator('#status').textContent(), 'Being sent to SAP', 'opened again, it says where it stands');
   },
 );
+
+t.test(
+  'a document SAP stored through the content server shows as stored by SAP, with what SAP linked it to once known',
+  async (t) => {
+    const env = await sandboxEnv(t, { webUiDir: await webUiFolder() });
+    // What `serve` leaves for a create of SAP's (archive-writer.ts): a folder named by its docId with both facets.
+    const { store } = env.sandbox;
+    const actor = env.sandbox.actor();
+    const parent = store.getByPath('/default-domain/workspaces/ERP') as StoredDoc;
+    let stored = store.create(actor, parent, { type: 'Folder', name: 'SAPSTORED0001', properties: {} }, NO_BLOBS);
+    stored = store.addFacet(actor, store.addFacet(actor, stored, 'fct_erp_http_content'), 'fct_erp_sap_document');
+    env.fill(stored.uid, {
+      'erpHttpContent:docId': 'SAPSTORED0001',
+      'erpHttpContent:archiveId': 'Z1',
+      'erpHttpContent:source': 'S4H',
+      'erpHttpContent:compId': '',
+      'erpSapDocument:complete': true,
+    });
+    const page = await (await browserFor(t, ADMIN)).newPage();
+    await open(page, env.baseUrl, stored.uid);
+    const tab = page.locator('nuxeo-erp-tab');
+    t.equal(await tab.locator('#status').textContent(), 'Stored by SAP');
+    t.match(await tab.locator('#businessObjects').textContent(), /^not known yet: .*connect2erp reconcile/);
+    t.equal(await tab.locator('h3', { hasText: 'Values for SAP' }).count(), 0, 'no values to give: SAP has them');
+    t.equal(await tab.locator('h3', { hasText: 'Data from SAP' }).count(), 0, 'none read');
+
+    env.fill(stored.uid, { 'erpSapDocument:businessObjects': 'BUS2081 51056001012026' });
+    await open(page, env.baseUrl, stored.uid);
+    t.equal(await tab.locator('#businessObjects').textContent(), 'BUS2081 51056001012026', 'as reconcile wrote it');
+    await shoot(page, 'erp-tab-stored-by-sap.png');
+
+    env.fill(stored.uid, { 'erpSapDocument:complete': false });
+    await open(page, env.baseUrl, stored.uid, 'de');
+    t.equal(await tab.locator('#status').textContent(), 'Wird von SAP abgelegt: noch nicht alle Teile angekommen');
+  },
+);

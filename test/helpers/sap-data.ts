@@ -32,10 +32,19 @@ export async function invoiceEnv(
   read: 'read-supplier-invoice' | 'read-purchase-order' = 'read-supplier-invoice',
 ): Promise<Env> {
   const env = await sandboxEnv(t, { mapping: INVOICES, ...options });
+  configureReads(env, transport, read);
+  return env;
+}
+
+/** The link task over `transport` reading SAP's data with the `read` template, and S4H opening supplier invoices in SAP. */
+export function configureReads(
+  env: Env,
+  transport: 'RFC' | 'Rest' = 'RFC',
+  read: 'read-supplier-invoice' | 'read-purchase-order' = 'read-supplier-invoice',
+): void {
   const task = join(env.location.jobsDir, 'link.yaml');
   writeFileSync(task, readFileSync(task, 'utf8').replace(/^function: RFC.*$/m, `function: ${transport}`));
   appendFileSync(task, templateYaml(read, transport) as string);
   const erp = join(env.location.configDir, 'erpHttp.yaml');
   writeFileSync(erp, readFileSync(erp, 'utf8').replace(/^ *maxConcurrentCalls: 8\n/m, `$&${OPEN_IN_SAP}`));
-  return env;
 }

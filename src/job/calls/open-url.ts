@@ -20,7 +20,12 @@ export function openUrl(system: ErpSystemConfig, doc: RepositoryDocument): strin
 /** The properties the systems' templates read from a document: what a task's search must ask back. */
 export const openUrlReads = (systems: readonly ErpSystemConfig[]): string[] =>
   systems.flatMap((system) =>
-    Object.values(system.openInSap ?? {}).flatMap((template) =>
-      Object.values(template.values).flatMap((spec) => (spec.property === undefined ? [] : [spec.property])),
-    ),
+    system.openInSap === undefined
+      ? []
+      : [
+          OBJECT_TYPE,
+          ...Object.values(system.openInSap).flatMap((template) =>
+            Object.values(template.values).flatMap((spec) => (spec.property === undefined ? [] : [spec.property])),
+          ),
+        ],
   );

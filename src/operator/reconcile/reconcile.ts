@@ -16,6 +16,7 @@ import type { RepositoryReader } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import { drain } from '../../repository/pager.js';
 import { STATUS, STATUS_FACET, statusOf } from '../../status/facet.js';
+import { SAP_BUSINESS_OBJECTS, SAP_DOCUMENT_FACET } from '../../status/http-content.js';
 import { doneBetween } from '../../status/query.js';
 import { putBack } from '../../status/transitions.js';
 import { sapListings, type DayRange, type SapRow } from './sap-side.js';
@@ -53,6 +54,8 @@ export interface TaskReconciliation {
   sapRows: number;
   /** Rows of documents the job did not label (SAP's own, or stored through the content server). */
   foreign: number;
+  /** Documents SAP stored through the content server whose business objects were written on them (or, in a dry run, would be). */
+  sapStored: number;
   /** What could not be compared, and why (no read in SAP, a system not answering). */
   notChecked: string[];
   /** A read that should have answered did not (a system down, a refusal, a listing failed): exit 4. */
@@ -115,7 +118,15 @@ class TaskSide {
     private readonly deps: ReconcileDeps,
   ) {
     this.call = callFor(task);
-    this.summary = { task: task.name, looked: 0, sapRows: 0, foreign: 0, notChecked: [], incomplete: false };
+    this.summary = {
+      task: task.name,
+      looked: 0,
+      sapRows: 0,
+      foreign: 0,
+      sapStored: 0,
+      notChecked: [],
+      incomplete: false,
+    };
   }
 
   adapter(system: string): CallAdapter | undefined {
@@ -282,7 +293,7 @@ async function listSap(side: TaskSide, range: DayRange, deps: ReconcileDeps, fin
         try {
           for await (const rows of listing(erp, repository, range, dateFormat)) {
             side.summary.sapRows += rows.length;
-            await matchRows(side, system, rows, deps, findings);
+            await matchRows(side, { system, repository }, rows, deps, findings);
           }
         } catch (error) {
           const { scope } = error as Connect2ErpError;
@@ -297,16 +308,19 @@ async function listSap(side: TaskSide, range: DayRange, deps: ReconcileDeps, fin
 /** Rows of one document more than once are `twice`; rows of a job's document that is not DONE are `not done`. */
 async function matchRows(
   side: TaskSide,
-  system: string,
+  where: { system: string; repository: string },
   rows: SapRow[],
   deps: ReconcileDeps,
   findings: Findings,
 ): Promise<void> {
+  const { system } = where;
   const byDocument = new Map<string, string[]>();
+  const objects = new Map<string, string[]>();
   for (const row of rows) {
     const what = byDocument.get(row.docId) ?? [];
     byDocument.set(row.docId, what);
     what.push(row.what);
+    if (row.object !== undefined) objects.set(row.docId, [...(objects.get(row.docId) ?? []), row.object]);
   }
   const base = { task: side.task.name, system };
   for (const [docId, what] of byDocument)
@@ -327,9 +341,44 @@ async function matchRows(
             detail: `${finding.detail}: ${(byDocument.get(finding.docId) as string[]).join('; ')}`,
           });
       }
-    side.summary.foreign += batch.filter((id) => !known.has(id)).length;
+    const foreign = batch.filter((id) => !known.has(id));
+    side.summary.foreign += foreign.length;
+    await noteSapLinks(side, where.repository, foreign, objects, deps);
   }
 }
+
+/**
+ * Documents SAP stored through the content server and linked on its side (ARCHIV_CONNECTION_INSERT
+ * in SAP, which the connector never sees): the business objects SAP's link table names are written
+ * on them, so that the ERP tab and searches show what they belong to. One changed meanwhile is
+ * left for the next reconciliation.
+ */
+async function noteSapLinks(
+  side: TaskSide,
+  repository: string,
+  ids: string[],
+  objects: Map<string, string[]>,
+  deps: ReconcileDeps,
+): Promise<void> {
+  const linked = ids.filter((id) => objects.has(id));
+  if (linked.length === 0) return;
+  for await (const page of drain(deps.client, storedBySap(repository, linked), PAGE))
+    for (const doc of page) {
+      const value = (objects.get(String(doc.properties[DOC_ID])) as string[]).join('; ');
+      if (doc.properties[SAP_BUSINESS_OBJECTS] === value) continue;
+      try {
+        await deps.writer.update(doc, { [SAP_BUSINESS_OBJECTS]: value });
+        side.summary.sapStored++;
+      } catch (error) {
+        // Changed meanwhile (409) or refused: left for the next reconciliation, which reads SAP again.
+        deps.log.warn('business objects not written', { uid: doc.uid, path: doc.path, error: errorMessage(error) });
+      }
+    }
+}
+
+/** The documents SAP stored in a content repository with these ArchiveLink ids. */
+const storedBySap = (repository: string, ids: string[]): string =>
+  `SELECT * FROM Document WHERE ecm:mixinType = ${nxqlString(SAP_DOCUMENT_FACET)} AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ${REPOSITORY} = ${nxqlString(repository)} AND ${DOC_ID} IN ${nxqlList(ids)}`;
 
 /** The job's documents (status facet) with these ArchiveLink ids; archive-link folders share the id, without the facet. */
 const ofDocIds = (ids: string[]): string =>

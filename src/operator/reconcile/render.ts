@@ -14,7 +14,10 @@ export function renderReconciliation(result: Reconciliation): string {
   ];
   for (const task of result.tasks) {
     lines.push(
-      `task ${task.task}: ${task.looked} DONE document(s) looked up in SAP; ${task.sapRows} row(s) of SAP's listed, ${task.foreign} of documents the job did not label`,
+      `task ${task.task}: ${task.looked} DONE document(s) looked up in SAP; ${task.sapRows} row(s) of SAP's listed, ${task.foreign} of documents the job did not label` +
+        (task.sapStored > 0
+          ? `; ${task.sapStored} document(s) SAP stored ${result.dryRun ? 'would get' : 'got'} the business objects SAP linked them to`
+          : ''),
       ...task.notChecked.map((reason) => `  not checked: ${reason}`),
     );
   }

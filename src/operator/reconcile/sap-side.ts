@@ -11,6 +11,8 @@ import type { ErpPort } from '../../ports/erp-port.js';
 export interface SapRow {
   docId: string;
   what: string;
+  /** A link's business object, `BKPF 100019000000222023`. */
+  object?: string;
 }
 
 /** The days a reconciliation covers (UTC), both included. */
@@ -53,10 +55,10 @@ async function linksOn(erp: ErpPort<RfcRequest>, repository: string, day: string
       functionName: 'ARCHIV_GET_CONNECTIONS',
       params: { ARCHIV_ID: repository, FROM_AR_DATE: day, UNTIL_AR_DATE: day, CONNECTIONS: [] },
     });
-    return tableRows(answer.CONNECTIONS).map((row) => ({
-      docId: String(row.ARC_DOC_ID),
-      what: `link ${String(row.SAP_OBJECT)} ${String(row.OBJECT_ID)}`,
-    }));
+    return tableRows(answer.CONNECTIONS).map((row) => {
+      const object = `${String(row.SAP_OBJECT)} ${String(row.OBJECT_ID)}`;
+      return { docId: String(row.ARC_DOC_ID), what: `link ${object}`, object };
+    });
   } catch (error) {
     if (error instanceof RfcFault && error.fault.exception === 'NOTHING_FOUND') return [];
     throw error;
