@@ -6,6 +6,7 @@ import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 import { FIXTURE_AUTH_ID, fixture, servedEnv } from './helpers/content-server.js';
 import { MAPPING, sandboxEnv, type Env } from './helpers/env.js';
 import { cli, PROJECT } from './helpers/run-cli.js';
+import { templateYaml } from '../src/config/templates.js';
 
 /** `connect2erp doctor` against the sandboxes: all well, then with each fault a landscape can have. */
 t.setTimeout(300_000);
@@ -737,3 +738,29 @@ t.test(
     t.match(find((await doctor(env)).checks, /HTTP 500/), { outcome: 'fail' });
   },
 );
+
+t.test("a task's read of SAP's data: callable, and its interface compared like the call's", async (t) => {
+  const env = await sandboxEnv(t);
+  const job = join(env.location.jobsDir, 'link.yaml');
+  const linkYaml = readFileSync(job, 'utf8');
+  writeFileSync(job, `${linkYaml}${templateYaml('read-supplier-invoice', 'RFC') as string}`);
+  const { checks } = await doctor(env);
+  t.match(find(checks, /^BAPI_INCOMINGINVOICE_GETDETAIL may be called/), { outcome: 'pass' });
+  t.match(find(checks, /^task link: /), { outcome: 'pass' });
+
+  writeFileSync(
+    job,
+    `${linkYaml}${(templateYaml('read-supplier-invoice', 'RFC') as string).replace('INVOICEDOCNUMBER:', 'INVOICENUMBER:').replace('- RETURN', '- RESULTS')}`,
+  );
+  const broken = find((await doctor(env)).checks, /^task link: /);
+  t.equal(broken?.outcome, 'fail');
+  t.match(
+    broken?.found,
+    'read BAPI_INCOMINGINVOICE_GETDETAIL: INVOICENUMBER is not a parameter of BAPI_INCOMINGINVOICE_GETDETAIL',
+  );
+  t.match(broken?.found, 'read BAPI_INCOMINGINVOICE_GETDETAIL: INVOICEDOCNUMBER is a mandatory parameter');
+  t.match(
+    broken?.found,
+    'read BAPI_INCOMINGINVOICE_GETDETAIL: RESULTS, where the read reads its answer, is not a table',
+  );
+});

@@ -122,14 +122,21 @@ export function dateKind(value: unknown): 'dateTime' | 'date' | undefined {
 export function openInSapUrl(properties: Properties): string | undefined {
   const url = properties[STATUS.sapUrl];
   if (properties[STATUS.status] !== 'DONE' || typeof url !== 'string' || !/^https?:\/\//i.test(url)) return undefined;
-  return URL.canParse(url) ? url : undefined;
+  try {
+    // Not URL.canParse: Web UI runs in browsers older than it (Chrome 120, Firefox 115, Safari 17).
+    new URL(url);
+    return url;
+  } catch {
+    return undefined;
+  }
 }
 
-/** SAP's data the package's schema keeps (erp_data.xsd), in the order the tab shows it; the amount with its currency. */
+/** SAP's data the package's schema keeps (erp_data.xsd), in the order the tab shows it; the currency with the amount when there is one. */
 export const SAP_DATA_KEYS = [
   'erpData:vendor',
   'erpData:companyCode',
   'erpData:amount',
+  'erpData:currency',
   'erpData:documentDate',
   'erpData:postingDate',
   'erpData:reference',

@@ -65,7 +65,7 @@ const template = Polymer.html`
       <span id="message">[[_message(document)]]</span></div>
   </template>
   <template is="dom-if" if="[[_storedBySap(document)]]">
-    <div class="row"><span class="label">[[i18n('erp.status.businessObjects')]]</span>
+    <div class="row"><span class="label">[[_businessObjectsLabel(i18n)]]</span>
       <span id="businessObjects">[[_businessObjects(document, i18n)]]</span></div>
   </template>
   <template is="dom-repeat" items="[[_statusRows(document, i18n)]]" as="row">
@@ -219,6 +219,10 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
     return document !== undefined && storedBySap(document.facets);
   }
 
+  _businessObjectsLabel(): string {
+    return this.i18n(labelKey(SAP_BUSINESS_OBJECTS));
+  }
+
   /** What SAP linked a document it stored to, as `reconcile` last read SAP's link table; not known before. */
   _businessObjects(document: DocumentEntity | undefined): string {
     const objects = document?.properties[SAP_BUSINESS_OBJECTS];
@@ -232,7 +236,10 @@ export class ErpTab extends Polymer.mixinBehaviors([Nuxeo.I18nBehavior, Nuxeo.Fo
   /** SAP's data read after the link: each value the document has, the amount in the user's number format with its currency. */
   _sapData(document: DocumentEntity | undefined): Array<{ label: string; value: string }> {
     const properties = document?.properties ?? {};
-    return SAP_DATA_KEYS.filter((key) => !isEmpty(properties[key])).map((key) => ({
+    // The currency goes with the amount; alone (a purchase order's), it has a row of its own.
+    const shown = (key: string): boolean =>
+      !isEmpty(properties[key]) && !(key === 'erpData:currency' && !isEmpty(properties['erpData:amount']));
+    return SAP_DATA_KEYS.filter(shown).map((key) => ({
       label: this.i18n(labelKey(key)),
       value: this._sapValue(key, properties),
     }));

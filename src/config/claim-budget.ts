@@ -10,13 +10,14 @@ export const CLAIM_MARGIN_MS = 60_000;
  * The longest a task's claim must hold on a document: its calls to SAP, each up to the system's
  * connection and answer time-outs. A claim covers, at worst, the document looked up and sent, and
  * once more after a runtime error (job/calls/execute.ts); a list covers one call, and a document
- * that goes again alone after it takes a new claim. A claim that expired during its own call would
+ * that goes again alone after it takes a new claim; a read of SAP's data after a link is one more. A claim that expired during its own call would
  * let another run take the document over while SAP may still be working on it.
  */
 function callsPerClaim(task: TaskConfig): number {
   const { call } = callFor(task);
   const lookups = call.lookup === undefined ? 0 : Array.isArray(call.lookup) ? call.lookup.length : 1;
-  return 2 * (1 + lookups);
+  // A link's read of SAP's data runs after its call, under the same claim (lanes/lane.ts).
+  return 2 * (1 + lookups) + (task.read === undefined ? 0 : 1);
 }
 
 /** Each enabled task's claimTimeoutMs against the calls it covers, on every system the task may call. */

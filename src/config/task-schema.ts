@@ -58,6 +58,12 @@ export const taskSchema = z
     read: readSchema.optional(),
   })
   .superRefine((task, ctx) => {
+    if (task.read !== undefined && task.useCase !== 'link')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['read'],
+        message: "only a link names the business object whose data SAP gives: declare read in the link task's file",
+      });
     if (task.read !== undefined)
       for (const problem of readProblems(task.read, task.function))
         ctx.addIssue({ code: 'custom', path: ['read', ...problem.path], message: problem.message });

@@ -2,7 +2,9 @@ import { ConfigError, errorMessage } from '../../common/errors.js';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
 import type { TaskConfig } from '../config/task-schema.js';
 import { callFor } from '../config/templates.js';
-import { afterLink, type AfterLink } from '../job/calls/after-link.js';
+import { afterLink } from '../job/calls/after-link.js';
+import { OBJECT_TYPE } from '../job/calls/open-url.js';
+import { nxqlList } from '../nxql/literal.js';
 import { READ_AT } from '../job/calls/read-back.js';
 import type { LaneDeps } from '../job/lanes/context.js';
 import { taskReads } from '../job/sources/reads.js';
@@ -47,14 +49,31 @@ export async function readSapData(
   onRecord: (record: SapDataRecord) => void,
 ): Promise<void> {
   const systems = [...deps.systems.values()];
-  const reading = tasks.filter((task) => task.read !== undefined || systems.some((s) => s.openInSap !== undefined));
+  const reading = tasks.filter((task) => task.read !== undefined || openedTypes(task, systems).length > 0);
   if (options.uid !== undefined) return one(reading, options.uid, deps, onRecord);
   for (const task of reading) {
-    const query = doneQuery(task, options.again ? undefined : task.read === undefined ? STATUS.sapUrl : READ_AT);
+    const query = doneQuery(task, options.again ? undefined : notYet(task, systems));
     const reads = taskReads(task, callFor(task).call, systems);
     for await (const page of drain(deps.client, query, PAGE, undefined, reads))
       for (const doc of page) onRecord(await readOne(task, doc, deps));
   }
+}
+
+/** The object types the task's systems open in SAP; only a link names one (its read too: task-schema.ts). */
+function openedTypes(task: TaskConfig, systems: ErpSystemConfig[]): string[] {
+  if (task.useCase !== 'link') return [];
+  const own = systems.filter((system) => task.systems?.includes(system.name) ?? true);
+  return [...new Set(own.flatMap((system) => Object.keys(system.openInSap ?? {})))];
+}
+
+/** What a document lacks: SAP's data never read, or an address for an object type that has a template. */
+function notYet(task: TaskConfig, systems: ErpSystemConfig[]): string {
+  const types = openedTypes(task, systems);
+  const lacking = [
+    ...(task.read === undefined ? [] : [`${READ_AT} IS NULL`]),
+    ...(types.length === 0 ? [] : [`(${STATUS.sapUrl} IS NULL AND ${OBJECT_TYPE} IN ${nxqlList(types)})`]),
+  ];
+  return lacking.join(' OR ');
 }
 
 /** `--doc`: a DONE document of one of the tasks. */
@@ -81,7 +100,9 @@ async function readOne(task: TaskConfig, doc: RepositoryDocument, deps: SapDataD
   if (system === undefined)
     return { ...record, written: [], problems: [`no ERP system "${String(doc.properties['erpHttpContent:source'])}"`] };
   const erp = { RFC: deps.erpFor(system.name, 'RFC'), Rest: deps.erpFor(system.name, 'Rest') };
-  const after = afterLink(task, system, erp, deps.now) as AfterLink;
+  const after = afterLink(task, system, erp, deps.now);
+  // Its system opens nothing in SAP and the task reads nothing: nothing to have.
+  if (after === undefined) return { ...record, written: [], problems: [] };
   const { properties, problems } = await after(doc);
   if (Object.keys(properties).length === 0) return { ...record, written: [], problems };
   try {

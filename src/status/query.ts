@@ -47,9 +47,9 @@ export function statusQuery(task: TaskConfig, status: Status): string {
   return scoped(task, `${S.status} = ${nxqlString(status)}`);
 }
 
-/** A task's DONE documents, only those without a value for `unset` when given (`sap-data`). */
-export function doneQuery(task: TaskConfig, unset?: string): string {
-  return scoped(task, `${S.status} = 'DONE'${unset === undefined ? '' : ` AND ${unset} IS NULL`}`);
+/** A task's DONE documents, those that also meet `condition` when given (`sap-data`). */
+export function doneQuery(task: TaskConfig, condition?: string): string {
+  return scoped(task, `${S.status} = 'DONE'${condition === undefined ? '' : ` AND (${condition})`}`);
 }
 
 /** A task's DONE documents whose last attempt falls on a day from `from` to `until` (UTC, both included), for `reconcile`. */

@@ -35,9 +35,7 @@ export function afterLink(
 ): AfterLink | undefined {
   const { read } = task;
   if (read === undefined && system.openInSap === undefined) return undefined;
-  // An RFC task's systems have an rfc connection (config/load.ts checks it).
-  const dateFormat: DateFormat =
-    task.function === 'RFC' ? (system.rfc as { dateFormat: DateFormat }).dateFormat : 'YYYY-MM-DD';
+  const dateFormat: DateFormat = task.function === 'RFC' ? (system.rfc?.dateFormat ?? 'YYYY-MM-DD') : 'YYYY-MM-DD';
   return async (doc) => {
     const properties: Record<string, unknown> = {};
     const problems: string[] = [];
@@ -52,6 +50,12 @@ export function afterLink(
       task.function === 'RFC'
         ? { transport: 'RFC' as const, erp: erp.RFC as ErpPort<RfcRequest> }
         : { transport: 'Rest' as const, erp: erp.Rest as ErpPort<RestRequest> };
+    // A document linked over a connection its system no longer has (`sap-data` after a change).
+    if (port.erp === undefined)
+      return {
+        properties,
+        problems: [...problems, `SAP's data not read: ${system.name} has no ${task.function} connection`],
+      };
     const data = await readBack(read, port, doc, { typeOf, dateFormat, now: now() });
     return { properties: { ...properties, ...data.properties }, problems: [...problems, ...data.problems] };
   };

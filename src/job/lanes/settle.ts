@@ -1,5 +1,4 @@
 import {
-  BadRequestError,
   ConflictError,
   errorMessage,
   NotSentError,
@@ -79,9 +78,10 @@ async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: Settle
 
 /**
  * DONE, with what the link brought ("Open in SAP", SAP's data). Values the repository will not keep
- * never cost the link: refused (400), the DONE is written again without them; accepted but not
- * stored (a property of a schema the document lacks), the DONE stands and its message says which.
- * Answers the message and the properties written, or false when taken over.
+ * never cost the link: accepted but not stored (a property of a schema the document lacks), the
+ * DONE stands and the record says which; a write refused or failed for any other reason is made
+ * again without them, saying why, so that no run finds the same link and fails on the same values
+ * again. Answers the message and the properties written, or false when taken over.
  */
 async function writeDone(
   ctx: TaskContext,
@@ -93,13 +93,12 @@ async function writeDone(
   try {
     return (await write(ctx, claimed, { ...done(reference, message), ...written })) && { message, properties: written };
   } catch (error) {
-    if (error instanceof PropertiesDroppedError && error.dropped.every((key) => key in written)) {
-      const why = told(`SAP's data was not stored: ${error.dropped.join(', ')} (is its schema on the document?)`);
-      await ctx.deps.writer.update(error.document, { [STATUS.message]: why });
+    if (Object.keys(written).length === 0) throw error;
+    if (error instanceof PropertiesDroppedError) {
+      const why = `SAP's data may not have been stored: ${error.dropped.join(', ')} (is its schema on the document, and the value of its type?)`;
       const kept = Object.entries(written).filter(([key]) => !error.dropped.includes(key));
-      return { message: why, properties: Object.fromEntries(kept) };
+      return { message: told(why), properties: Object.fromEntries(kept) };
     }
-    if (Object.keys(written).length === 0 || !(error instanceof BadRequestError)) throw error;
     const why = told(`SAP's data was not written: ${errorMessage(error)}`);
     return (await write(ctx, claimed, done(reference, why))) && { message: why, properties: {} };
   }

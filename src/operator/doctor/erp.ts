@@ -34,6 +34,9 @@ const HARMLESS: Record<string, RfcParams> = {
   ARCHIV_GET_CONNECTIONS: { ARC_DOC_ID: NO_DOCUMENT, CONNECTIONS: [] },
   // An empty list: no row to store (sap-setup.md: inferred, not confirmed by SAP).
   BAPI_BARCODE_SENDLIST: { BARCODETABLE: [], RETURN: {} },
+  // The read templates: reads, of a document that does not exist (RETURN type E, nothing changed).
+  BAPI_INCOMINGINVOICE_GETDETAIL: { INVOICEDOCNUMBER: '0000000000', FISCALYEAR: '0000', RETURN: [] },
+  BAPI_PO_GETDETAIL1: { PURCHASEORDER: '0000000000', RETURN: [] },
 };
 
 /**
@@ -61,6 +64,7 @@ export async function checkErp(
   const functions = new Set([
     ...calls.map((call) => call.function),
     ...lookups.flatMap((step) => ('function' in step ? [step.function] : [])),
+    ...sending.flatMap(({ task }) => (task.read === undefined ? [] : [task.read.function as string])),
   ]);
   for (const name of functions) await checkCallable(section, rfc, name);
   await checkInterfaces(section, rfc, sending);

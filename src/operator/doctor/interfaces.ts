@@ -1,5 +1,5 @@
 import { FunctionRefusalError, errorMessage } from '../../../common/errors.js';
-import { TARGET, type RfcCallConfig, type ValueSpec } from '../../config/call-schema.js';
+import { TARGET, type ReadConfig, type RfcCallConfig, type ValueSpec } from '../../config/call-schema.js';
 import type { TaskConfig } from '../../config/task-schema.js';
 import { RfcFault } from '../../erp/rfc-fault.js';
 import { tableRows } from '../../erp/soap.js';
@@ -52,8 +52,8 @@ interface Use {
   function: string;
   role: string;
   targets: Record<string, ValueSpec | string>;
-  /** The table of the answer a lookup reads. */
-  reads?: string;
+  /** Tables of the answer it reads: a lookup's list, a read's `tables`. */
+  reads?: string[];
 }
 
 /** The read of `name` made once, its promise shared by every later asker. */
@@ -124,14 +124,19 @@ function parseTarget(target: string): { name: string; row: boolean; field?: stri
 /** A value's longest form, when the task declares it: `length`. */
 const allowed = (spec: ValueSpec | string): number | undefined => (typeof spec === 'string' ? undefined : spec.length);
 
-/** The function modules a task calls and what each is given. */
-function usesOf(call: RfcCallConfig): Use[] {
+/** The function modules a task calls and what each is given: its call, its lookups, its read of SAP's data. */
+function usesOf(call: RfcCallConfig, read: ReadConfig | undefined): Use[] {
   const lookups = (call.lookup ?? []).flatMap((step): Use[] =>
     'function' in step
-      ? [{ function: step.function, role: 'lookup', targets: step.parameters, reads: step.found.list }]
+      ? [{ function: step.function, role: 'lookup', targets: step.parameters, reads: [step.found.list] }]
       : [],
   );
-  return [{ function: call.function, role: 'call', targets: call.parameters }, ...lookups];
+  // An RFC task's read names a function module (call-schema.ts, readProblems).
+  const reads: Use[] =
+    read === undefined
+      ? []
+      : [{ function: read.function as string, role: 'read', targets: read.parameters, reads: read.tables }];
+  return [{ function: call.function, role: 'call', targets: call.parameters }, ...lookups, ...reads];
 }
 
 /** Problems of one use against SAP's interface, and for each structure it fills, the fields it leaves empty. */
@@ -187,8 +192,9 @@ async function compare(dictionary: Dictionary, use: Use): Promise<{ problems: st
     if (parameter.kind === 'I' && !parameter.optional && !filled.has(name) && !(name in use.targets))
       problems.push(`${name} is a mandatory parameter of ${use.function} the task leaves out`);
   }
-  if (use.reads !== undefined && iface.get(use.reads)?.kind !== 'T')
-    problems.push(`${use.reads}, where the lookup reads its answer, is not a table of ${use.function}`);
+  for (const table of use.reads ?? [])
+    if (iface.get(table)?.kind !== 'T')
+      problems.push(`${table}, where the ${use.role} reads its answer, is not a table of ${use.function}`);
   return { problems, notes: structureNotes(filled) };
 }
 
@@ -230,9 +236,9 @@ export async function checkInterfaces(
     try {
       const problems: string[] = [];
       const notes: string[] = [];
-      for (const use of usesOf(call)) {
+      for (const use of usesOf(call, task.read)) {
         const compared = await compare(dictionary, use);
-        problems.push(...compared.problems.map((p) => (use.role === 'call' ? p : `lookup ${use.function}: ${p}`)));
+        problems.push(...compared.problems.map((p) => (use.role === 'call' ? p : `${use.role} ${use.function}: ${p}`)));
         if (use.role === 'call') notes.push(...compared.notes);
       }
       for (const step of call.lookup ?? [])
@@ -249,7 +255,7 @@ export async function checkInterfaces(
         section.failed(
           what,
           error,
-          `a function module the task calls does not exist on this system or is not remote-enabled (SE37, Attributes): correct rfc.function (or the lookup's) in the task file of ${task.name}`,
+          `a function module the task calls does not exist on this system or is not remote-enabled (SE37, Attributes): correct rfc.function (or the lookup's, or read.function) in the task file of ${task.name}`,
         );
       else section.failed(what, error, ADVICE_AUTH);
     }

@@ -349,9 +349,9 @@ async function matchRows(
 
 /**
  * Documents SAP stored through the content server and linked on its side (ARCHIV_CONNECTION_INSERT
- * in SAP, which the connector never sees): the business objects SAP's link table names are written
- * on them, so that the ERP tab and searches show what they belong to. One changed meanwhile is
- * left for the next reconciliation.
+ * in SAP, which the connector never sees): the business objects SAP's link table names are added
+ * to those written on them before, so that the ERP tab and searches show what they belong to (a
+ * link SAP deletes later stays listed). One changed meanwhile is left for the next reconciliation.
  */
 async function noteSapLinks(
   side: TaskSide,
@@ -364,10 +364,14 @@ async function noteSapLinks(
   if (linked.length === 0) return;
   for await (const page of drain(deps.client, storedBySap(repository, linked), PAGE))
     for (const doc of page) {
-      const value = (objects.get(String(doc.properties[DOC_ID])) as string[]).join('; ');
-      if (doc.properties[SAP_BUSINESS_OBJECTS] === value) continue;
+      // SAP's links are listed a day at a time: those of other days, written before, stay.
+      const known = String(doc.properties[SAP_BUSINESS_OBJECTS] ?? '')
+        .split('; ')
+        .filter((object) => object !== '');
+      const merged = [...new Set([...known, ...(objects.get(String(doc.properties[DOC_ID])) as string[])])];
+      if (merged.length === known.length) continue;
       try {
-        await deps.writer.update(doc, { [SAP_BUSINESS_OBJECTS]: value });
+        await deps.writer.update(doc, { [SAP_BUSINESS_OBJECTS]: merged.join('; ') });
         side.summary.sapStored++;
       } catch (error) {
         // Changed meanwhile (409) or refused: left for the next reconciliation, which reads SAP again.
