@@ -288,6 +288,8 @@ t.test(
     const conflict = await reconcile(env, '--task', 'link');
     t.match(conflict.result.tasks, [{ sapStored: 0 }]);
     t.equal(env.props(stored.uid)['erpSapDocument:businessObjects'] ?? null, null);
+    const dryText = await cli(['reconcile', '--task', 'link', '--dry-run', '--config', env.location.configDir]);
+    t.match(dryText.stdout, '1 document(s) SAP stored would get the business objects SAP linked them to');
     const dry = await reconcile(env, '--task', 'link', '--dry-run');
     t.match(dry.result.tasks, [{ foreign: 1, sapStored: 1 }]);
     t.equal(env.props(stored.uid)['erpSapDocument:businessObjects'] ?? null, null, 'a dry run writes nothing');

@@ -352,8 +352,27 @@ t.test('sap-data with a system that opens nothing in SAP, and one without the co
   const noRfc = await cli(['sap-data', ...where]);
   t.match(noRfc.stdout, `(${uid}): nothing written\n    SAP's data not read: S4R has no RFC connection`);
 
-  writeFileSync(task, readFileSync(task, 'utf8').replace(/^read:[\s\S]*?(?=^systems:)/m, ''));
+  const withRead = readFileSync(task, 'utf8');
+  writeFileSync(task, withRead.replace(/^read:[\s\S]*?(?=^systems:)/m, ''));
   const nothing = await cli(['sap-data', ...where]);
   t.equal(nothing.code, 0, nothing.stderr);
   t.match(nothing.stdout, `(${uid}): nothing written\n0 document(s)`, 'S4R opens nothing and the task reads nothing');
+  const all = ['--config', env.location.configDir];
+  env.fill(uid, { 'erpHttpContent:source': 'S4H' });
+  const addresses = await cli(['sap-data', ...all]);
+  t.match(
+    addresses.stdout,
+    `(${uid}): wrote erpTaskStatus:sapUrl\n1 document(s)`,
+    'without a read: those lacking an address',
+  );
+
+  // A read, and no system opening anything in SAP: those never read.
+  writeFileSync(task, withRead);
+  writeFileSync(erp, readFileSync(erp, 'utf8').replace(/^ *openInSap:\n(?: {6,}.*\n)*/m, ''));
+  const read = await cli(['sap-data', ...all]);
+  t.match(read.stdout, `(${uid}): wrote erpData:vendor`);
+  t.match((await cli(['sap-data', ...all])).stdout, /^0 document\(s\)/m, 'read once');
+  const again = await cli(['sap-data', '--again', ...all]);
+  t.equal(again.code, 0, again.stderr);
+  t.match(again.stdout, `(${uid}): wrote erpData:vendor`, 'every DONE document again');
 });

@@ -7,7 +7,7 @@ import { OBJECT_TYPE } from '../job/calls/open-url.js';
 import { nxqlList } from '../nxql/literal.js';
 import { READ_AT } from '../job/calls/read-back.js';
 import type { LaneDeps } from '../job/lanes/context.js';
-import { taskReads } from '../job/sources/reads.js';
+import { ownSystems, taskReads } from '../job/sources/reads.js';
 import type { Logger } from '../log.js';
 import type { RepositoryWriter } from '../ports/repository-writer.js';
 import { unlessMissing, type RepositoryReader } from '../repository/client.js';
@@ -62,8 +62,7 @@ export async function readSapData(
 /** The object types the task's systems open in SAP; only a link names one (its read too: task-schema.ts). */
 function openedTypes(task: TaskConfig, systems: ErpSystemConfig[]): string[] {
   if (task.useCase !== 'link') return [];
-  const own = systems.filter((system) => task.systems?.includes(system.name) ?? true);
-  return [...new Set(own.flatMap((system) => Object.keys(system.openInSap ?? {})))];
+  return [...new Set(ownSystems(task, systems).flatMap((system) => Object.keys(system.openInSap ?? {})))];
 }
 
 /** What a document lacks: SAP's data never read, or an address for an object type that has a template. */

@@ -163,6 +163,7 @@ t.test(
     await choice.click();
     await choice.locator('paper-item', { hasText: 'O – Organisationseinheit' }).click();
     t.notMatch(await start.getAttribute('class'), /missing/);
+    await shoot(page, 'erp-tab-workflow.png');
 
     const entity = JSON.stringify({ 'entity-type': 'exception', status: 503, message: 'the repository is restarting' });
     env.sandbox.faults.add({
@@ -209,6 +210,7 @@ t.test('the tab is only on documents with the facet, and read-only while the job
   await open(reader, env.baseUrl, uid);
   t.match(await reader.locator('nuxeo-erp-tab #locked').textContent(), /may read this document but not change/);
   t.equal(await reader.locator('nuxeo-erp-tab nuxeo-input').count(), 0, 'a user who may only read gets no form');
+  await shoot(reader, 'erp-tab-read-only.png');
 
   env.fill(uid, { 'erpTaskStatus:status': 'IN_PROGRESS' });
   await open(page, env.baseUrl, uid);
@@ -216,6 +218,24 @@ t.test('the tab is only on documents with the facet, and read-only while the job
   t.equal(await tab.locator('#status').textContent(), 'Being sent to SAP');
   t.match(await tab.locator('#locked').textContent(), /cannot be changed meanwhile/);
   t.equal(await tab.locator('nuxeo-input').count(), 0);
+  await shoot(page, 'erp-tab-in-progress.png');
+
+  env.fill(uid, {
+    'erpTaskStatus:status': 'RETRY',
+    'erpTaskStatus:attempts': 2,
+    'erpTaskStatus:message': 'ARCHIV_CONNECTION_INSERT: SAP did not answer within 30000 ms',
+    'erpTaskStatus:nextAttempt': '2026-11-26T09:30:00.000Z',
+  });
+  await open(page, env.baseUrl, uid);
+  t.equal(await tab.locator('#status').textContent(), 'SAP did not take it yet: the connector tries again');
+  t.equal(await tab.locator('#message').textContent(), 'ARCHIV_CONNECTION_INSERT: SAP did not answer within 30000 ms');
+  t.match(
+    await tab.locator('.row', { hasText: 'Attempts' }).textContent(),
+    /Attempts\s*2/,
+    'shown once there were any',
+  );
+  t.match(await tab.locator('.row', { hasText: 'Next attempt' }).textContent(), /November 26, 2026 9:30 AM/);
+  await shoot(page, 'erp-tab-retry.png');
 });
 
 t.test(

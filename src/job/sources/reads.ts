@@ -19,6 +19,10 @@ export function taskReads(
   const values = [call.parameters, task.read?.parameters ?? {}].flatMap((parameters) =>
     Object.values(parameters).flatMap((spec) => (spec.property === undefined ? [] : [spec.property])),
   );
-  const opened = openUrlReads(systems.filter((system) => task.systems?.includes(system.name) ?? true));
+  const opened = openUrlReads(ownSystems(task, systems));
   return [...READINESS_KEYS[task.useCase], ...values, ...opened, 'erpHttpContent:source', STATUS.claimedBy];
 }
+
+/** The systems a task may send to: its `systems`, or all. */
+export const ownSystems = (task: TaskConfig, systems: readonly ErpSystemConfig[]): ErpSystemConfig[] =>
+  systems.filter((system) => task.systems?.includes(system.name) ?? true);
