@@ -5,6 +5,7 @@ import { exceptionXml } from '../sandbox/erp/soap-codec.js';
 import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { cli } from './helpers/run-cli.js';
+import { storedBySap } from './helpers/sap-data.js';
 import { reconcile as reconcileIn, type Reconciliation } from '../src/operator/reconcile/reconcile.js';
 import { renderReconciliation } from '../src/operator/reconcile/render.js';
 import { erpPorts } from '../src/job/erp-ports.js';
@@ -263,18 +264,7 @@ t.test(
     await env.job({ task: 'link' });
     env.fill(invoice, { 'erpCreateALDocument:erpObjectId': '100019000000222023' });
     await env.job({ task: 'link' });
-    // What `serve` leaves for a create of SAP's (archive-writer.ts): a folder named by its docId with both facets.
-    const { store } = env.sandbox;
-    const actor = env.sandbox.actor();
-    const parent = store.getByPath('/default-domain/workspaces/ERP') as StoredDoc;
-    let stored = store.create(actor, parent, { type: 'Folder', name: 'SAPSTORED0001', properties: {} }, NO_BLOBS);
-    stored = store.addFacet(actor, store.addFacet(actor, stored, 'fct_erp_http_content'), 'fct_erp_sap_document');
-    env.fill(stored.uid, {
-      'erpHttpContent:docId': 'SAPSTORED0001',
-      'erpHttpContent:archiveId': 'Z1',
-      'erpHttpContent:source': 'S4H',
-      'erpSapDocument:complete': true,
-    });
+    const stored = { uid: storedBySap(env, 'SAPSTORED0001') };
     const [own] = env.erp.tables.links;
     env.erp.tables.links.push({
       ...own,

@@ -4,7 +4,7 @@ import t from 'tap';
 import type { Page } from 'playwright-core';
 import { NO_BLOBS, type StoredDoc } from '../../sandbox/repository/store.js';
 import { MAPPING, sandboxEnv } from '../helpers/env.js';
-import { invoiceEnv } from '../helpers/sap-data.js';
+import { invoiceEnv, storedBySap } from '../helpers/sap-data.js';
 import { browserFor, webUiFolder } from '../helpers/web-ui.js';
 
 // A browser and a page build: 11 s on an idle 2-core machine, several times that beside another suite.
@@ -266,19 +266,7 @@ t.test(
   'a document SAP stored through the content server shows as stored by SAP, with what SAP linked it to once known',
   async (t) => {
     const env = await sandboxEnv(t, { webUiDir: await webUiFolder() });
-    // What `serve` leaves for a create of SAP's (archive-writer.ts): a folder named by its docId with both facets.
-    const { store } = env.sandbox;
-    const actor = env.sandbox.actor();
-    const parent = store.getByPath('/default-domain/workspaces/ERP') as StoredDoc;
-    let stored = store.create(actor, parent, { type: 'Folder', name: 'SAPSTORED0001', properties: {} }, NO_BLOBS);
-    stored = store.addFacet(actor, store.addFacet(actor, stored, 'fct_erp_http_content'), 'fct_erp_sap_document');
-    env.fill(stored.uid, {
-      'erpHttpContent:docId': 'SAPSTORED0001',
-      'erpHttpContent:archiveId': 'Z1',
-      'erpHttpContent:source': 'S4H',
-      'erpHttpContent:compId': '',
-      'erpSapDocument:complete': true,
-    });
+    const stored = { uid: storedBySap(env, 'SAPSTORED0001') };
     const page = await (await browserFor(t, ADMIN)).newPage();
     await open(page, env.baseUrl, stored.uid);
     const tab = page.locator('nuxeo-erp-tab');

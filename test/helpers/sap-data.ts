@@ -2,6 +2,7 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { templateYaml } from '../../src/config/templates.js';
+import { NO_BLOBS, type StoredDoc } from '../../sandbox/repository/store.js';
 import { MAPPING, sandboxEnv, type Env } from './env.js';
 
 /** The shipped mapping with supplier invoices (BUS2081, key BELNR + GJAHR) in ERP/Invoices. */
@@ -47,4 +48,23 @@ export function configureReads(
   appendFileSync(task, templateYaml(read, transport) as string);
   const erp = join(env.location.configDir, 'erpHttp.yaml');
   writeFileSync(erp, readFileSync(erp, 'utf8').replace(/^ *maxConcurrentCalls: 8\n/m, `$&${OPEN_IN_SAP}`));
+}
+
+/**
+ * What `serve` leaves for a create of SAP's (content-server/documents/archive-writer.ts): a folder
+ * named by its docId in ERP/, with the feature's facet and the one of documents SAP stored; its uid.
+ */
+export function storedBySap(env: Env, docId: string): string {
+  const { store } = env.sandbox;
+  const actor = env.sandbox.actor();
+  const parent = store.getByPath('/default-domain/workspaces/ERP') as StoredDoc;
+  let stored = store.create(actor, parent, { type: 'Folder', name: docId, properties: {} }, NO_BLOBS);
+  stored = store.addFacet(actor, store.addFacet(actor, stored, 'fct_erp_http_content'), 'fct_erp_sap_document');
+  env.fill(stored.uid, {
+    'erpHttpContent:docId': docId,
+    'erpHttpContent:archiveId': 'Z1',
+    'erpHttpContent:source': 'S4H',
+    'erpSapDocument:complete': true,
+  });
+  return stored.uid;
 }
