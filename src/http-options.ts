@@ -1,8 +1,24 @@
 import { readFileSync } from 'node:fs';
-import type { Agent } from 'undici';
+import { HttpsProxyAgent } from 'https-proxy-agent';
+import { Agent, ProxyAgent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import type { basicAuth, timeoutsSchema, tlsSchema } from './config/common-schema.js';
 import { registerSecret } from './log.js';
+import { proxyAuthorization, proxyFor, type Proxy, type ProxySetting } from './proxy.js';
+
+/** What a connection to one server is configured with. */
+interface ConnectionConfig {
+  timeouts: z.infer<typeof timeoutsSchema>;
+  tls: z.infer<typeof tlsSchema>;
+  proxy?: ProxySetting;
+}
+
+/** The `Proxy-Authorization` value for a proxy with credentials, masked in logs like a password. */
+function proxyToken(proxy: Proxy): string | undefined {
+  const token = proxyAuthorization(proxy);
+  if (token !== undefined) registerSecret(token.slice('Basic '.length));
+  return token;
+}
 
 /** Node's codes for a server certificate that failed verification. */
 const CERTIFICATE_CODES = new Set([
@@ -59,17 +75,26 @@ export function certificateAuthority(tls: z.infer<typeof tlsSchema>): Buffer | u
  * a large upload or answer on a slow link is not cut off while it keeps moving (a deadline on the
  * whole call would cut it off on every retry).
  */
-export function connectionOptions(config: {
-  timeouts: z.infer<typeof timeoutsSchema>;
-  tls: z.infer<typeof tlsSchema>;
-}) {
+export function connectionOptions(target: string, config: ConnectionConfig) {
+  const proxy = proxyFor(target, config.proxy);
   return {
     timeout: { connect: config.timeouts.connectMs, socket: config.timeouts.requestMs },
     https: {
       rejectUnauthorized: config.tls.rejectUnauthorized,
       certificateAuthority: certificateAuthority(config.tls),
     },
+    ...(proxy === undefined ? {} : { agent: tunnelAgents(proxy) }),
   };
+}
+
+/** got's agents through a proxy: a CONNECT tunnel for an http target as for an https one (https-proxy-agent). */
+function tunnelAgents(proxy: Proxy): { http: HttpsProxyAgent<string>; https: HttpsProxyAgent<string> } {
+  const token = proxyToken(proxy);
+  const agent = new HttpsProxyAgent(
+    proxy.url,
+    token === undefined ? {} : { headers: { 'Proxy-Authorization': token } },
+  );
+  return { http: agent, https: agent };
 }
 
 /**
@@ -78,10 +103,7 @@ export function connectionOptions(config: {
  * an AbortController and a timer per request, cost measurably more CPU (BENCHMARKS.md, "What was
  * changed in the job").
  */
-export function agentOptions(config: {
-  timeouts: z.infer<typeof timeoutsSchema>;
-  tls: z.infer<typeof tlsSchema>;
-}): Agent.Options {
+function agentOptions(config: ConnectionConfig): Agent.Options {
   return {
     headersTimeout: config.timeouts.requestMs,
     bodyTimeout: config.timeouts.requestMs,
@@ -91,6 +113,24 @@ export function agentOptions(config: {
       ca: certificateAuthority(config.tls),
     },
   };
+}
+
+/**
+ * undici's dispatcher for one server (the repository, a SOAP-RFC service): direct, or through the
+ * connection's proxy with a CONNECT tunnel, the server's TLS settings and time-outs kept.
+ */
+export function dispatcherFor(target: string, config: ConnectionConfig): Dispatcher {
+  const options = agentOptions(config);
+  const proxy = proxyFor(target, config.proxy);
+  if (proxy === undefined) return new Agent(options);
+  const token = proxyToken(proxy);
+  return new ProxyAgent({
+    ...options,
+    uri: proxy.url,
+    ...(token === undefined ? {} : { token }),
+    requestTls: options.connect as ProxyAgent.Options['requestTls'],
+    proxyTls: { timeout: config.timeouts.connectMs },
+  });
 }
 
 /** The `Authorization` header value for Basic auth; its encoded credentials are masked in logs like the password. */

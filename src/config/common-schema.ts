@@ -31,3 +31,12 @@ export const timeoutsSchema = z
     requestMs: z.number().int().positive().default(30_000),
   })
   .prefault({});
+
+/**
+ * How a connection goes out: through this proxy (an `http://` one, as corporate proxies are; its
+ * credentials under `auth`), `none` for direct, or, absent, as the environment says (HTTPS_PROXY,
+ * HTTP_PROXY, NO_PROXY; src/proxy.ts).
+ */
+export const proxySchema = z
+  .union([z.literal('none'), z.strictObject({ url: httpUrl, auth: basicAuth.optional() })])
+  .optional();

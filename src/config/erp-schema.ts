@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { basicAuth, httpUrl, timeoutsSchema, tlsSchema } from './common-schema.js';
+import { basicAuth, httpUrl, proxySchema, timeoutsSchema, tlsSchema } from './common-schema.js';
 import { placeholders, urlTemplate, valueSpec } from './call-schema.js';
 
 /**
@@ -43,6 +43,8 @@ const system = z
     rest: z.strictObject({ url: httpUrl, auth: basicAuth }).optional(),
     tls: tlsSchema,
     timeouts: timeoutsSchema,
+    /** For its rfc and rest connections both. */
+    proxy: proxySchema,
     /**
      * Calls in flight to this system: the dialog work processes its administrators give the
      * connector (docs/operating.md, "Sizing"). It also sets how far a task reads ahead.

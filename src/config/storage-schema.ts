@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { basicAuth, httpUrl, timeoutsSchema, tlsSchema } from './common-schema.js';
+import { basicAuth, httpUrl, proxySchema, timeoutsSchema, tlsSchema } from './common-schema.js';
 
 /** `config/storage.yaml`: how to reach the content repository. */
 export const storageSchema = z.strictObject({
@@ -21,6 +21,7 @@ export const storageSchema = z.strictObject({
   administrators: z.array(z.string().min(1)).min(1).default(['Administrator', 'administrators']),
   tls: tlsSchema,
   timeouts: timeoutsSchema,
+  proxy: proxySchema,
   maxConcurrentRequests: z.number().int().min(1).max(64).default(8),
   pageSize: z.number().int().min(1).max(1000).default(100),
   /** Transient failures (connection errors, 429, 502/503/504) are retried this often… */

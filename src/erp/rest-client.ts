@@ -88,7 +88,7 @@ export class RestClient implements ErpConnection<RestRequest> {
       prefixUrl: system.rest.url,
       headers: { Authorization: basicAuthorization(system.rest.auth), Accept: 'application/json' },
       cookieJar: new CookieJar(),
-      ...connectionOptions(system),
+      ...connectionOptions(system.rest.url, system),
       retry: { limit: 0 },
       throwHttpErrors: false,
     });

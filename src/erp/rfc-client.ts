@@ -1,11 +1,11 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
 import { FunctionRefusalError, SystemFailureError, SystemRefusalError } from '../../common/errors.js';
 import { readBounded } from '../bounded-body.js';
 import { RfcFault } from './rfc-fault.js';
 import { answerTooLarge, networkFailure, statusFailure } from './failure.js';
 import { NEVER, StoppableLimit } from '../stop.js';
-import { agentOptions, basicAuthorization } from '../http-options.js';
+import { basicAuthorization, dispatcherFor } from '../http-options.js';
 import type { Logger } from '../log.js';
 import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
 import { parseAnswer, requestEnvelope, type RfcParams } from './soap.js';
@@ -63,7 +63,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
       'content-type': 'text/xml; charset=utf-8',
       soapaction: '',
     };
-    this.dispatcher = new Agent(agentOptions(system));
+    this.dispatcher = dispatcherFor(system.rfc.url, system);
   }
 
   describe(request: RfcRequest): PlannedCall {

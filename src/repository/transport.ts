@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { StorageConfig } from '../config/storage-schema.js';
 import {
   AuthenticationError,
@@ -14,7 +14,7 @@ import {
   UntrustedServerError,
   Connect2ErpError,
 } from '../../common/errors.js';
-import { agentOptions, basicAuthorization, certificateRefused, failureCode, failureText } from '../http-options.js';
+import { basicAuthorization, certificateRefused, dispatcherFor, failureCode, failureText } from '../http-options.js';
 import type { Logger } from '../log.js';
 import { isWebPage, WEB_PAGE } from '../web-page.js';
 import { ANSWER_MAX_TEXT, readBounded } from '../bounded-body.js';
@@ -104,7 +104,7 @@ export class RepositoryTransport {
     // streamed to its reader (the content server's downloads) keeps its connection after it has
     // given its place back. A pool of that size would then leave new requests no connection.
     // A large download is not cut off while it keeps coming: the time-out is an idle one.
-    this.dispatcher = new Agent(agentOptions(config));
+    this.dispatcher = dispatcherFor(config.url, config);
   }
 
   async json<T>(request: RepositoryRequest): Promise<T> {
