@@ -6,6 +6,7 @@ import { cli, startCli } from './helpers/run-cli.js';
 import { runJob } from '../src/job/run.js';
 import type { StoredDoc } from '../sandbox/repository/store.js';
 import type { RunReport } from '../src/job/report/report.js';
+import { responseXml } from '../sandbox/erp/soap-codec.js';
 
 /** One document's trouble stays that document's, and a crash costs no more than the calls in flight. */
 
@@ -421,3 +422,33 @@ t.test("a task's search the repository refuses stops the run: the other tasks re
     'what was sent is settled, the rest untouched: nothing left claimed behind the report',
   );
 });
+
+t.test(
+  "a repeat SAP refuses because an earlier attempt's work arrived after its lookup read is looked up again: DONE, not FAILED",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const scan = await env.upload('ERP/Barcode', 'scan.pdf');
+    await env.job({ task: 'barcode' });
+    // An earlier attempt whose answer was lost; SAP did its work late, after this attempt's lookup read.
+    env.fill(scan, {
+      'erpBarcode:barcode': 'BC-LATE',
+      'erpTaskStatus:status': 'RETRY',
+      'erpTaskStatus:attempts': 1,
+      'erpTaskStatus:nextAttempt': '2000-01-01T00:00:00.000Z',
+    });
+    env.erp.tables.barcodes.push({
+      client: '100',
+      BARCODE: 'BC-LATE',
+      CONTREP: 'Z1',
+      DOCID: scan,
+      ARDATE: '20261126',
+      DOCTYPE: 'PDF',
+    });
+    const nothingYet = responseXml('RFC_READ_TABLE', { DATA: [], FIELDS: [], OPTIONS: [] });
+    env.erp.faults.add({ functionName: 'RFC_READ_TABLE', status: 200, body: nothingYet, times: 1 });
+    const run = await env.job({ task: 'barcode' });
+    t.equal(run.tasks.barcode.counts.DONE, 1, JSON.stringify(run.tasks.barcode.documents));
+    t.equal(status(env, scan), 'DONE');
+    t.equal(env.erp.tables.barcodes.filter((b) => b.DOCID === scan).length, 1, 'once in SAP');
+  },
+);

@@ -19,6 +19,10 @@ export const customizingSchema = z.strictObject({
       tables: z.union([z.literal('*'), z.array(name)]).default([]),
     }),
   ),
+  /** OAuth 2.0 clients (a communication arrangement's): their secret, the user their tokens stand for, how long a token lives. */
+  oauthClients: z
+    .record(name, z.strictObject({ secret: name, user: name, lifetimeS: z.number().int().positive().default(3600) }))
+    .default({}),
   /** OAC0. */
   contentRepositories: z.array(name),
   /** TOADD: technical document classes (PDF, TIF, FAX…), what BAPI_BARCODE_SENDLIST's DOCTYPE names. */

@@ -3,6 +3,7 @@ import { Faults } from '../faults.js';
 import { basicCredentials, close, listen, readBody, sendJson } from '../http.js';
 import { loadCustomizing, type Customizing } from './customizing.js';
 import { AbapException, RFC_FUNCTIONS, type ErpTables } from './functions.js';
+import { TOKEN_PATH, TokenIssuer } from './oauth.js';
 import { INTERFACES, readParams, UnreadableValue, type FunctionInterface } from './interfaces.js';
 import {
   ATTACHMENT_SERVICE,
@@ -45,12 +46,15 @@ export class ErpSandbox {
    * keyword documentation, CALL FUNCTION … IN UPDATE TASK; docs/checking.md, "Commits").
    */
   readonly uncommitted = new Set<string>();
+  /** OAuth 2.0 client credentials: the token endpoint, and bearer tokens on every call. */
+  readonly oauth: TokenIssuer;
   /** SICF: the SOAP-RFC service answers only while active. */
   soapRfcActive = true;
   private server?: Server;
 
   constructor(private readonly options: ErpSandboxOptions = {}) {
     this.customizing = loadCustomizing(options.customizingFile);
+    this.oauth = new TokenIssuer(this.customizing);
   }
 
   /** Returns the base URL, e.g. `http://127.0.0.1:8081`. */
@@ -96,6 +100,10 @@ export class ErpSandbox {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url as string, 'http://sandbox');
     if (req.method === 'GET' && url.pathname === '/sandbox/tables') return sendJson(res, 200, this.tables);
+    if (url.pathname === TOKEN_PATH) {
+      if (await this.faults.apply(req, res, 'token')) return;
+      return this.oauth.issue(req, res);
+    }
     const client = url.searchParams.get('sap-client') ?? this.customizing.clients[0];
     const user = this.authenticated(req);
     // As the ICF answers: 401 with an HTML page, no SOAP.
@@ -187,6 +195,7 @@ export class ErpSandbox {
 
   /** The logon user, or undefined when the credentials are refused. */
   private authenticated(req: IncomingMessage): string | undefined {
+    if (req.headers.authorization?.startsWith('Bearer ')) return this.oauth.user(req);
     const credentials = basicCredentials(req);
     const valid =
       credentials !== undefined && this.customizing.users[credentials.name]?.password === credentials.password;

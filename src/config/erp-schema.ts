@@ -22,6 +22,16 @@ const openInSap = z
   });
 export type OpenInSap = z.infer<typeof openInSap>;
 
+/** OAuth 2.0 client credentials (RFC 6749 §4.4): the client authenticates with Basic at the token endpoint (§2.3.1). */
+const oauth2 = z.strictObject({
+  type: z.literal('oauth2'),
+  tokenUrl: httpUrl,
+  clientId: z.string().min(1),
+  clientSecret: z.string().min(1),
+  scope: z.string().min(1).optional(),
+});
+export type OAuth2Config = z.infer<typeof oauth2>;
+
 const system = z
   .strictObject({
     /** The value documents carry in `erpHttpContent:source`. */
@@ -39,8 +49,12 @@ const system = z
         dateFormat: z.enum(['YYYY-MM-DD', 'YYYYMMDD']).default('YYYY-MM-DD'),
       })
       .optional(),
-    /** Gateway/OData host, e.g. `https://sap.example.com:44300`. */
-    rest: z.strictObject({ url: httpUrl, auth: basicAuth }).optional(),
+    /**
+     * Gateway/OData host, e.g. `https://sap.example.com:44300`. `auth`: a user and password, or
+     * OAuth 2.0 client credentials (a communication arrangement's; SAP's token endpoint
+     * `/sap/bc/sec/oauth2/token`, or the BTP service's).
+     */
+    rest: z.strictObject({ url: httpUrl, auth: z.union([basicAuth, oauth2]) }).optional(),
     tls: tlsSchema,
     timeouts: timeoutsSchema,
     /** For its rfc and rest connections both. */

@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import { answerTooLarge, networkFailure, statusFailure } from './failure.js';
 import { isWebPage, WEB_PAGE } from '../web-page.js';
 import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
+import { ClientCredentials } from './oauth-token.js';
 
 export interface RestRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -76,6 +77,9 @@ export class RestClient implements ErpConnection<RestRequest> {
   private readonly limit: StoppableLimit;
   private readonly tokens = new Map<string, Promise<string>>();
   private readonly client: Record<string, string>;
+  /** Basic auth, or OAuth 2.0 client credentials (oauth-token.ts). */
+  private readonly basic: string | undefined;
+  private readonly credentials: ClientCredentials | undefined;
 
   constructor(
     readonly system: ErpSystemConfig & { rest: NonNullable<ErpSystemConfig['rest']> },
@@ -84,14 +88,22 @@ export class RestClient implements ErpConnection<RestRequest> {
   ) {
     this.limit = new StoppableLimit(system.maxConcurrentCalls, stop);
     this.client = { 'sap-client': system.client, ...(system.language ? { 'sap-language': system.language } : {}) };
+    const { auth } = system.rest;
     this.http = got.extend({
       prefixUrl: system.rest.url,
-      headers: { Authorization: basicAuthorization(system.rest.auth), Accept: 'application/json' },
+      headers: { Accept: 'application/json' },
       cookieJar: new CookieJar(),
       ...connectionOptions(system.rest.url, system),
       retry: { limit: 0 },
       throwHttpErrors: false,
     });
+    if ('type' in auth) this.credentials = new ClientCredentials(auth, this.http, system.name);
+    else this.basic = basicAuthorization(auth);
+  }
+
+  /** The Authorization header: the user's, or a bearer token of the client credentials. */
+  private async authorization(): Promise<string> {
+    return this.basic ?? `Bearer ${await (this.credentials as ClientCredentials).token()}`;
   }
 
   describe(request: RestRequest): PlannedCall {
@@ -110,6 +122,7 @@ export class RestClient implements ErpConnection<RestRequest> {
         call: `${request.method} ${request.service}${request.path}`,
       });
       let response = await this.exchange(request, where);
+      if (this.tokenRefused(response)) response = await this.exchange(request, where);
       if (csrfRequired(response)) {
         // The session or its token expired: one fresh handshake, then the write once more.
         this.tokens.delete(request.service);
@@ -136,7 +149,7 @@ export class RestClient implements ErpConnection<RestRequest> {
     const own = query ? `${query}&` : '';
     const sent = this.http(`${path.replace(/^\//, '')}?${own}${new URLSearchParams(this.client)}`, {
       method: request.method,
-      headers: { ...headers, ...sized, ...csrf },
+      headers: { ...headers, ...sized, ...csrf, Authorization: await this.authorization() },
       ...body,
     });
     // An answer read whole is held to ANSWER_MAX_BYTES, as the SOAP-RFC client's: cut off as it comes.
@@ -172,11 +185,14 @@ export class RestClient implements ErpConnection<RestRequest> {
     let response: Response<string>;
     try {
       // The trailing slash: some on-premise systems only answer the service root with it.
-      response = await this.http(`${service.replace(/^\//, '')}/`, {
-        method: 'HEAD',
-        searchParams: this.client,
-        headers: { 'X-CSRF-Token': 'Fetch' },
-      });
+      const fetch = async (): Promise<Response<string>> =>
+        this.http(`${service.replace(/^\//, '')}/`, {
+          method: 'HEAD',
+          searchParams: this.client,
+          headers: { 'X-CSRF-Token': 'Fetch', Authorization: await this.authorization() },
+        });
+      response = await fetch();
+      if (this.tokenRefused(response)) response = await fetch();
     } catch (error) {
       if (certificateRefused(error)) throw networkFailure(error, `CSRF token for ${where}`, this.system.name);
       // Nothing was written yet: whatever happened to the handshake, the system did not take the write.
@@ -194,12 +210,19 @@ export class RestClient implements ErpConnection<RestRequest> {
     });
   }
 
+  /** SAP refused a bearer token (expired early, revoked): it is dropped, and the caller sends once more with a fresh one. */
+  private tokenRefused(response: Response<string>): boolean {
+    if (response.statusCode !== 401 || this.credentials === undefined) return false;
+    this.credentials.refused();
+    return true;
+  }
+
   private answer(response: Response<string>, where: string): Record<string, unknown> {
     const status = response.statusCode;
     const details = { status, target: where };
     if (status === 401)
       throw new SystemRefusalError(
-        `${where}: SAP refused the credentials (HTTP 401); check rest.auth in erpHttp.yaml`,
+        `${where}: SAP refused the credentials (HTTP 401${this.credentials ? ', a fresh OAuth token too' : ''}); check rest.auth in erpHttp.yaml`,
         details,
       );
     if (status < 300 && isWebPage(response.headers['content-type'], response.body))

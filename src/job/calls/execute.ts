@@ -139,6 +139,19 @@ async function lookedUp(adapter: CallAdapter, item: MappedDocument & CallItem): 
 }
 
 /**
+ * A document an earlier attempt may have reached SAP with, refused now: SAP may have done the
+ * earlier attempt's work after its lookup (an answer that came too late, the work still on its way
+ * when the lookup read), and refuse the repeat for it ("already stored for this document"). It is
+ * looked up once more before the refusal is the document's: found, it is done. A lookup that
+ * cannot say leaves the refusal as it was.
+ */
+async function doneMeanwhile(adapter: CallAdapter, item: MappedDocument & CallItem): Promise<CallOutcome | undefined> {
+  if (!item.repeat || adapter.lookup === undefined) return undefined;
+  const found = await adapter.lookup(item.values).catch(() => undefined);
+  return found === undefined ? undefined : done(adapter, item.values, found);
+}
+
+/**
  * One call for the documents of a unit. A document whose earlier attempt may have reached SAP is
  * looked up first (it goes alone: in its lane it holds its claim no longer than its lookups and
  * its call). When SAP refuses a list, or a runtime error ends it, each document is to go again
@@ -161,6 +174,9 @@ async function sendUnit(
   } catch (thrown) {
     const error = thrown as Connect2ErpError;
     if (adapter.alreadyDone(error)) return items.map((item) => done(adapter, item.values, {}));
+    const meanwhile =
+      items.length === 1 && error instanceof ErpRefusal ? await doneMeanwhile(adapter, first) : undefined;
+    if (meanwhile !== undefined) return [meanwhile];
     const refused = error.scope === 'document' && !error.transient;
     if ((refused || error.scope === 'suspect') && items.length > 1) return items.map(() => ({ alone: true as const }));
     if (error.scope === 'suspect' && !retried) return sendUnit(adapter, [{ ...first, repeat: true }], true);

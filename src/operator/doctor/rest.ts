@@ -71,7 +71,9 @@ export async function checkRest(
     const ofService = calls.filter((call) => call.service === service);
     try {
       await rest.send({ method: 'GET', service, path: '/', headers: {}, csrf: false });
-      section.pass(`${service} answers (its service document), as user ${system.rest.auth.username}`);
+      const { auth } = system.rest;
+      const as = 'type' in auth ? `OAuth client ${auth.clientId}` : `user ${auth.username}`;
+      section.pass(`${service} answers (its service document), as ${as}`);
     } catch (error) {
       section.failed(`${service}: its service document`, error, advice(error, system));
       section.skip(`the other checks of ${service}: they need the service`);
