@@ -3,7 +3,7 @@ import { STATUS } from '../../src/status/facet.js';
 import { HTTP_CONTENT_FACET } from '../../src/status/http-content.js';
 import { isSet, missingValues, ORG_OBJECT_TYPES, USE_CASE_FACETS } from '../../src/status/readiness.js';
 import { waitsForValues } from '../../src/status/transitions.js';
-import { DEFAULT_USER_INPUT, userInputOf } from '../../src/status/user-input.js';
+import { userInputFor, userInputOf } from '../../src/status/user-input.js';
 
 /**
  * What the ERP tab shows and lets a user change, worked out from a document alone: no element, no
@@ -88,12 +88,7 @@ export function missingKeys(facets: readonly string[], properties: Properties): 
 export function userInputKeys(facets: readonly string[], properties: Properties): string[] {
   const declared = userInputOf(properties[STATUS.userInput]);
   if (declared !== undefined) return declared;
-  return [
-    ...new Set([
-      ...useCasesOf(facets).flatMap((useCase) => DEFAULT_USER_INPUT[useCase]),
-      ...missingKeys(facets, properties),
-    ]),
-  ];
+  return [...new Set(useCasesOf(facets).flatMap((useCase) => userInputFor(useCase, properties)))];
 }
 
 /**
@@ -157,9 +152,6 @@ export const SAP_DATES: readonly string[] = ['erpData:documentDate', 'erpData:po
  */
 export const storedBySap = (facets: readonly string[]): boolean =>
   facets.includes(HTTP_CONTENT_FACET) && useCasesOf(facets).length === 0;
-
-/** Whether every component of a document SAP stores has arrived (false while a create is under way). */
-export const SAP_COMPLETE = 'erpSapDocument:complete';
 
 /** No value: what the job's readiness rules read as missing. */
 export const isEmpty = (value: unknown): boolean => !isSet(value);

@@ -1,5 +1,5 @@
 import { STATUS, STATUS_FACET } from '../../src/status/facet.js';
-import { HTTP_CONTENT_PROPERTIES, SAP_BUSINESS_OBJECTS } from '../../src/status/http-content.js';
+import { HTTP_CONTENT_PROPERTIES, SAP_BUSINESS_OBJECTS, SAP_COMPLETE } from '../../src/status/http-content.js';
 import {
   changedValues,
   dateKind,
@@ -11,7 +11,6 @@ import {
   openInSapUrl,
   SAP_DATA_KEYS,
   SAP_DATES,
-  SAP_COMPLETE,
   shownMessage,
   storedBySap,
   USE_CASE_FIELDS,

@@ -1,16 +1,11 @@
 import { ConfigError, type ConfigProblem } from '../../common/errors.js';
-import { loadConfig, selectTasks } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { EXIT } from '../exit-codes.js';
-import { erpPorts } from '../job/erp-ports.js';
-import { commandLogger } from '../log.js';
 import { reconcile, type Reconciliation } from '../operator/reconcile/reconcile.js';
 import { renderReconciliation } from '../operator/reconcile/render.js';
 import type { DayRange } from '../operator/reconcile/sap-side.js';
-import { portsFor } from '../ports/ports.js';
-import { RepositoryClient } from '../repository/client.js';
-import { NEVER } from '../stop.js';
 import { LOCATION, location, TASK, type Command } from './command.js';
+import { erpOperatorSetUp } from '../operator/set-up.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 /** What a reconciliation covers when no range is given. */
@@ -49,18 +44,8 @@ async function reconcileCommand(
   options: { task?: string; from?: string; until?: string; requeue: boolean; dryRun: boolean; json: boolean },
 ): Promise<number> {
   const range = rangeOf(options.from, options.until);
-  const config = loadConfig(where);
-  const log = commandLogger(process.env.CONNECT2ERP_LOG_LEVEL ?? 'warn');
-  const tasks = selectTasks(config.tasks, options.task, where.jobsDir).filter((task) => task.enabled);
-  const client = new RepositoryClient(config.storage, log);
-  const ports = portsFor(options.dryRun, client);
-  const result = await reconcile(tasks, range, options.requeue, {
-    client,
-    writer: ports.writer,
-    erpFor: await erpPorts(config.erp.systems, tasks, ports.erp, log, NEVER),
-    systems: new Map(config.erp.systems.map((system) => [system.name, system])),
-    log,
-  });
+  const { tasks, deps } = await erpOperatorSetUp(where, options.task, options.dryRun);
+  const result = await reconcile(tasks, range, options.requeue, deps);
   process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderReconciliation(result));
   return exitCode(result);
 }

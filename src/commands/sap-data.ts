@@ -1,32 +1,15 @@
-import { loadConfig, selectTasks } from '../config/load.js';
 import type { ConfigLocation } from '../config/location.js';
 import { EXIT } from '../exit-codes.js';
-import { erpPorts } from '../job/erp-ports.js';
-import { commandLogger } from '../log.js';
 import { readSapData, type SapDataRecord } from '../operator/sap-data.js';
-import { portsFor } from '../ports/ports.js';
-import { RepositoryClient } from '../repository/client.js';
-import { NEVER } from '../stop.js';
 import { LOCATION, location, TASK, type Command } from './command.js';
+import { erpOperatorSetUp } from '../operator/set-up.js';
 
 /** `connect2erp sap-data`: "Open in SAP" and SAP's data for DONE documents linked before they were configured. */
 async function sapDataCommand(
   where: Required<ConfigLocation>,
   options: { task?: string; uid?: string; again: boolean; dryRun: boolean },
 ): Promise<number> {
-  const config = loadConfig(where);
-  const log = commandLogger(process.env.CONNECT2ERP_LOG_LEVEL ?? 'warn');
-  const tasks = selectTasks(config.tasks, options.task, where.jobsDir).filter((task) => task.enabled);
-  const client = new RepositoryClient(config.storage, log);
-  const ports = portsFor(options.dryRun, client);
-  const deps = {
-    client,
-    writer: ports.writer,
-    erpFor: await erpPorts(config.erp.systems, tasks, ports.erp, log, NEVER),
-    systems: new Map(config.erp.systems.map((system) => [system.name, system])),
-    log,
-    now: () => new Date(),
-  };
+  const { tasks, deps } = await erpOperatorSetUp(where, options.task, options.dryRun);
   let [done, told] = [0, 0];
   const verb = options.dryRun ? 'would write' : 'wrote';
   const onRecord = (record: SapDataRecord): void => {
@@ -36,7 +19,7 @@ async function sapDataCommand(
     const why = record.problems.map((problem) => `\n    ${problem}`).join('');
     process.stdout.write(`${record.path} (${record.uid}): ${what}${why}\n`);
   };
-  await readSapData(tasks, { uid: options.uid, again: options.again }, deps, onRecord);
+  await readSapData(tasks, { uid: options.uid, again: options.again }, { ...deps, now: () => new Date() }, onRecord);
   process.stdout.write(`${done} document(s): ${verb} SAP's data; ${told} with something SAP could not give\n`);
   return told > 0 ? EXIT.documentsFailed : EXIT.ok;
 }

@@ -17,3 +17,5 @@ export const HTTP_CONTENT_PROPERTIES = [
  */
 export const SAP_DOCUMENT_FACET = 'fct_erp_sap_document';
 export const SAP_BUSINESS_OBJECTS = 'erpSapDocument:businessObjects';
+/** False while a create is under way: a document is served, and shown, once every component arrived. */
+export const SAP_COMPLETE = 'erpSapDocument:complete';

@@ -4,7 +4,8 @@ import type { Logger } from '../../log.js';
 import type { RepositoryClient, UploadReference } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import { HTTP_CONTENT_FACET } from '../../status/http-content.js';
-import { NAME, SAP_DOCUMENT_FACET, type ArchiveDocument, type ArchiveDocuments, type Component } from './archive.js';
+import { SAP_COMPLETE, SAP_DOCUMENT_FACET } from '../../status/http-content.js';
+import { NAME, type ArchiveDocument, type ArchiveDocuments, type Component } from './archive.js';
 import { ArchiveLinkError, STATUS } from '../protocol/protocol.js';
 
 /** A component as SAP sends it: its id (checked when it is stored), its type and its bytes, streamed. */
@@ -71,10 +72,10 @@ export class ArchiveWriter {
         'dc:title': docId,
         ...this.httpContent(contRep, docId, ''),
         'erpSapDocument:docProt': docProt,
-        'erpSapDocument:complete': false,
+        [SAP_COMPLETE]: false,
       });
       for (const staged of await this.stage(components)) await this.addComponent(folder, contRep, docId, staged);
-      await this.client.setProperties(folder.uid, { 'erpSapDocument:complete': true });
+      await this.client.setProperties(folder.uid, { [SAP_COMPLETE]: true });
     } catch (error) {
       await this.client
         .remove(folder.uid)

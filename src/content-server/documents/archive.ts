@@ -3,11 +3,9 @@ import type { ContentRepositoryConfig, ContentServerConnection } from '../../con
 import type { Logger } from '../../log.js';
 import { unlessMissing, type ByteRange, type RepositoryClient } from '../../repository/client.js';
 import { propertyValue, type RepositoryDocument } from '../../repository/document.js';
-import { HTTP_CONTENT_FACET, SAP_DOCUMENT_FACET } from '../../status/http-content.js';
+import { HTTP_CONTENT_FACET, SAP_COMPLETE, SAP_DOCUMENT_FACET } from '../../status/http-content.js';
 import { cutRange } from './byte-slice.js';
 import { ArchiveLinkError, DEFAULT_COMPONENTS, STATUS } from '../protocol/protocol.js';
-
-export { SAP_DOCUMENT_FACET };
 
 /** One component: a blob of a repository document. */
 export interface Component {
@@ -212,7 +210,7 @@ export class ArchiveDocuments {
         modified: dateOf(doc, 'dc:modified'),
         fromSap,
       },
-      complete: !fromSap || doc.properties['erpSapDocument:complete'] === true,
+      complete: !fromSap || doc.properties[SAP_COMPLETE] === true,
     };
   }
 }
