@@ -96,6 +96,7 @@ t.test(
       FileSize: String(Buffer.byteLength('%PDF-1.4 sample twin.pdf')),
       DocumentInfoRecordDocNumber: '0000000099',
       ArchiveDocumentID: 'BYHAND',
+      DocumentURL: '',
     });
     // SAP stores the first upload and its answer is lost; the other two never reach SAP. No answer comes back for any.
     env.erp.faults.add({ functionName: 'AttachmentContentSet', loseAnswer: true });

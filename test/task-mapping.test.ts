@@ -85,6 +85,19 @@ t.test('transforms turn repository values into ABAP values', async (t) => {
   t.throws(() => mapValues(classes, doc({ 'file:content': { 'mime-type': 'text/plain' } })), {
     message: 'file:content.mime-type = "text/plain" has no entry in the map of SAP field M',
   });
+  const address = { Url: { documentUrl: 'open' as const, transform: [], length: 60 } };
+  t.throws(() => mapValues(address, doc({})), {
+    message: 'its system has no documentLinks in erpHttp.yaml: no address to link it by',
+    target: '/ws/a.pdf',
+  });
+  const long = {
+    open: () => `https://cs.example.com/documents/x?expires=1&signature=${'S'.repeat(60)}`,
+    stable: () => '',
+  };
+  t.throws(() => mapValues(address, doc({}), 'YYYY-MM-DD', long), {
+    message:
+      /^documentUrl Url = "https:\/\/cs\.example\.com\/documents\/x\?expires=1&signature=\*\*\*" is longer than the 60 characters of SAP field Url$/,
+  });
   t.same(
     mapValues({ F: { property: 'x:flag', transform: ['flag'] } }, doc({ 'x:flag': false }))[0].value,
     '',
@@ -195,8 +208,17 @@ t.test(
     for (const name of TEMPLATE_NAMES) {
       for (const transport of ['RFC', 'Rest'] as const) {
         const yaml = templateYaml(name, transport);
-        // A read goes into a link task's file.
-        const useCase = name === 'workflow-to-agent' ? 'workflow' : name.startsWith('read-') ? 'link' : name;
+        // A read goes into a link task's file, as does the link by reference (over Rest only).
+        const useCase =
+          name === 'workflow-to-agent'
+            ? 'workflow'
+            : name.startsWith('read-') || name.startsWith('link')
+              ? 'link'
+              : name;
+        if (yaml === undefined && name === 'link-by-reference') {
+          t.equal(transport, 'RFC', 'the link by reference is an attachment service call: no RFC template');
+          continue;
+        }
         if (yaml === undefined) {
           t.ok(transport === 'Rest' && useCase !== 'link', `${name} ${transport}: no template`);
           const bare = taskSchema.safeParse({ ...base, useCase, function: transport });
@@ -293,7 +315,7 @@ t.test('a broken call declaration is reported with every key path at load', asyn
     const expected = [
       /\/jobs\/link\.yaml: rfc\.parameters\.bad target!: NAME, STRUCT\.FIELD, TABLE\[\]\.FIELD or TABLE\[n\]\.FIELD/,
       /\/jobs\/link\.yaml: rfc\.parameters\.OBJECT_ID\.property: a repository property such as erpBarcode:barcode/,
-      /\/jobs\/link\.yaml: rfc\.parameters\.BOTH: give exactly one of property or constant/,
+      /\/jobs\/link\.yaml: rfc\.parameters\.BOTH: give exactly one of property, constant or documentUrl/,
       /\/jobs\/link\.yaml: rfc\.parameters\.PADDED\.transform\.0/,
       /\/jobs\/link\.yaml: rfc\.parameters\.PADDED\.transform\.1/,
       /\/jobs\/link\.yaml: rest\.method/,

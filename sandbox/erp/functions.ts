@@ -35,7 +35,7 @@ export interface ErpTables {
     agents: Array<{ OTYPE: string; OBJID: string }>;
     container: Record<string, string>;
   }>;
-  /** Uploads through the S/4HANA attachment service. */
+  /** Uploads (a file) and URL attachments (`DocumentURL`) through the S/4HANA attachment service. */
   attachments: Array<{
     client: string;
     BusinessObjectTypeName: string;
@@ -43,6 +43,7 @@ export interface ErpTables {
     FileName: string;
     MimeType: string;
     FileSize: string;
+    DocumentURL: string;
     DocumentInfoRecordDocNumber: string;
     ArchiveDocumentID: string;
   }>;

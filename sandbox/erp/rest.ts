@@ -73,9 +73,101 @@ function refuseWithoutToken(ctx: RestContext): boolean {
   return true;
 }
 
-/** `API_CV_ATTACHMENT_SRV`: service root (token fetch), GetAllOriginals and the upload to AttachmentContentSet. */
+/** An attachment as the service keeps it, with its document numbers. */
+function attach(
+  ctx: RestContext,
+  entity: Omit<ErpTables['attachments'][number], 'client' | 'DocumentInfoRecordDocNumber' | 'ArchiveDocumentID'>,
+): Record<string, string> {
+  const { client, tables } = ctx;
+  const row = {
+    client,
+    ...entity,
+    DocumentInfoRecordDocNumber: String(tables.attachments.length + 1).padStart(10, '0'),
+    ArchiveDocumentID: createHash('md5')
+      .update(`${client}${entity.BusinessObjectTypeName}${entity.LinkedSAPObjectKey}${tables.attachments.length}`)
+      .digest('hex')
+      .toUpperCase(),
+  };
+  tables.attachments.push(row);
+  const { client: _, ...body } = row;
+  return body;
+}
+
+/** The real service words a wrong object type or key as an authorisation problem. */
+function refuseObject(ctx: RestContext, type: string, key: string): boolean {
+  if (ctx.customizing.links.some((link) => link.objectType === type) && key !== '') return false;
+  sendError(
+    ctx.res,
+    403,
+    'CV_ATTACHMENT_SRV/003',
+    `User has no authorization for operation 03 on object ${type} ${key}`,
+  );
+  return true;
+}
+
+/**
+ * CreateUrlAsAttachment's parameters, each an Edm.String of the function import (lengths of the
+ * service's generated ABAP proxy; Url unbounded). Gateway reads function-import parameters as URI
+ * literals (OData V2 URI conventions: an Edm.String is quoted, a quote inside doubled) and refuses
+ * one that is not: the stricter reading, as the sources do not say what it does with a bare value.
+ */
+const URL_PARAMETERS = {
+  BusinessObjectTypeName: 40,
+  LinkedSAPObjectKey: 90,
+  Url: Infinity,
+  UrlDescription: 255,
+  MIMEType: 40,
+  SemanticObject: 40,
+} as const;
+
+function urlParameters(ctx: RestContext): Record<keyof typeof URL_PARAMETERS, string> | undefined {
+  const values: Record<string, string> = {};
+  for (const [name, length] of Object.entries(URL_PARAMETERS)) {
+    const raw = ctx.url.searchParams.get(name);
+    if (raw === null) {
+      values[name] = '';
+      continue;
+    }
+    if (!/^'(?:[^']|'')*'$/s.test(raw)) {
+      sendError(ctx.res, 400, '/IWBEP/CM_MGW_RT/004', `Malformed URI literal syntax in parameter ${name}`);
+      return undefined;
+    }
+    values[name] = literal(raw);
+    if (values[name].length > length) {
+      sendError(ctx.res, 400, '/IWBEP/CM_MGW_RT/004', `Parameter ${name} is longer than ${length} characters`);
+      return undefined;
+    }
+  }
+  return values;
+}
+
+/**
+ * CreateUrlAsAttachment (POST, SAP's API documentation of API_CV_ATTACHMENT_SRV): an attachment that
+ * holds an address instead of a file. Answered with the AttachmentContent entity (the SAP Cloud SDK
+ * types the function import's result so); GetAllOriginals gives the address back as DocumentURL. What
+ * SAP puts in FileName for an URL is not documented: here the description.
+ */
+function createUrlAttachment(ctx: RestContext): void {
+  if (refuseWithoutToken(ctx)) return;
+  const values = urlParameters(ctx);
+  if (values === undefined) return;
+  if (refuseObject(ctx, values.BusinessObjectTypeName, values.LinkedSAPObjectKey)) return;
+  if (!/^https?:\/\/[^/\s]+/i.test(values.Url))
+    return sendError(ctx.res, 400, 'CV_ATTACHMENT_SRV/011', `URL "${values.Url}" is not an absolute http(s) address`);
+  const body = attach(ctx, {
+    BusinessObjectTypeName: values.BusinessObjectTypeName,
+    LinkedSAPObjectKey: values.LinkedSAPObjectKey,
+    FileName: values.UrlDescription,
+    MimeType: values.MIMEType,
+    FileSize: '0',
+    DocumentURL: values.Url,
+  });
+  sendJson(ctx.res, 200, { d: body });
+}
+
+/** `API_CV_ATTACHMENT_SRV`: service root (token fetch), GetAllOriginals, the upload to AttachmentContentSet and CreateUrlAsAttachment. */
 export async function attachmentService(ctx: RestContext, resource: string): Promise<void> {
-  const { req, res, url, client, tables, customizing } = ctx;
+  const { req, res, url, client, tables } = ctx;
   if (req.method === 'HEAD' || req.method === 'GET') ctx.csrf.fetch(req, res, client);
   if ((req.method === 'HEAD' || req.method === 'GET') && resource === '/')
     return sendJson(res, 200, { d: { EntitySets: ['AttachmentContentSet'] } });
@@ -87,6 +179,11 @@ export async function attachmentService(ctx: RestContext, resource: string): Pro
     );
     return sendJson(res, 200, { d: { results: results.map(({ client: _, ...entity }) => entity) } });
   }
+  if (resource === '/CreateUrlAsAttachment') {
+    if (req.method !== 'POST')
+      return sendError(res, 405, '/IWBEP/CM_MGW_RT/021', `Method ${req.method} not allowed for CreateUrlAsAttachment`);
+    return createUrlAttachment(ctx);
+  }
   if (req.method !== 'POST' || resource !== '/AttachmentContentSet')
     return sendError(res, 404, '/IWFND/MED/170', `No service found for ${url.pathname}`);
   if (refuseWithoutToken(ctx)) return;
@@ -94,30 +191,16 @@ export async function attachmentService(ctx: RestContext, resource: string): Pro
   const type = header('BusinessObjectTypeName');
   const key = header('LinkedSAPObjectKey');
   const content = await readBody(req);
-  // The real service words a wrong object type or key as an authorisation problem.
-  if (!customizing.links.some((link) => link.objectType === type) || key === '')
-    return sendError(
-      res,
-      403,
-      'CV_ATTACHMENT_SRV/003',
-      `User has no authorization for operation 03 on object ${type} ${key}`,
-    );
+  if (refuseObject(ctx, type, key)) return;
   if (header('Slug') === '') return sendError(res, 400, 'CV_ATTACHMENT_SRV/010', 'File name (Slug) is missing');
-  const entity = {
-    client,
+  const body = attach(ctx, {
     BusinessObjectTypeName: type,
     LinkedSAPObjectKey: key,
     FileName: header('Slug'),
     MimeType: header('Content-Type') || 'application/octet-stream',
     FileSize: String(content.length),
-    DocumentInfoRecordDocNumber: String(tables.attachments.length + 1).padStart(10, '0'),
-    ArchiveDocumentID: createHash('md5')
-      .update(`${client}${type}${key}${tables.attachments.length}`)
-      .digest('hex')
-      .toUpperCase(),
-  };
-  tables.attachments.push(entity);
-  const { client: _, ...body } = entity;
+    DocumentURL: '',
+  });
   sendJson(res, 201, { d: body });
 }
 

@@ -38,12 +38,18 @@ export const valueSpec = z
   .strictObject({
     property: propertyName.optional(),
     constant: z.union([z.string(), z.number(), z.boolean()]).optional(),
+    /**
+     * The document's address for a URL attachment, as its system's `documentLinks` make it: `open`,
+     * the link SAP users follow (signed, with its expiry, for serve); `stable`, the part of it that
+     * is the same at every attempt, to find the attachment again after a lost answer.
+     */
+    documentUrl: z.enum(['open', 'stable']).optional(),
     transform: z.array(transform).default([]),
     /** The ABAP field length: a longer value is refused before the call. */
     length: z.number().int().positive().optional(),
   })
-  .refine((v) => (v.property === undefined) !== (v.constant === undefined), {
-    message: 'give exactly one of property or constant',
+  .refine((v) => [v.property, v.constant, v.documentUrl].filter((x) => x !== undefined).length === 1, {
+    message: 'give exactly one of property, constant or documentUrl',
   });
 export type ValueSpec = z.infer<typeof valueSpec>;
 

@@ -57,6 +57,12 @@ const connection = z.strictObject({
    * The addresses or subnets putCert is taken from (SAP's application servers), or anywhere when
    * not given: putCert is unsigned by the protocol. The address the server sees, a proxy's behind one.
    */
+  /**
+   * Links the job put into SAP as URL attachments (erpHttp.yaml's `documentLinks`, via `serve`) are
+   * opened when signed with one of these keys: the system's key, and an earlier one while its links
+   * should still open.
+   */
+  documentLinks: z.strictObject({ keys: z.array(z.string().min(32)).min(1) }).optional(),
   putCertFrom: z
     .array(z.string().refine(addressOrSubnet, 'an IP address or subnet, e.g. 10.20.0.0/16 or fd00::5'))
     .min(1)

@@ -32,6 +32,25 @@ const oauth2 = z.strictObject({
 });
 export type OAuth2Config = z.infer<typeof oauth2>;
 
+/**
+ * The address a URL attachment in SAP points at (a Rest call's `documentUrl` values): `serve`, a
+ * link `connect2erp serve` opens for `validityDays` without a sign-in, signed with `key` (which the
+ * content server's connection of the same name lists among its `documentLinks.keys`); or `webui`,
+ * the document in Nuxeo's Web UI at `url` (e.g. `https://ecm.example.com/nuxeo/ui`), opened with
+ * the user's own sign-in and permissions.
+ */
+const documentLinks = z.discriminatedUnion('via', [
+  z.strictObject({
+    via: z.literal('serve'),
+    /** The content server as SAP users' browsers reach it, e.g. `https://archivelink.example.com`. */
+    url: httpUrl,
+    key: z.string().min(32, 'at least 32 characters: a random key, e.g. `openssl rand -base64 32`'),
+    validityDays: z.number().int().min(1).max(36_500).default(3_650),
+  }),
+  z.strictObject({ via: z.literal('webui'), url: httpUrl }),
+]);
+export type DocumentLinksConfig = z.infer<typeof documentLinks>;
+
 const system = z
   .strictObject({
     /** The value documents carry in `erpHttpContent:source`. */
@@ -66,6 +85,7 @@ const system = z
     maxConcurrentCalls: z.number().int().min(1).max(64).default(8),
     /** Per business object type (erpCreateALDocument:erpObject, e.g. BUS2081): how a linked document's object is opened. */
     openInSap: z.record(z.string().regex(/^[A-Z0-9_/]+$/, 'an SAP object type such as BUS2081'), openInSap).optional(),
+    documentLinks: documentLinks.optional(),
   })
   .refine((s) => s.rfc !== undefined || s.rest !== undefined, { message: 'needs an rfc or a rest connection' });
 

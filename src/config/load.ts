@@ -13,6 +13,7 @@ import { claimProblems } from './claim-budget.js';
 import { storageSchema, type StorageConfig } from './storage-schema.js';
 import { taskSchema, type TaskConfig } from './task-schema.js';
 import { readTargetProblems } from './read-targets.js';
+import { callFor } from './templates.js';
 
 export interface Config {
   storage: StorageConfig;
@@ -139,6 +140,10 @@ function missingFolder(configDir: string): ConfigError | undefined {
   ]);
 }
 
+/** The task's call puts a document's address into SAP (a `documentUrl` value). */
+const linksByAddress = (task: TaskConfig): boolean =>
+  Object.values(callFor(task).call.parameters).some((spec) => spec.documentUrl !== undefined);
+
 /** Checks that span files: names are unique and every task's ERP systems exist with its transport. */
 function crossCheck(
   erpFile: string,
@@ -168,6 +173,12 @@ function crossCheck(
           path,
           message: `ERP system "${name}" has no ${task.function === 'RFC' ? 'rfc' : 'rest'} connection`,
         });
+      } else if (system.documentLinks === undefined && linksByAddress(task)) {
+        problems.push({
+          file,
+          path,
+          message: `the task links by address (documentUrl), and ERP system "${name}" has no documentLinks in erpHttp.yaml to make one`,
+        });
       }
     });
   }
@@ -180,14 +191,22 @@ function crossCheckContentServer(
   erp: ErpConfig,
   problems: ConfigProblem[],
 ): void {
-  const systems = new Set(erp.systems.map((s) => s.name));
+  const systems = new Map(erp.systems.map((s) => [s.name, s]));
   const names = new Set<string>();
   contentServer.connections.forEach((connection, i) => {
-    if (!systems.has(connection.name))
+    const system = systems.get(connection.name);
+    if (system === undefined)
       problems.push({
         file,
         path: `connections.${i}.name`,
         message: `"${connection.name}" is not an ERP system of erpHttp.yaml (documents carry it in erpHttpContent:source)`,
+      });
+    const links = system?.documentLinks;
+    if (links?.via === 'serve' && !(connection.documentLinks?.keys ?? []).includes(links.key))
+      problems.push({
+        file,
+        path: `connections.${i}.documentLinks.keys`,
+        message: `the job signs the links of ${connection.name} with documentLinks.key of erpHttp.yaml, which is not among these keys: SAP users' links would not open`,
       });
     if (names.has(connection.name))
       problems.push({ file, path: `connections.${i}.name`, message: 'connection names must be unique' });

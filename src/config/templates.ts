@@ -175,6 +175,40 @@ const LINK_REST = {
 };
 
 /**
+ * Link by reference: the attachment service's CreateUrlAsAttachment, a function import (POST, its
+ * parameters OData string literals in the query; SAP's API documentation of API_CV_ATTACHMENT_SRV,
+ * the SAP Cloud SDK's parameter list; lengths from the service's generated ABAP proxy: UrlDescription
+ * 255, MIMEType 40; Url an unbounded string, 4,096 as the CDS model of CV_ATTACHMENT_SRV declares it).
+ * SAP stores the address, not the file: users open the document where it lives, through `serve` or
+ * Web UI (the system's `documentLinks`). The address is the one text of the caller's that
+ * GetAllOriginals gives back (DocumentURL), so an attachment whose answer was lost is found again by
+ * the document's stable address, never by its description.
+ */
+const LINK_BY_REFERENCE_REST = {
+  service: '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV',
+  parameters: {
+    BusinessObjectTypeName: p('erpCreateALDocument:erpObject', 10),
+    LinkedSAPObjectKey: p('erpCreateALDocument:erpObjectId', 90),
+    Url: { documentUrl: 'open', length: 4096 },
+    Address: { documentUrl: 'stable' },
+    UrlDescription: p('file:content.name', 255),
+  },
+  method: 'POST',
+  path: "/CreateUrlAsAttachment?BusinessObjectTypeName={q:BusinessObjectTypeName}&LinkedSAPObjectKey={q:LinkedSAPObjectKey}&Url={q:Url}&UrlDescription={q:UrlDescription}&MIMEType='text/url'",
+  lookup: {
+    path: '/GetAllOriginals?BusinessObjectTypeName={q:BusinessObjectTypeName}&LinkedSAPObjectKey={q:LinkedSAPObjectKey}',
+    found: { list: 'results', startsWith: { DocumentURL: '{Address}' } },
+  },
+  body: 'none',
+  csrf: true,
+  repeatable: false,
+  result: {
+    erpReference:
+      '{BusinessObjectTypeName} {LinkedSAPObjectKey} {response.DocumentInfoRecordDocNumber|response.ArchiveDocumentID}',
+  },
+};
+
+/**
  * Reads of SAP's data after a link (a task's `read:`). The supplier invoice (BUS2081): its
  * ArchiveLink key is the document number (10) and the fiscal year (4), read with
  * BAPI_INCOMINGINVOICE_GETDETAIL (HEADERDATA, BAPI_INCINV_DETAIL_HEADER: DIFF_INV the invoicing
@@ -252,6 +286,7 @@ const READ_PURCHASE_ORDER_REST = {
 /** Every template by name, for `connect2erp template`: the use cases, the other workflow start, and the reads. */
 const RAW = {
   link: { RFC: LINK_RFC, Rest: LINK_REST },
+  'link-by-reference': { Rest: LINK_BY_REFERENCE_REST },
   barcode: { RFC: BARCODE_RFC },
   workflow: { RFC: WORKFLOW_RFC },
   'workflow-to-agent': { RFC: WORKFLOW_TO_AGENT_RFC },

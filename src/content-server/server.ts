@@ -25,6 +25,8 @@ import { Cors } from './signatures/cors.js';
 import { parseArchiveLinkUrl, type ArchiveLinkUrl } from './protocol/request-url.js';
 import { append, create, mCreate, remove, update } from './documents/storing.js';
 import { getCert, putCert } from './signatures/certificate-commands.js';
+import { DOCUMENT_LINK_ROOT } from '../document-link.js';
+import { openLinkedDocument } from './documents/linked.js';
 
 type Handler = (context: CommandContext) => Promise<void> | void;
 
@@ -176,6 +178,7 @@ export class ContentServer {
     if (target === '/') return sendText(res, 200, 'connect2erp content server\n');
     if (target === '/metrics' && this.metrics !== undefined) return this.metrics.send(res);
     if (target === '/readyz') return sendText(res, this.stopping ? 503 : 200, this.stopping ? 'stopping\n' : 'ready\n');
+    if (target.startsWith(`${DOCUMENT_LINK_ROOT}/`)) return openLinkedDocument(req, res, this.connections, this.log);
     if (this.cors.answer(req, res)) return;
     if (this.stopping) res.setHeader('Connection', 'close');
     const started = process.hrtime.bigint();

@@ -11,6 +11,7 @@ import { answerTooLarge, networkFailure, statusFailure } from './failure.js';
 import { isWebPage, WEB_PAGE } from '../web-page.js';
 import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
 import { ClientCredentials } from './oauth-token.js';
+import { withoutSignature } from '../document-link.js';
 
 export interface RestRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -67,6 +68,9 @@ const csrfRequired = (response: Response<string>): boolean =>
 /** A header value must be Latin-1; anything else (a file name in Slug, say) is percent-encoded. */
 const headerValue = (value: string): string => (/^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value));
 
+/** A request as messages, logs and plans show it: a document link's signature masked (document-link.ts). */
+const shown = (request: RestRequest): string => withoutSignature(`${request.method} ${request.service}${request.path}`);
+
 /**
  * HTTP/OData calls to one SAP system, with SAP Gateway's CSRF handshake: a token (and the
  * session cookies that go with it) is fetched once with `X-CSRF-Token: Fetch`, sent on every
@@ -111,15 +115,15 @@ export class RestClient implements ErpConnection<RestRequest> {
       request.body !== undefined && 'json' in request.body
         ? (request.body.json as Record<string, unknown>)
         : request.headers;
-    return { system: this.system.name, call: `${request.method} ${request.service}${request.path}`, params };
+    return { system: this.system.name, call: shown(request), params };
   }
 
   async send(request: RestRequest): Promise<Record<string, unknown>> {
-    const where = `${request.method} ${request.service}${request.path} on ${this.system.name}`;
+    const where = `${shown(request)} on ${this.system.name}`;
     return this.limit.run(where, async () => {
       this.log.debug('rest call', {
         system: this.system.name,
-        call: `${request.method} ${request.service}${request.path}`,
+        call: shown(request),
       });
       let response = await this.exchange(request, where);
       if (this.tokenRefused(response)) response = await this.exchange(request, where);

@@ -4,6 +4,7 @@ import { isPlanned } from '../../ports/erp-port.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import { dig, fill, mapValues, type DateFormat, type MappedValue } from './values.js';
 import type { PlannedFor } from '../records.js';
+import type { DocumentUrls } from './document-url.js';
 
 /**
  * What one document's ERP work came to: done with SAP's reference, or the error that stopped it, or
@@ -46,6 +47,8 @@ export interface CallAdapter {
   readonly config: RfcCallConfig | RestCallConfig;
   /** How the call's dates go out (the system's `rfc.dateFormat`; asXML's for OData). */
   readonly dateFormat: DateFormat;
+  /** The documents' addresses for `documentUrl` values (the system's `documentLinks`), when it has them. */
+  readonly urls?: DocumentUrls;
   /** `ARCHIV_CONNECTION_INSERT` or `POST /…/AttachmentContentSet`, for messages. */
   readonly name: string;
   /** The row showing the document's work is done already, or undefined. */
@@ -218,7 +221,7 @@ export async function execute(adapter: CallAdapter, items: CallItem[]): Promise<
   const mapped = items.map(
     (item): (MappedDocument & CallItem) | { doc: RepositoryDocument; error: Connect2ErpError } => {
       try {
-        return { ...item, values: mapValues(adapter.config.parameters, item.doc, adapter.dateFormat) };
+        return { ...item, values: mapValues(adapter.config.parameters, item.doc, adapter.dateFormat, adapter.urls) };
       } catch (error) {
         return { doc: item.doc, error: error as Connect2ErpError };
       }

@@ -1,8 +1,10 @@
 import { PLACEHOLDER, TARGET, type Transform, type ValueSpec } from '../../config/call-schema.js';
 import { DocumentError } from '../../../common/errors.js';
 import { shortened } from '../../../common/quote.js';
+import { withoutSignature } from '../../document-link.js';
 import type { RfcParams, RfcStructure } from '../../erp/soap.js';
 import type { RepositoryDocument } from '../../repository/document.js';
+import type { DocumentUrls } from './document-url.js';
 
 /** One mapped value of one document, after its transforms and length check. */
 export interface MappedValue {
@@ -27,7 +29,7 @@ const text = (value: unknown): string => (value === undefined || value === null 
 /** Why a value cannot be sent, naming the document, the property and the SAP field. */
 class ValueRefused extends DocumentError {
   constructor(doc: RepositoryDocument, source: string, value: string, problem: string) {
-    super(`${source} = "${shortened(value)}" ${problem}`, { target: doc.path });
+    super(`${source} = "${shortened(withoutSignature(value))}" ${problem}`, { target: doc.path });
   }
 }
 
@@ -66,22 +68,34 @@ function applyTransform(
   return s.substring(start, length === undefined ? undefined : start + length);
 }
 
+/** A parameter's value before its transforms: the document's property, the constant, or the document's address. */
+function rawValue(spec: ValueSpec, doc: RepositoryDocument, urls: DocumentUrls | undefined): unknown {
+  if (spec.property !== undefined) return propertyValue(doc.properties, spec.property);
+  if (spec.documentUrl === undefined) return spec.constant;
+  if (urls === undefined)
+    throw new DocumentError(`its system has no documentLinks in erpHttp.yaml: no address to link it by`, {
+      target: doc.path,
+    });
+  return urls[spec.documentUrl](doc);
+}
+
 /** The document's values for every mapped parameter, refused before any call when one does not fit. */
 export function mapValues(
   parameters: Record<string, ValueSpec>,
   doc: RepositoryDocument,
   dates: DateFormat = 'YYYY-MM-DD',
+  urls?: DocumentUrls,
 ): MappedValue[] {
   return Object.entries(parameters).map(([target, spec]) => {
-    const source = spec.property ?? `constant ${target}`;
-    const raw = spec.property === undefined ? spec.constant : propertyValue(doc.properties, spec.property);
+    const source = spec.property ?? (spec.documentUrl === undefined ? `constant ${target}` : `documentUrl ${target}`);
+    const raw = rawValue(spec, doc, urls);
     const refuse = (problem: string): never => {
       throw new ValueRefused(doc, source, text(raw), `${problem} SAP field ${target}`);
     };
     const value = text(spec.transform.reduce((v, t) => applyTransform(v, t, refuse, dates), raw));
     if (spec.length !== undefined && value.length > spec.length)
       refuse(`is longer than the ${spec.length} characters of`);
-    return { target, value, fromDocument: spec.property !== undefined };
+    return { target, value, fromDocument: spec.constant === undefined };
   });
 }
 

@@ -100,6 +100,6 @@ export class TaskLanes {
 
   private adapter(system: string): CallAdapter {
     const { deps } = this.ctx;
-    return callAdapter(this.call, deps.system(system), deps.erpFor, deps.client);
+    return callAdapter(this.call, deps.system(system), deps.erpFor, deps.client, deps.now);
   }
 }

@@ -234,7 +234,7 @@ async function lookUp(side: TaskSide, doc: RepositoryDocument): Promise<Finding 
   side.noted(system, String(doc.properties[REPOSITORY]));
   const lookup = adapter.lookup as NonNullable<CallAdapter['lookup']>;
   try {
-    const values = mapValues(side.call.call.parameters, doc, adapter.dateFormat);
+    const values = mapValues(side.call.call.parameters, doc, adapter.dateFormat, adapter.urls);
     // Asked once a slot is free: by then the system may have failed for another document, which
     // is known before the next slot is given.
     const found = await side.limited(system, async () => {
