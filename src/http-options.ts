@@ -69,6 +69,16 @@ export function certificateAuthority(tls: z.infer<typeof tlsSchema>): Buffer | u
   return tls.caFile === undefined ? undefined : readFileSync(tls.caFile);
 }
 
+/** The client certificate of `tls.certFile` and `tls.keyFile` (mutual TLS), when one is configured. */
+function clientCertificate(
+  tls: z.infer<typeof tlsSchema>,
+): { cert: Buffer; key: Buffer; passphrase?: string } | undefined {
+  // The schema gives keyFile with certFile.
+  if (tls.certFile === undefined) return undefined;
+  if (tls.passphrase !== undefined) registerSecret(tls.passphrase);
+  return { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile as string), passphrase: tls.passphrase };
+}
+
 /**
  * got options (the Rest client's) for the ERP's time-outs and TLS settings. `requestMs` is an idle time-out, as the
  * repository's is: the answer must begin within it and the connection never pause for longer, so
@@ -77,11 +87,13 @@ export function certificateAuthority(tls: z.infer<typeof tlsSchema>): Buffer | u
  */
 export function connectionOptions(target: string, config: ConnectionConfig) {
   const proxy = proxyFor(target, config.proxy);
+  const client = clientCertificate(config.tls);
   return {
     timeout: { connect: config.timeouts.connectMs, socket: config.timeouts.requestMs },
     https: {
       rejectUnauthorized: config.tls.rejectUnauthorized,
       certificateAuthority: certificateAuthority(config.tls),
+      ...(client === undefined ? {} : { certificate: client.cert, key: client.key, passphrase: client.passphrase }),
     },
     ...(proxy === undefined ? {} : { agent: tunnelAgents(proxy) }),
   };
@@ -111,6 +123,7 @@ function agentOptions(config: ConnectionConfig): Agent.Options {
       timeout: config.timeouts.connectMs,
       rejectUnauthorized: config.tls.rejectUnauthorized,
       ca: certificateAuthority(config.tls),
+      ...clientCertificate(config.tls),
     },
   };
 }

@@ -23,6 +23,11 @@ export const customizingSchema = z.strictObject({
   oauthClients: z
     .record(name, z.strictObject({ secret: name, user: name, lifetimeS: z.number().int().positive().default(3600) }))
     .default({}),
+  /**
+   * Client certificates a user signs in with (table VUSREXTID, external ID type DN): the subject's
+   * distinguished name, leaf first as SAP writes it (`CN=CONNECTOR, O=…`), to the user.
+   */
+  certificateUsers: z.record(name, name).default({}),
   /** OAC0. */
   contentRepositories: z.array(name),
   /** TOADD: technical document classes (PDF, TIF, FAX…), what BAPI_BARCODE_SENDLIST's DOCTYPE names. */

@@ -1,4 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { TLSSocket } from 'node:tls';
 import { Faults } from '../faults.js';
 import { basicCredentials, close, listen, readBody, sendJson } from '../http.js';
 import { loadCustomizing, type Customizing } from './customizing.js';
@@ -15,9 +17,25 @@ import {
 } from './rest.js';
 import { exceptionXml, readCall, responseXml, runtimeFaultXml } from './soap-codec.js';
 
+/**
+ * HTTPS, as SAP's ICM serves it, with `cert` and `key` (PEM); `clientCa`, the CAs of the SSL server
+ * PSE whose client certificates it asks for. `verifyClient` as icm/HTTPS/verify_client
+ * (help.sap.com): 1, a certificate is asked for and a connection without one signs in otherwise
+ * (Basic); 2, the handshake fails without a certificate those CAs signed. Where the documentation
+ * does not say what level 1 does with a certificate it cannot verify, the sandbox takes the
+ * stricter reading: the handshake fails as at level 2.
+ */
+export interface ErpSandboxTls {
+  cert: Buffer;
+  key: Buffer;
+  clientCa: Buffer;
+  verifyClient: 1 | 2;
+}
+
 export interface ErpSandboxOptions {
   host?: string;
   port?: number;
+  tls?: ErpSandboxTls;
   /** Customizing file; `sandbox/erp/sap-customizing.yaml` when absent. */
   customizingFile?: string;
 }
@@ -59,10 +77,29 @@ export class ErpSandbox {
 
   /** Returns the base URL, e.g. `http://127.0.0.1:8081`. */
   async start(): Promise<string> {
-    const server = createServer((req, res) => void this.handle(req, res));
+    const { tls } = this.options;
+    const listener = (req: IncomingMessage, res: ServerResponse): void => void this.handle(req, res);
+    const server =
+      tls === undefined
+        ? createServer(listener)
+        : createHttpsServer(
+            {
+              cert: tls.cert,
+              key: tls.key,
+              ca: tls.clientCa,
+              requestCert: true,
+              rejectUnauthorized: tls.verifyClient === 2,
+            },
+            listener,
+          );
+    // Level 1: no certificate goes on; one its CAs did not sign ends the connection (the stricter reading).
+    if (tls?.verifyClient === 1)
+      server.on('secureConnection', (socket: TLSSocket) => {
+        if (socket.getPeerX509Certificate() !== undefined && !socket.authorized) socket.destroy();
+      });
     this.server = server;
     const address = await listen(server, this.options.port ?? 0, this.options.host ?? '127.0.0.1');
-    return `http://${address.address}:${address.port}`;
+    return `${tls === undefined ? 'http' : 'https'}://${address.address}:${address.port}`;
   }
 
   async stop(): Promise<void> {
@@ -196,6 +233,12 @@ export class ErpSandbox {
   /** The logon user, or undefined when the credentials are refused. */
   private authenticated(req: IncomingMessage): string | undefined {
     if (req.headers.authorization?.startsWith('Bearer ')) return this.oauth.user(req);
+    const certificate = req.socket instanceof TLSSocket ? req.socket.getPeerX509Certificate() : undefined;
+    if (certificate !== undefined && req.headers.authorization === undefined) {
+      // Node writes the subject root first, one attribute a line; SAP leaf first, comma-separated.
+      const subject = certificate.subject.split('\n').reverse().join(', ');
+      return this.customizing.certificateUsers[subject];
+    }
     const credentials = basicCredentials(req);
     const valid =
       credentials !== undefined && this.customizing.users[credentials.name]?.password === credentials.password;

@@ -22,8 +22,22 @@ export const tlsSchema = z
     rejectUnauthorized: z.boolean().default(true),
     /** PEM file with extra trusted certificates (a private CA). */
     caFile: z.string().min(1).optional(),
+    /**
+     * A client certificate (mutual TLS): its PEM certificate (with the chain up to the CA the
+     * server trusts) and key files, e.g. a Kubernetes Secret mounted as files; `passphrase` for an
+     * encrypted key.
+     */
+    certFile: z.string().min(1).optional(),
+    keyFile: z.string().min(1).optional(),
+    passphrase: z.string().min(1).optional(),
+  })
+  .refine((tls) => (tls.certFile === undefined) === (tls.keyFile === undefined), {
+    message: 'give certFile and keyFile together: the client certificate and its key',
   })
   .prefault({});
+
+/** Sign in with the client certificate of `tls` (the server maps it to a user), no password. */
+export const certificateAuth = z.strictObject({ type: z.literal('certificate') });
 
 export const timeoutsSchema = z
   .strictObject({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { basicAuth, httpUrl, proxySchema, timeoutsSchema, tlsSchema } from './common-schema.js';
+import { basicAuth, certificateAuth, httpUrl, proxySchema, timeoutsSchema, tlsSchema } from './common-schema.js';
 import { placeholders, urlTemplate, valueSpec } from './call-schema.js';
 
 /**
@@ -64,7 +64,8 @@ const system = z
     rfc: z
       .strictObject({
         url: httpUrl,
-        auth: basicAuth,
+        /** A user and password, or `{type: certificate}`: the client certificate of `tls`, mapped to a user in SAP. */
+        auth: z.union([basicAuth, certificateAuth]),
         dateFormat: z.enum(['YYYY-MM-DD', 'YYYYMMDD']).default('YYYY-MM-DD'),
       })
       .optional(),
@@ -73,7 +74,7 @@ const system = z
      * OAuth 2.0 client credentials (a communication arrangement's; SAP's token endpoint
      * `/sap/bc/sec/oauth2/token`, or the BTP service's).
      */
-    rest: z.strictObject({ url: httpUrl, auth: z.union([basicAuth, oauth2]) }).optional(),
+    rest: z.strictObject({ url: httpUrl, auth: z.union([basicAuth, oauth2, certificateAuth]) }).optional(),
     tls: tlsSchema,
     timeouts: timeoutsSchema,
     /** For its rfc and rest connections both. */
@@ -87,7 +88,21 @@ const system = z
     openInSap: z.record(z.string().regex(/^[A-Z0-9_/]+$/, 'an SAP object type such as BUS2081'), openInSap).optional(),
     documentLinks: documentLinks.optional(),
   })
-  .refine((s) => s.rfc !== undefined || s.rest !== undefined, { message: 'needs an rfc or a rest connection' });
+  .refine((s) => s.rfc !== undefined || s.rest !== undefined, { message: 'needs an rfc or a rest connection' })
+  .superRefine((s, ctx) => {
+    for (const transport of ['rfc', 'rest'] as const)
+      if (
+        s[transport]?.auth &&
+        'type' in s[transport].auth &&
+        s[transport].auth.type === 'certificate' &&
+        s.tls.certFile === undefined
+      )
+        ctx.addIssue({
+          code: 'custom',
+          path: [transport, 'auth'],
+          message: 'signs in with a client certificate: give tls.certFile and tls.keyFile of the system',
+        });
+  });
 
 /** `config/erpHttp.yaml`: the ERP systems, by name. */
 export const erpSchema = z.strictObject({

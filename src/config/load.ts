@@ -77,22 +77,24 @@ function loadFile<T extends z.ZodType>(
     }
     return undefined;
   }
-  checkCaFiles(result.data, file, problems);
+  checkTlsFiles(result.data, file, problems);
   return result.data;
 }
 
-/** A configured CA file must be readable now, not at the first HTTPS call. */
-function checkCaFiles(tree: unknown, file: string, problems: ConfigProblem[], path: string[] = []): void {
+const TLS_FILES = new Set(['caFile', 'certFile', 'keyFile']);
+
+/** A configured CA, certificate or key file must be readable now, not at the first HTTPS call. */
+function checkTlsFiles(tree: unknown, file: string, problems: ConfigProblem[], path: string[] = []): void {
   if (tree === null || typeof tree !== 'object') return;
   for (const [key, value] of Object.entries(tree)) {
-    if (key === 'caFile' && typeof value === 'string') {
+    if (TLS_FILES.has(key) && typeof value === 'string') {
       try {
         accessSync(value, constants.R_OK);
       } catch {
         problems.push({ file, path: [...path, key].join('.'), message: `cannot read ${value}` });
       }
     } else {
-      checkCaFiles(value, file, problems, [...path, key]);
+      checkTlsFiles(value, file, problems, [...path, key]);
     }
   }
 }

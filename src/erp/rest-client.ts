@@ -12,6 +12,7 @@ import { isWebPage, WEB_PAGE } from '../web-page.js';
 import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
 import { ClientCredentials } from './oauth-token.js';
 import { withoutSignature } from '../document-link.js';
+import { CertificateCheck, certificateTaken } from './certificate-check.js';
 
 export interface RestRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -84,6 +85,8 @@ export class RestClient implements ErpConnection<RestRequest> {
   /** Basic auth, or OAuth 2.0 client credentials (oauth-token.ts). */
   private readonly basic: string | undefined;
   private readonly credentials: ClientCredentials | undefined;
+  /** Set when the system signs in with a client certificate: checked before the first call. */
+  private readonly certificate?: CertificateCheck;
 
   constructor(
     readonly system: ErpSystemConfig & { rest: NonNullable<ErpSystemConfig['rest']> },
@@ -101,12 +104,23 @@ export class RestClient implements ErpConnection<RestRequest> {
       retry: { limit: 0 },
       throwHttpErrors: false,
     });
-    if ('type' in auth) this.credentials = new ClientCredentials(auth, this.http, system.name);
-    else this.basic = basicAuthorization(auth);
+    if (!('type' in auth)) this.basic = basicAuthorization(auth);
+    else if (auth.type === 'oauth2') this.credentials = new ClientCredentials(auth, this.http, system.name);
+    else {
+      const head = async (): Promise<number> => (await this.http.head('', { searchParams: this.client })).statusCode;
+      const where = `the Rest connection of ${system.name}`;
+      this.certificate = new CertificateCheck(() =>
+        certificateTaken(head, where, system.name, system.tls.certFile as string),
+      );
+    }
   }
 
-  /** The Authorization header: the user's, or a bearer token of the client credentials. */
-  private async authorization(): Promise<string> {
+  /** The Authorization header: the user's, a bearer token of the client credentials, or none (a client certificate). */
+  private async authorization(): Promise<string | undefined> {
+    if (this.certificate !== undefined) {
+      await this.certificate.passed();
+      return undefined;
+    }
     return this.basic ?? `Bearer ${await (this.credentials as ClientCredentials).token()}`;
   }
 
@@ -198,6 +212,8 @@ export class RestClient implements ErpConnection<RestRequest> {
       response = await fetch();
       if (this.tokenRefused(response)) response = await fetch();
     } catch (error) {
+      // The sign-in itself refused (a token endpoint, a client certificate): the system's refusal as it is.
+      if (error instanceof SystemRefusalError) throw error;
       if (certificateRefused(error)) throw networkFailure(error, `CSRF token for ${where}`, this.system.name);
       // Nothing was written yet: whatever happened to the handshake, the system did not take the write.
       throw new SystemUnavailableError(`CSRF token for ${where} failed: ${(error as Error).message}`, {

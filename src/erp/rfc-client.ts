@@ -4,6 +4,7 @@ import { FunctionRefusalError, SystemFailureError, SystemRefusalError } from '..
 import { readBounded } from '../bounded-body.js';
 import { RfcFault } from './rfc-fault.js';
 import { answerTooLarge, networkFailure, statusFailure } from './failure.js';
+import { CertificateCheck, certificateTaken } from './certificate-check.js';
 import { NEVER, StoppableLimit } from '../stop.js';
 import { basicAuthorization, dispatcherFor } from '../http-options.js';
 import type { Logger } from '../log.js';
@@ -46,6 +47,8 @@ export class RfcClient implements ErpConnection<RfcRequest> {
   private readonly url: string;
   private readonly headers: Record<string, string>;
   private readonly limit: StoppableLimit;
+  /** Set when the system signs in with a client certificate: checked before the first call. */
+  private readonly certificate?: CertificateCheck;
 
   constructor(
     readonly system: ErpSystemConfig & { rfc: NonNullable<ErpSystemConfig['rfc']> },
@@ -59,11 +62,22 @@ export class RfcClient implements ErpConnection<RfcRequest> {
     if (system.language !== undefined) url.searchParams.set('sap-language', system.language);
     this.url = url.href;
     this.headers = {
-      authorization: basicAuthorization(rfc.auth),
+      ...('type' in rfc.auth ? {} : { authorization: basicAuthorization(rfc.auth) }),
       'content-type': 'text/xml; charset=utf-8',
       soapaction: '',
     };
     this.dispatcher = dispatcherFor(system.rfc.url, system);
+    if ('type' in rfc.auth) {
+      const head = async (): Promise<number> => {
+        const answer = await request(this.url, { method: 'HEAD', dispatcher: this.dispatcher });
+        await answer.body.dump();
+        return answer.statusCode;
+      };
+      const where = `the SOAP-RFC service of ${system.name}`;
+      this.certificate = new CertificateCheck(() =>
+        certificateTaken(head, where, system.name, system.tls.certFile as string),
+      );
+    }
   }
 
   describe(request: RfcRequest): PlannedCall {
@@ -73,6 +87,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
   async send({ functionName, params }: RfcRequest): Promise<Record<string, unknown>> {
     return this.limit.run(`${functionName} on ${this.system.name}`, async () => {
       this.log.debug('rfc call', { system: this.system.name, functionName });
+      await this.certificate?.passed();
       let answer: RfcAnswer | undefined;
       try {
         const response = await request(this.url, {

@@ -1,3 +1,5 @@
+import { CERTIFICATE_ADVICE, CertificateRefusedError } from '../../erp/certificate-check.js';
+import { signedInAs } from './sign-in.js';
 import { FunctionRefusalError, SystemRefusalError, errorMessage } from '../../../common/errors.js';
 import type { ErpSystemConfig } from '../../config/erp-schema.js';
 import type { TaskConfig } from '../../config/task-schema.js';
@@ -82,12 +84,13 @@ async function logOn(section: Section, system: RfcSystem, rfc: DoctorRfc): Promi
   try {
     await rfc.send({ functionName: 'RFC_PING', params: {} });
     section.pass(
-      `SOAP-RFC service active, logon accepted (user ${system.rfc.auth.username}, client ${system.client}, RFC_PING)`,
+      `SOAP-RFC service active, logon accepted (${signedInAs(system.rfc.auth, system)}, client ${system.client}, RFC_PING)`,
     );
     return true;
   } catch (error) {
     if (error instanceof FunctionRefusalError)
       section.failed('RFC_PING', error, `give the user S_RFC for RFC_PING (${GUIDE})`);
+    else if (error instanceof CertificateRefusedError) section.failed('logon', error, CERTIFICATE_ADVICE);
     else if (error instanceof SystemRefusalError && error.status === 403)
       section.failed('RFC_PING', error, `activate default_host/sap/bc/soap/rfc in transaction SICF (${GUIDE})`);
     else if (error instanceof SystemRefusalError && error.status !== undefined && error.status < 400)

@@ -1,3 +1,5 @@
+import { CERTIFICATE_ADVICE, CertificateRefusedError } from '../../erp/certificate-check.js';
+import { signedInAs } from './sign-in.js';
 import { errorMessage, SystemRefusalError, type Connect2ErpError } from '../../../common/errors.js';
 import type { RestCallConfig } from '../../config/call-schema.js';
 import type { ErpSystemConfig } from '../../config/erp-schema.js';
@@ -28,6 +30,7 @@ const NO_DOCUMENT = 'CONNECT2ERP-DOCTOR';
 /** What to do about a refused or failed request to an OData service, by its HTTP status. */
 function advice(error: unknown, system: RestSystem): string {
   const status = (error as Connect2ErpError).status;
+  if (error instanceof CertificateRefusedError) return CERTIFICATE_ADVICE;
   if (status === 401) return `check rest.auth of ${system.name} in erpHttp.yaml: SAP refused the credentials`;
   if (status === 403)
     return `the user may not use the service: on S/4HANA Cloud, the communication arrangement (SAP_COM_0002 for the attachment service); on-premise, a role with S_SERVICE for it (${GUIDE})`;
@@ -71,9 +74,7 @@ export async function checkRest(
     const ofService = calls.filter((call) => call.service === service);
     try {
       await rest.send({ method: 'GET', service, path: '/', headers: {}, csrf: false });
-      const { auth } = system.rest;
-      const as = 'type' in auth ? `OAuth client ${auth.clientId}` : `user ${auth.username}`;
-      section.pass(`${service} answers (its service document), as ${as}`);
+      section.pass(`${service} answers (its service document), as ${signedInAs(system.rest.auth, system)}`);
     } catch (error) {
       section.failed(`${service}: its service document`, error, advice(error, system));
       section.skip(`the other checks of ${service}: they need the service`);
