@@ -166,7 +166,7 @@ t.test(
       [['retry', '-h'], /^usage: connect2erp retry \[options\]\n[\s\S]*\n {6}--doc UID +only this document\n/],
       [
         ['template', '--help'],
-        /^usage: connect2erp template link\|barcode\|workflow\|workflow-to-agent\|read-supplier-invoice\|read-purchase-order RFC\|Rest\n/,
+        /^usage: connect2erp template link\|link-by-reference\|barcode\|workflow\|workflow-to-agent\|read-supplier-invoice\|read-purchase-order RFC\|Rest\n/,
       ],
       [
         ['sandbox', '--help', '--repo-port', '1'],

@@ -143,7 +143,7 @@ t.test('template prints a built-in call as YAML', async (t) => {
   t.equal(wrong.code, 2);
   t.match(
     wrong.stderr,
-    'usage: connect2erp template link|barcode|workflow|workflow-to-agent|read-supplier-invoice|read-purchase-order RFC|Rest',
+    'usage: connect2erp template link|link-by-reference|barcode|workflow|workflow-to-agent|read-supplier-invoice|read-purchase-order RFC|Rest',
   );
   const none = await run(['template', 'barcode', 'Rest']);
   t.equal(none.code, 2);
