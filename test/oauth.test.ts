@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import got from 'got';
 import t from 'tap';
 import type { ErpSystemConfig, OAuth2Config } from '../src/config/erp-schema.js';
-import { ClientCredentials } from '../src/erp/oauth-token.js';
+import { ClientCredentials } from '../src/oauth/client-credentials.js';
+import { sapTokenEndpoint } from '../src/erp/oauth-endpoint.js';
 import { RestClient } from '../src/erp/rest-client.js';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { cli } from './helpers/run-cli.js';
@@ -118,8 +119,7 @@ t.test(
     let now = start;
     const credentials = new ClientCredentials(
       auth,
-      got.extend({ throwHttpErrors: false, retry: { limit: 0 } }),
-      'S4H',
+      sapTokenEndpoint(auth.tokenUrl, got.extend({ throwHttpErrors: false, retry: { limit: 0 } }), 'S4H'),
       () => now,
     );
     const first = await credentials.token();
@@ -137,7 +137,10 @@ t.test('a token endpoint that fails, answers no lifetime or no JSON, and what it
   const auth = useOAuth(env);
   const http = got.extend({ throwHttpErrors: false, retry: { limit: 0 } });
   // No scope: the client's own, as the authorisation server sets it (RFC 6749 §3.3).
-  const credentials = new ClientCredentials({ ...auth, scope: undefined }, http, 'S4H');
+  const credentials = new ClientCredentials(
+    { ...auth, scope: undefined },
+    sapTokenEndpoint(auth.tokenUrl, http, 'S4H'),
+  );
   env.erp.faults.add({ path: 'oauth2/token', drop: true, times: 1 });
   await t.rejects(credentials.token(), {
     name: 'SystemUnavailableError',

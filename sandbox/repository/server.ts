@@ -1,3 +1,4 @@
+import { NUXEO_TOKEN_PATH, NuxeoTokens } from './oauth2.js';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -80,6 +81,8 @@ export class RepositorySandbox {
   /** The LTS version it answers as. */
   private readonly version: string;
   private readonly tokens = new Map<string, { user: string; key: string }>();
+  /** OAuth 2.0 client credentials: the `oauth2Clients` directory, the token endpoint, bearer tokens. */
+  readonly oauth2 = new NuxeoTokens((name) => this.users[name] !== undefined);
   private readonly batches = new Batches();
   private server?: Server;
   private base = '';
@@ -142,6 +145,11 @@ export class RepositorySandbox {
   }
 
   private authenticate(req: IncomingMessage, url: URL): Actor | undefined {
+    const { authorization } = req.headers;
+    if (authorization?.startsWith('Bearer ')) {
+      const user = this.oauth2.user(authorization);
+      return user === undefined ? undefined : this.actor(user);
+    }
     const token =
       (req.headers['x-authentication-token'] as string | undefined) ?? url.searchParams.get('token') ?? undefined;
     if (token !== undefined) {
@@ -169,6 +177,7 @@ export class RepositorySandbox {
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url as string, 'http://sandbox');
     if (!url.pathname.startsWith('/nuxeo/')) throw new RepositoryError(404, url.pathname);
+    if (url.pathname === `/nuxeo${NUXEO_TOKEN_PATH}`) return this.oauth2.issue(req, res, url);
     const actor = this.authenticate(req, url);
     if (actor === undefined) return this.unauthorized(req, res);
     const path = url.pathname.slice('/nuxeo'.length);

@@ -54,3 +54,22 @@ export const timeoutsSchema = z
 export const proxySchema = z
   .union([z.literal('none'), z.strictObject({ url: httpUrl, auth: basicAuth.optional() })])
   .optional();
+
+/**
+ * How a repository connection signs in: a user and password; Nuxeo's token authentication
+ * (`X-Authentication-Token`, a token the user acquired); or OAuth 2.0 client credentials (Nuxeo LTS
+ * 2025.3 and 2023.31 on, doc.nuxeo.com "Using OAuth2", client credentials flow): a client of the
+ * `oauth2Clients` directory, whose id is also the name of the user its tokens act as. `tokenUrl`
+ * defaults to the server's `/oauth2/token`.
+ */
+export const repositoryAuthSchema = z.discriminatedUnion('type', [
+  basicAuth.extend({ type: z.literal('basic') }),
+  z.strictObject({ type: z.literal('token'), token: z.string().min(1) }),
+  z.strictObject({
+    type: z.literal('oauth2'),
+    clientId: z.string().min(1),
+    clientSecret: z.string().min(1),
+    tokenUrl: httpUrl.optional(),
+  }),
+]);
+export type RepositoryAuth = z.infer<typeof repositoryAuthSchema>;

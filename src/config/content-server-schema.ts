@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { basicAuth, httpUrl } from './common-schema.js';
+import { httpUrl, repositoryAuthSchema } from './common-schema.js';
 import { isIP } from 'node:net';
 
 /**
@@ -35,10 +35,7 @@ const connection = z.strictObject({
    */
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be letters, digits, "_", "." or "-" (a URL path segment)'),
   /** The repository account this connection reads and writes with (not the job's). */
-  repositoryAuth: z.discriminatedUnion('type', [
-    basicAuth.extend({ type: z.literal('basic') }),
-    z.strictObject({ type: z.literal('token'), token: z.string().min(1) }),
-  ]),
+  repositoryAuth: repositoryAuthSchema,
   contentRepositories: z.array(contentRepository).min(1),
   /**
    * `required` (default): every command but serverInfo and putCert carries a secKey signed by an

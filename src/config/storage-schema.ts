@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { basicAuth, httpUrl, proxySchema, timeoutsSchema, tlsSchema } from './common-schema.js';
+import { httpUrl, proxySchema, repositoryAuthSchema, timeoutsSchema, tlsSchema } from './common-schema.js';
 
 /** `config/storage.yaml`: how to reach the content repository. */
 export const storageSchema = z.strictObject({
@@ -11,10 +11,7 @@ export const storageSchema = z.strictObject({
    * in Kubernetes `url` is often an address only the cluster reaches. Default: `url` + `/ui`.
    */
   webUiUrl: httpUrl.optional(),
-  auth: z.discriminatedUnion('type', [
-    basicAuth.extend({ type: z.literal('basic') }),
-    z.strictObject({ type: z.literal('token'), token: z.string().min(1) }),
-  ]),
+  auth: repositoryAuthSchema,
   /** Folder holding the mapping file (spec §2.1). */
   adminPath: z.string().regex(/^\/\S*$/, 'must be an absolute repository path'),
   /** Principals allowed to read the mapping file; anyone else is reported (spec §5.2). */

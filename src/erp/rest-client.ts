@@ -10,7 +10,8 @@ import type { Logger } from '../log.js';
 import { answerTooLarge, networkFailure, statusFailure } from './failure.js';
 import { isWebPage, WEB_PAGE } from '../web-page.js';
 import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
-import { ClientCredentials } from './oauth-token.js';
+import { ClientCredentials } from '../oauth/client-credentials.js';
+import { sapTokenEndpoint } from './oauth-endpoint.js';
 import { withoutSignature } from '../document-link.js';
 import { CertificateCheck, certificateTaken } from './certificate-check.js';
 
@@ -82,7 +83,7 @@ export class RestClient implements ErpConnection<RestRequest> {
   private readonly limit: StoppableLimit;
   private readonly tokens = new Map<string, Promise<string>>();
   private readonly client: Record<string, string>;
-  /** Basic auth, or OAuth 2.0 client credentials (oauth-token.ts). */
+  /** Basic auth, or OAuth 2.0 client credentials (oauth/client-credentials.ts). */
   private readonly basic: string | undefined;
   private readonly credentials: ClientCredentials | undefined;
   /** Set when the system signs in with a client certificate: checked before the first call. */
@@ -105,7 +106,8 @@ export class RestClient implements ErpConnection<RestRequest> {
       throwHttpErrors: false,
     });
     if (!('type' in auth)) this.basic = basicAuthorization(auth);
-    else if (auth.type === 'oauth2') this.credentials = new ClientCredentials(auth, this.http, system.name);
+    else if (auth.type === 'oauth2')
+      this.credentials = new ClientCredentials(auth, sapTokenEndpoint(auth.tokenUrl, this.http, system.name));
     else {
       const head = async (): Promise<number> => (await this.http.head('', { searchParams: this.client })).statusCode;
       const where = `the Rest connection of ${system.name}`;

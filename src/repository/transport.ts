@@ -1,3 +1,5 @@
+import { ClientCredentials } from '../oauth/client-credentials.js';
+import { nuxeoTokenEndpoint } from './oauth-endpoint.js';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
@@ -86,6 +88,8 @@ export class RepositoryTransport {
   private readonly origin: string;
   private readonly root: string;
   private readonly headers: Record<string, string>;
+  /** OAuth 2.0 client credentials (Nuxeo's client credentials flow), when `auth` is `oauth2`. */
+  private readonly credentials?: ClientCredentials;
 
   constructor(
     private readonly config: StorageConfig,
@@ -94,17 +98,30 @@ export class RepositoryTransport {
     const url = new URL(`${config.url.replace(/\/$/, '')}${config.apiPath}`);
     this.origin = url.origin;
     this.root = url.pathname;
-    const auth: Record<string, string> =
-      config.auth.type === 'basic'
-        ? { authorization: basicAuthorization(config.auth) }
-        : { 'x-authentication-token': config.auth.token };
-    this.headers = { ...auth, accept: 'application/json' };
+    const { auth } = config;
+    const signIn: Record<string, string> =
+      auth.type === 'basic'
+        ? { authorization: basicAuthorization(auth) }
+        : auth.type === 'token'
+          ? { 'x-authentication-token': auth.token }
+          : {};
+    this.headers = { ...signIn, accept: 'application/json' };
     this.queue = new PQueue({ concurrency: config.maxConcurrentRequests });
     // Not limited to `maxConcurrentRequests`: the queue limits the requests that start, and a body
     // streamed to its reader (the content server's downloads) keeps its connection after it has
     // given its place back. A pool of that size would then leave new requests no connection.
     // A large download is not cut off while it keeps coming: the time-out is an idle one.
     this.dispatcher = dispatcherFor(config.url, config);
+    if (auth.type === 'oauth2') {
+      const tokenUrl = auth.tokenUrl ?? `${config.url.replace(/\/$/, '')}/oauth2/token`;
+      this.credentials = new ClientCredentials({ ...auth, tokenUrl }, nuxeoTokenEndpoint(tokenUrl, this.dispatcher));
+    }
+  }
+
+  /** The bearer token of the client credentials, when the connection signs in with them. */
+  private async bearer(): Promise<Record<string, string>> {
+    if (this.credentials === undefined) return {};
+    return { authorization: `Bearer ${await this.credentials.token()}` };
   }
 
   async json<T>(request: RepositoryRequest): Promise<T> {
@@ -143,6 +160,7 @@ export class RepositoryTransport {
    */
   private async send<T>(request: RepositoryRequest, read: Read<T>, follow = false): Promise<T> {
     let last: { code?: string; status?: number } = {};
+    let renewed = false;
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await this.queue.add(() => this.attempt(request, read, follow), {
@@ -151,6 +169,11 @@ export class RepositoryTransport {
         if (attempt > 1) this.retried(request, attempt, last, 'answered');
         return result;
       } catch (error) {
+        // A token the server no longer takes (expired early, revoked): a fresh one, and the request once more.
+        if (this.renews(error, request, renewed)) {
+          renewed = true;
+          continue;
+        }
         last = error instanceof StatusError ? { status: error.status } : { code: failureCode(error as Error) };
         const delayMs = this.retryDelay(request, error, attempt);
         if (delayMs === undefined) {
@@ -161,6 +184,14 @@ export class RepositoryTransport {
         await sleep(delayMs);
       }
     }
+  }
+
+  /** Whether a 401 is answered by fetching a new token and sending again: once, with a body that can be sent again. */
+  private renews(error: unknown, request: RepositoryRequest, renewed: boolean): boolean {
+    if (this.credentials === undefined || renewed || request.stream !== undefined) return false;
+    if (!(error instanceof StatusError) || error.status !== 401) return false;
+    this.credentials.refused();
+    return true;
   }
 
   private retried(request: RepositoryRequest, tries: number, last: object, outcome: string): void {
@@ -176,7 +207,7 @@ export class RepositoryTransport {
       request.query === undefined
         ? ''
         : `?${new URLSearchParams(Object.entries(request.query).map(([k, v]): [string, string] => [k, String(v)]))}`;
-    const headers: Record<string, string> = { ...this.headers, ...request.headers };
+    const headers: Record<string, string> = { ...this.headers, ...(await this.bearer()), ...request.headers };
     let body: string | Readable | undefined = request.stream;
     if (request.json !== undefined) {
       body = JSON.stringify(request.json);
