@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import got from 'got';
 import { get as httpGet } from 'node:http';
@@ -253,4 +253,30 @@ t.test("the ERP sandbox's CreateUrlAsAttachment takes what SAP documents, and re
   const object = await create(valid.replace("'BKPF'", "'VBRK'"));
   t.equal(object.statusCode, 403);
   t.equal(env.erp.tables.attachments.length, 1, 'only the valid one kept');
+});
+
+t.test("doctor: serve takes links signed with the job's key, or says what answered instead", async (t) => {
+  const env = await servedLinks(t);
+  const doctor = async () => {
+    const result = await cli(['doctor', '--json', '--config', env.location.configDir]);
+    const { checks } = JSON.parse(result.stdout) as {
+      checks: Array<{ outcome: string; found: string; advice?: string }>;
+    };
+    return checks.find((c) => c.found.startsWith('documentLinks'));
+  };
+  t.match(await doctor(), {
+    outcome: 'pass',
+    found: `documentLinks: serve at ${env.origin}/ takes links signed with the job's key`,
+  });
+  // The job's key is not among serve's (contentServer.yaml elsewhere, so validate cannot compare them).
+  rmSync(join(env.location.configDir, 'contentServer.yaml'));
+  const erp = join(env.location.configDir, 'erpHttp.yaml');
+  writeFileSync(erp, readFileSync(erp, 'utf8').replace(KEY, 'n'.repeat(40)));
+  t.match(await doctor(), {
+    outcome: 'fail',
+    found: /answered HTTP 403: the link is not signed with this content server's key$/,
+    advice: /its key one of documentLinks\.keys of the connection in contentServer\.yaml/,
+  });
+  writeFileSync(erp, readFileSync(erp, 'utf8').replace(`url: ${env.origin}/`, `url: ${env.baseUrl}`));
+  t.match(await doctor(), { outcome: 'fail', found: /answered HTTP 401: <html>/ }, 'a server that is not serve');
 });

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cli } from './helpers/run-cli.js';
 import t, { type Test } from 'tap';
 import { proxyFor } from '../src/proxy.js';
 import { sandboxEnv, type Env } from './helpers/env.js';
@@ -119,6 +120,15 @@ t.test("each connection's own proxy: the repository's and SAP's calls go through
     'to SAP',
   );
   t.notMatch(JSON.stringify(run), /secret|Y29ycDpzZWNyZXQ/, 'the credentials in no report');
+  const doctor = await cli(['doctor', '--json', '--config', env.location.configDir]);
+  const found = (JSON.parse(doctor.stdout) as { checks: Array<{ found: string }> }).checks.map((c) => c.found);
+  const through = `, through proxy ${proxy.url}`;
+  t.ok(found.includes(`reachable, signed in as Administrator${through}`), 'doctor names the proxy');
+  t.ok(
+    found.some((f) => f.endsWith(`RFC_PING${through})`)),
+    "and SAP's",
+  );
+  t.notMatch(doctor.stdout, /secret/);
 });
 
 t.test(

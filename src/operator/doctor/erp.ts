@@ -1,3 +1,4 @@
+import { throughProxy } from './route.js';
 import { CERTIFICATE_ADVICE, CertificateRefusedError } from '../../erp/certificate-check.js';
 import { signedInAs } from './sign-in.js';
 import { FunctionRefusalError, SystemRefusalError, errorMessage } from '../../../common/errors.js';
@@ -84,7 +85,7 @@ async function logOn(section: Section, system: RfcSystem, rfc: DoctorRfc): Promi
   try {
     await rfc.send({ functionName: 'RFC_PING', params: {} });
     section.pass(
-      `SOAP-RFC service active, logon accepted (${signedInAs(system.rfc.auth, system)}, client ${system.client}, RFC_PING)`,
+      `SOAP-RFC service active, logon accepted (${signedInAs(system.rfc.auth, system)}, client ${system.client}, RFC_PING${throughProxy(system.rfc.url, system.proxy)})`,
     );
     return true;
   } catch (error) {

@@ -1,3 +1,4 @@
+import { throughProxy } from './route.js';
 import { AuthenticationError, ConfigError } from '../../../common/errors.js';
 import { SchemaRegistry, type SchemaDef } from '../../../common/nuxeo/schemas.js';
 import type { Config } from '../../config/load.js';
@@ -31,7 +32,8 @@ export async function checkRepository(
   registry: SchemaRegistry,
 ): Promise<{ section: Section; signedIn: boolean; mapping?: MappingFile }> {
   const section = new Section(`repository ${withoutCredentials(config.storage.url)}`);
-  if (!(await signIn(section, client))) return { section, signedIn: false };
+  if (!(await signIn(section, client, throughProxy(config.storage.url, config.storage.proxy))))
+    return { section, signedIn: false };
   await section.attempt(
     'the server version',
     `GET /api/v1/capabilities answers from Nuxeo 11.5 on: an older server is not supported (${SET_UP})`,
@@ -60,14 +62,18 @@ export async function checkRepository(
   return { section, signedIn: true, mapping };
 }
 
-async function signIn(section: Section, client: DoctorRepository): Promise<boolean> {
+async function signIn(section: Section, client: DoctorRepository, route: string): Promise<boolean> {
   try {
     const me = await client.me();
-    section.pass(`reachable, signed in as ${me.id}`);
+    section.pass(`reachable, signed in as ${me.id}${route}`);
     return true;
   } catch (error) {
     if (error instanceof AuthenticationError)
-      section.failed('sign-in', error, 'check auth in storage.yaml (user name, password or token), or tls.caFile');
+      section.failed(
+        'sign-in',
+        error,
+        'check auth in storage.yaml (user name and password, token, or OAuth client), or tls.caFile',
+      );
     else section.failed('not reachable', error, 'check url and apiPath in storage.yaml, and that Nuxeo is up');
     section.skip('the other repository checks: they need the repository');
     return false;

@@ -1,3 +1,5 @@
+import { checkDocumentLinks } from './document-links.js';
+import { throughProxy } from './route.js';
 import { CERTIFICATE_ADVICE, CertificateRefusedError } from '../../erp/certificate-check.js';
 import { signedInAs } from './sign-in.js';
 import { errorMessage, SystemRefusalError, type Connect2ErpError } from '../../../common/errors.js';
@@ -74,7 +76,9 @@ export async function checkRest(
     const ofService = calls.filter((call) => call.service === service);
     try {
       await rest.send({ method: 'GET', service, path: '/', headers: {}, csrf: false });
-      section.pass(`${service} answers (its service document), as ${signedInAs(system.rest.auth, system)}`);
+      section.pass(
+        `${service} answers (its service document), as ${signedInAs(system.rest.auth, system)}${throughProxy(system.rest.url, system.proxy)}`,
+      );
     } catch (error) {
       section.failed(`${service}: its service document`, error, advice(error, system));
       section.skip(`the other checks of ${service}: they need the service`);
@@ -95,5 +99,6 @@ export async function checkRest(
       }
     }
   }
+  if (system.documentLinks?.via === 'serve') await checkDocumentLinks(section, system.name, system.documentLinks);
   return section;
 }
