@@ -42,7 +42,13 @@ function useSap(env: Env, url: string, who: Who | 'basic', transport: 'RFC' | 'R
     caFile: file('ca.pem'),
     ...(who === 'basic' ? {} : { certFile: file(`clients/${who}.pem`), keyFile: file(`clients/${who}.key`) }),
   };
-  const system = { name: 'S4H', client: '100', rfc: { url: `${url}/sap/bc/soap/rfc`, auth }, rest: { url, auth }, tls };
+  const system = {
+    name: 'S4H',
+    client: '100',
+    rfc: { url: `${url}/sap/bc/soap/rfc`, auth },
+    rest: { url, auth: { ...auth } },
+    tls,
+  };
   writeFileSync(join(env.location.configDir, 'erpHttp.yaml'), stringify({ systems: [system] }));
   const task = join(env.location.jobsDir, 'link.yaml');
   writeFileSync(task, readFileSync(task, 'utf8').replace(/^function: \w+/m, `function: ${transport}`));
@@ -154,6 +160,42 @@ t.test(
   },
 );
 
+t.test('OAuth client credentials with the certificate instead of a secret (RFC 8705 tls_client_auth)', async (t) => {
+  const env = await sandboxEnv(t);
+  const { sap, url } = await httpsSap(t, 2);
+  sap.customizing.oauthClients.CERT_CLIENT = {
+    certificate: 'CN=CONNECTOR, O=connect2erp test',
+    user: 'CONNECTOR',
+    lifetimeS: 3600,
+  };
+  const withClient = (who: Who): void => {
+    useSap(env, url, who, 'Rest');
+    const erp = join(env.location.configDir, 'erpHttp.yaml');
+    const oauth = `auth:\n        type: oauth2\n        tokenUrl: ${url}/sap/bc/sec/oauth2/token\n        clientId: CERT_CLIENT\n`;
+    writeFileSync(erp, readFileSync(erp, 'utf8').replace(/auth:\n {8}type: certificate\n(?=( {4}tls:|$))/, oauth));
+  };
+  withClient('connector');
+  const uid = await invoice(env, 'oauth.pdf');
+  const run = await env.job({ task: 'link' });
+  t.same(run.tasks.link.counts, { DONE: 1 }, JSON.stringify(run.outages));
+  t.equal(sap.oauth.issued, 1, 'a token for the certificate, no secret');
+  t.equal(sap.tables.attachments.length, 1);
+
+  env.fill(uid, { 'erpTaskStatus:status': 'READY' });
+  withClient('stranger');
+  const refused = await env.job({ task: 'link' });
+  t.equal(refused.exitCode, 2);
+  t.match(refused.outages, [
+    {
+      kind: 'refused',
+      reason: /the OAuth token endpoint of S4H .*: SAP refused the TLS client certificate [^ ]*stranger\.pem/,
+    },
+  ]);
+  withClient('nobody');
+  const unknown = await env.job({ task: 'link' });
+  t.match(unknown.outages, [{ reason: /refused the client credentials: HTTP 401 \(invalid_client\)/ }]);
+});
+
 t.test('validate: a certificate sign-in needs the certificate and its key, readable', async (t) => {
   const env = await sandboxEnv(t);
   const erp = join(env.location.configDir, 'erpHttp.yaml');
@@ -171,6 +213,16 @@ t.test('validate: a certificate sign-in needs the certificate and its key, reada
   t.match(
     none.stderr,
     /systems\.0\.rfc\.auth: signs in with a client certificate: give tls\.certFile and tls\.keyFile/,
+  );
+  const rest = {
+    url: 'https://sap.example.com',
+    auth: { type: 'oauth2', tokenUrl: 'https://sap.example.com/t', clientId: 'C' },
+  };
+  writeFileSync(erp, stringify({ systems: [{ name: 'S4H', client: '100', rest }] }));
+  const secretless = await cli(['validate', '--config', env.location.configDir]);
+  t.match(
+    secretless.stderr,
+    /systems\.0\.rest\.auth\.clientSecret: the client's secret, or \(without one\) a client certificate/,
   );
   writeFileSync(
     erp,

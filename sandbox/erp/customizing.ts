@@ -21,7 +21,16 @@ export const customizingSchema = z.strictObject({
   ),
   /** OAuth 2.0 clients (a communication arrangement's): their secret, the user their tokens stand for, how long a token lives. */
   oauthClients: z
-    .record(name, z.strictObject({ secret: name, user: name, lifetimeS: z.number().int().positive().default(3600) }))
+    .record(
+      name,
+      z.strictObject({
+        secret: name.optional(),
+        /** A client that authenticates with its TLS certificate (RFC 8705 tls_client_auth): the certificate's subject, as certificateUsers writes it. */
+        certificate: name.optional(),
+        user: name,
+        lifetimeS: z.number().int().positive().default(3600),
+      }),
+    )
     .default({}),
   /**
    * Client certificates a user signs in with (table VUSREXTID, external ID type DN): the subject's

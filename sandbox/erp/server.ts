@@ -5,7 +5,7 @@ import { Faults } from '../faults.js';
 import { basicCredentials, close, listen, readBody, sendJson } from '../http.js';
 import { loadCustomizing, type Customizing } from './customizing.js';
 import { AbapException, RFC_FUNCTIONS, type ErpTables } from './functions.js';
-import { TOKEN_PATH, TokenIssuer } from './oauth.js';
+import { certificateSubject, TOKEN_PATH, TokenIssuer } from './oauth.js';
 import { INTERFACES, readParams, UnreadableValue, type FunctionInterface } from './interfaces.js';
 import {
   ATTACHMENT_SERVICE,
@@ -233,12 +233,9 @@ export class ErpSandbox {
   /** The logon user, or undefined when the credentials are refused. */
   private authenticated(req: IncomingMessage): string | undefined {
     if (req.headers.authorization?.startsWith('Bearer ')) return this.oauth.user(req);
-    const certificate = req.socket instanceof TLSSocket ? req.socket.getPeerX509Certificate() : undefined;
-    if (certificate !== undefined && req.headers.authorization === undefined) {
-      // Node writes the subject root first, one attribute a line; SAP leaf first, comma-separated.
-      const subject = certificate.subject.split('\n').reverse().join(', ');
+    const subject = certificateSubject(req);
+    if (subject !== undefined && req.headers.authorization === undefined)
       return this.customizing.certificateUsers[subject];
-    }
     const credentials = basicCredentials(req);
     const valid =
       credentials !== undefined && this.customizing.users[credentials.name]?.password === credentials.password;

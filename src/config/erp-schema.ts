@@ -22,12 +22,16 @@ const openInSap = z
   });
 export type OpenInSap = z.infer<typeof openInSap>;
 
-/** OAuth 2.0 client credentials (RFC 6749 §4.4): the client authenticates with Basic at the token endpoint (§2.3.1). */
+/**
+ * OAuth 2.0 client credentials (RFC 6749 §4.4): the client authenticates at the token endpoint with
+ * Basic (§2.3.1), or, without a secret, with the system's client certificate (`tls.certFile`; RFC
+ * 8705 §2, tls_client_auth, as SAP BTP's XSUAA offers it), its id in the form.
+ */
 const oauth2 = z.strictObject({
   type: z.literal('oauth2'),
   tokenUrl: httpUrl,
   clientId: z.string().min(1),
-  clientSecret: z.string().min(1),
+  clientSecret: z.string().min(1).optional(),
   scope: z.string().min(1).optional(),
 });
 export type OAuth2Config = z.infer<typeof oauth2>;
@@ -90,6 +94,20 @@ const system = z
   })
   .refine((s) => s.rfc !== undefined || s.rest !== undefined, { message: 'needs an rfc or a rest connection' })
   .superRefine((s, ctx) => {
+    const { auth } = s.rest ?? {};
+    if (
+      auth &&
+      'type' in auth &&
+      auth.type === 'oauth2' &&
+      auth.clientSecret === undefined &&
+      s.tls.certFile === undefined
+    )
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rest', 'auth', 'clientSecret'],
+        message:
+          "the client's secret, or (without one) a client certificate in tls.certFile and tls.keyFile of the system",
+      });
     for (const transport of ['rfc', 'rest'] as const)
       if (
         s[transport]?.auth &&

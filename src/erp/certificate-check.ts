@@ -15,6 +15,21 @@ export class CertificateRefusedError extends SystemRefusalError {}
 export const CERTIFICATE_ADVICE =
   "SAP must trust the certificate's issuer (STRUST, the SSL server PSE) and map its subject to the connector's user (CERTRULE, or table VUSREXTID); check tls.certFile and tls.keyFile in erpHttp.yaml";
 
+/** A connection that failed as one does when the server refuses the client certificate: that refusal, else undefined. */
+export function certificateRefusal(
+  error: unknown,
+  where: string,
+  system: string,
+  certFile: string,
+): CertificateRefusedError | undefined {
+  const code = String((error as { code?: string }).code);
+  if (!REFUSED.test(code)) return undefined;
+  return new CertificateRefusedError(
+    `${where}: SAP refused the TLS client certificate ${certFile} (${code}): is it signed by a CA of SAP's SSL server PSE (STRUST), and valid? (tls.certFile of system ${system} in erpHttp.yaml)`,
+    { target: where },
+  );
+}
+
 /**
  * Whether SAP takes a system's client certificate, asked once before its first call with a HEAD of
  * the connection's address (`head`, which answers its HTTP status): a certificate SAP refuses, or
@@ -34,12 +49,7 @@ export async function certificateTaken(
   try {
     status = await head();
   } catch (error) {
-    const code = String((error as { code?: string }).code);
-    if (!REFUSED.test(code)) throw networkFailure(error, where, system);
-    throw new CertificateRefusedError(
-      `${where}: SAP refused the TLS client certificate ${certFile} (${code}): is it signed by a CA of SAP's SSL server PSE (STRUST), and valid? (tls.certFile of system ${system} in erpHttp.yaml)`,
-      { target: where },
-    );
+    throw certificateRefusal(error, where, system, certFile) ?? networkFailure(error, where, system);
   }
   if (status === 401)
     throw new CertificateRefusedError(

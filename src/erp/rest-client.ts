@@ -107,7 +107,15 @@ export class RestClient implements ErpConnection<RestRequest> {
     });
     if (!('type' in auth)) this.basic = basicAuthorization(auth);
     else if (auth.type === 'oauth2')
-      this.credentials = new ClientCredentials(auth, sapTokenEndpoint(auth.tokenUrl, this.http, system.name));
+      this.credentials = new ClientCredentials(
+        auth,
+        sapTokenEndpoint(
+          auth.tokenUrl,
+          this.http,
+          system.name,
+          auth.clientSecret === undefined ? system.tls.certFile : undefined,
+        ),
+      );
     else {
       const head = async (): Promise<number> => (await this.http.head('', { searchParams: this.client })).statusCode;
       const where = `the Rest connection of ${system.name}`;

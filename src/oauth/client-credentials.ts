@@ -1,4 +1,4 @@
-import type { Connect2ErpError } from '../../common/errors.js';
+import { Connect2ErpError } from '../../common/errors.js';
 import { basicAuthorization } from '../http-options.js';
 import { registerSecret } from '../log.js';
 
@@ -9,7 +9,8 @@ const MARGIN_MS = 60_000;
 export interface ClientCredentialsConfig {
   tokenUrl: string;
   clientId: string;
-  clientSecret: string;
+  /** Absent where the client authenticates with its TLS certificate. */
+  clientSecret?: string;
   scope?: string;
 }
 
@@ -17,8 +18,11 @@ export interface ClientCredentialsConfig {
 export interface TokenEndpoint {
   /** The form posted, with these headers: the answer's status and body; throws when none came. */
   post(form: Record<string, string>, headers: Record<string, string>): Promise<{ status: number; body: string }>;
-  /** How the client authenticates: Basic (RFC 6749 §2.3.1; SAP), or its id and secret in the form (Nuxeo's documented way). */
-  clientAuthentication: 'basic' | 'form';
+  /**
+   * How the client authenticates: Basic (RFC 6749 §2.3.1; SAP), its id and secret in the form
+   * (Nuxeo's documented way), or its TLS client certificate with its id in the form (RFC 8705 §2).
+   */
+  clientAuthentication: 'basic' | 'form' | 'certificate';
   /** For messages: "the OAuth token endpoint of S4H (https://…)". */
   where: string;
   /** What to check when the client is refused: "rest.auth (…) in erpHttp.yaml". */
@@ -43,7 +47,7 @@ export class ClientCredentials {
     private readonly endpoint: TokenEndpoint,
     private readonly now: () => number = Date.now,
   ) {
-    registerSecret(config.clientSecret);
+    if (config.clientSecret !== undefined) registerSecret(config.clientSecret);
   }
 
   /** A token to send, fetched when there is none or the one held is about to expire. */
@@ -62,16 +66,21 @@ export class ClientCredentials {
     const { config, endpoint } = this;
     const { where } = endpoint;
     const form: Record<string, string> = { grant_type: 'client_credentials' };
-    if (endpoint.clientAuthentication === 'form')
-      Object.assign(form, { client_id: config.clientId, client_secret: config.clientSecret });
+    if (endpoint.clientAuthentication !== 'basic') form.client_id = config.clientId;
+    if (endpoint.clientAuthentication === 'form') form.client_secret = config.clientSecret as string;
     if (config.scope !== undefined) form.scope = config.scope;
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (endpoint.clientAuthentication === 'basic')
-      headers.Authorization = basicAuthorization({ username: config.clientId, password: config.clientSecret });
+      headers.Authorization = basicAuthorization({
+        username: config.clientId,
+        password: config.clientSecret as string,
+      });
     let response;
     try {
       response = await endpoint.post(form, headers);
     } catch (error) {
+      // Typed where it was raised already (a client certificate refused): as it is.
+      if (error instanceof Connect2ErpError) throw error;
       throw endpoint.unavailable(`${where} did not answer: ${(error as Error).message}`, { target: where });
     }
     const answer = parsed(response.body);
