@@ -601,7 +601,9 @@ t.test('Kubernetes: the migration is an Indexed Job whose pods each take a shard
   const pod = job.spec.template.spec;
   const [container] = pod.containers;
   t.match(job, { kind: 'Job', spec: { completionMode: 'Indexed' } });
-  t.equal(job.spec.parallelism, job.spec.completions, 'every shard at once');
+  t.ok(job.spec.completions >= 8 * job.spec.parallelism, 'many more shards than pods: the migration ends evenly');
+  t.ok(job.spec.backoffLimitPerIndex > 0, 'a failed shard is tried again without stopping the others');
+  t.equal(job.spec.backoffLimit, undefined, 'no Job-wide limit that one bad shard would use up');
   t.same(
     container.env.find((e: any) => e.name === 'CONNECT2ERP_SHARDS'),
     { name: 'CONNECT2ERP_SHARDS', value: String(job.spec.completions) },
