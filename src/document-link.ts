@@ -28,6 +28,17 @@ export function signedQuery(key: string, path: string, expires: number): string 
   return `expires=${expires}&signature=${signature(key, path, String(expires)).toString('base64url')}`;
 }
 
+/** The whole link to a document: serve's address `base`, the document's path, signed with `key` until `expires` (seconds). */
+export function signedLink(
+  base: string,
+  key: string,
+  names: { connection: string; contRep: string; docId: string },
+  expires: number,
+): string {
+  const path = documentLinkPath(names.connection, names.contRep, names.docId);
+  return `${base.replace(/\/+$/, '')}${path}?${signedQuery(key, path, expires)}`;
+}
+
 /** Why a link is not honoured, in words for the page its user sees; undefined when it is. */
 export function linkRefusal(
   keys: readonly string[],

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { stringify } from 'yaml';
 import { ErpSandbox } from '../sandbox/erp/server.js';
+import { clientCertificateRefusal, certificateTaken } from '../src/erp/certificate-check.js';
 import { sandboxEnv, type Env } from './helpers/env.js';
 import { cli } from './helpers/run-cli.js';
 
@@ -262,3 +263,69 @@ t.test('doctor signs in with the certificate, and fails one SAP refuses with its
     advice: /CERTRULE, or table VUSREXTID/,
   });
 });
+
+t.test(
+  'what a failed connection says of the certificate: an alert at once, a closed connection only twice',
+  async (t) => {
+    const failing = (code: string) => () => Promise.reject(Object.assign(new Error(code), { code }));
+    const told = (error: string, again: () => Promise<unknown>) =>
+      clientCertificateRefusal({ code: error }, again, 'S4H', 'S4H', '/c.pem');
+    t.match(await told('ERR_SSL_TLSV1_ALERT_UNKNOWN_CA', failing('never asked')), {
+      name: 'CertificateRefusedError',
+      message: /\(ERR_SSL_TLSV1_ALERT_UNKNOWN_CA\)/,
+    });
+    t.match(await told('ECONNRESET', failing('UND_ERR_SOCKET')), { message: /\(UND_ERR_SOCKET\)/ }, 'closed twice');
+    t.match(await told('UND_ERR_SOCKET', failing('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED')), {
+      message: /CERTIFICATE_REQUIRED/,
+    });
+    t.equal(await told('ECONNRESET', () => Promise.resolve(200)), undefined, 'closed once: a reset, not a refusal');
+    t.equal(await told('ECONNRESET', failing('ECONNREFUSED')), undefined, 'then not reachable: not a refusal');
+    t.equal(await told('ECONNREFUSED', failing('never asked')), undefined);
+
+    // The HEAD writes nothing: whatever became of it, the system is unavailable, never a document's uncertain call.
+    const head = (code: string) => failing(code);
+    await t.rejects(certificateTaken(head('UND_ERR_HEADERS_TIMEOUT'), 'S4H', 'S4H', '/c.pem'), {
+      name: 'SystemUnavailableError',
+    });
+    await t.rejects(certificateTaken(head('ECONNREFUSED'), 'S4H', 'S4H', '/c.pem'), { name: 'SystemUnavailableError' });
+    await t.rejects(certificateTaken(head('DEPTH_ZERO_SELF_SIGNED_CERT'), 'S4H', 'S4H', '/c.pem'), {
+      name: 'SystemRefusalError',
+      message: /SAP's TLS certificate is not trusted/,
+    });
+    let tries = 0;
+    const resetOnce = async (): Promise<number> => {
+      if (tries++ === 0) throw Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+      return 405;
+    };
+    await certificateTaken(resetOnce, 'S4H', 'S4H', '/c.pem');
+    t.equal(tries, 2, 'asked again on a fresh connection, and taken');
+  },
+);
+
+t.test(
+  'a token endpoint a certificate client reaches through one reset, or whose own certificate is not trusted',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const { sap, url } = await httpsSap(t, 2);
+    sap.customizing.oauthClients.CERT_CLIENT = {
+      certificate: 'CN=CONNECTOR, O=connect2erp test',
+      user: 'CONNECTOR',
+      lifetimeS: 3600,
+    };
+    useSap(env, url, 'connector', 'Rest');
+    const erp = join(env.location.configDir, 'erpHttp.yaml');
+    const oauth = `auth:\n        type: oauth2\n        tokenUrl: ${url}/sap/bc/sec/oauth2/token\n        clientId: CERT_CLIENT\n`;
+    writeFileSync(erp, readFileSync(erp, 'utf8').replace(/auth:\n {8}type: certificate\n(?=( {4}tls:|$))/, oauth));
+    sap.faults.add({ path: 'oauth2/token', drop: true, times: 1 });
+    await invoice(env, 'reset.pdf');
+    const run = await env.job({ task: 'link' });
+    t.same(run.tasks.link.counts, { DONE: 1 }, JSON.stringify(run.outages));
+    t.equal(sap.oauth.issued, 1);
+
+    writeFileSync(erp, readFileSync(erp, 'utf8').replace(/ {6}caFile: .*\n/, ''));
+    await invoice(env, 'untrusted.pdf');
+    const untrusted = await env.job({ task: 'link' });
+    t.equal(untrusted.exitCode, 2);
+    t.match(untrusted.outages, [{ reason: /SAP's TLS certificate is not trusted .*check tls\.caFile of system S4H/ }]);
+  },
+);

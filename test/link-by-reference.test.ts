@@ -53,6 +53,12 @@ const open = (url: string) => got(url, { throwHttpErrors: false, responseType: '
 t.test('a URL attachment points at the document, and serve opens it while the link is signed and valid', async (t) => {
   const env = await servedLinks(t);
   const uid = await invoice(env, 'invoice-7.pdf', '510560010072026');
+  const dry = await env.run(true);
+  // A plan never shows a link that would open the document.
+  t.match(dry.plannedCalls, [{ call: /CreateUrlAsAttachment\?.*expires%3D\d+%26signature%3D\*\*\*/ }]);
+  t.match(dry.tasks.link.documents, [
+    { planned: { values: { Url: /\/documents\/S4H\/Z1\/[^?]+\?expires=\d+&signature=\*\*\*$/ } } },
+  ]);
   const before = Date.now();
   const run = await env.job({ task: 'link' });
   t.same(run.tasks.link.counts, { DONE: 1 }, JSON.stringify(run.problems));
@@ -81,6 +87,7 @@ t.test('a URL attachment points at the document, and serve opens it while the li
   t.equal(opened.statusCode, 200);
   t.equal(opened.headers['content-type'], 'application/pdf');
   t.equal(opened.headers['cache-control'], 'private, no-store');
+  t.equal(opened.headers['content-security-policy'], 'sandbox', 'an uploaded page is shown, never run');
   t.equal(opened.body.toString(), '%PDF-1.4 sample invoice-7.pdf', "the repository's content, as SAP users see it");
 
   // Another document's name under this signature, a later expiry, an unknown key: refused.
@@ -168,6 +175,21 @@ t.test(
       /contentServer\.yaml: connections\.0\.documentLinks\.keys: the job signs the links of S4H with documentLinks\.key of erpHttp\.yaml, which is not among these keys/,
     );
     t.notMatch(served.stderr, KEY, 'the key is not shown');
+    const none = await servedEnv(t);
+    linkByReference(none, viaServe(none));
+    const unlisted = await cli(['validate', '--config', none.location.configDir]);
+    t.match(
+      unlisted.stderr,
+      /connections\.0\.documentLinks\.keys: the job signs the links of S4H/,
+      'serve has no keys at all',
+    );
+    const file = join(other.location.configDir, 'contentServer.yaml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/^pathPrefix: .*$/m, 'pathPrefix: /documents'));
+    const prefix = await cli(['validate', '--config', other.location.configDir]);
+    t.match(
+      prefix.stderr,
+      /contentServer\.yaml: pathPrefix: must not be \/documents: serve answers document links there/,
+    );
   },
 );
 

@@ -127,7 +127,10 @@ t.test(
     t.equal(await credentials.token(), first, 'still more than a minute to live');
     now = start + 3600 * 1000 - 59_000;
     t.not(await credentials.token(), first, 'less than a minute: replaced before it is sent');
-    const [a, b] = await Promise.all([(credentials.refused(), credentials.token()), credentials.token()]);
+    const held = await credentials.token();
+    credentials.refused('an older token');
+    t.equal(await credentials.token(), held, 'a refusal of an older token keeps the one held');
+    const [a, b] = await Promise.all([(credentials.refused(held), credentials.token()), credentials.token()]);
     t.equal(a, b, 'callers waiting at once share one fetch');
   },
 );
@@ -147,7 +150,21 @@ t.test('a token endpoint that fails, answers no lifetime or no JSON, and what it
     message: /token endpoint of S4H .* did not answer/,
   });
   env.erp.faults.add({ path: 'oauth2/token', status: 502, body: '<html>Bad gateway</html>', times: 1 });
-  await t.rejects(credentials.token(), { message: /refused the client credentials: HTTP 502; check rest.auth/ });
+  await t.rejects(credentials.token(), {
+    name: 'SystemUnavailableError',
+    message: /token endpoint of S4H .* answered HTTP 502: not now/,
+  });
+  env.erp.faults.add({ path: 'oauth2/token', status: 400, body: '<html>Bad request</html>', times: 1 });
+  await t.rejects(credentials.token(), { message: /refused the client credentials: HTTP 400; check rest.auth/ });
+  env.erp.faults.add({
+    path: 'oauth2/token',
+    status: 200,
+    body: '{"access_token":"odd","expires_in":"soon"}',
+    times: 1,
+  });
+  t.equal(await credentials.token(), 'odd', 'a lifetime that is not a number: an hour');
+  t.equal(await credentials.token(), 'odd');
+  credentials.refused('odd');
   env.erp.faults.add({ path: 'oauth2/token', status: 200, body: '{"access_token":"no-lifetime"}', times: 1 });
   t.equal(await credentials.token(), 'no-lifetime', 'an hour when it says nothing (RFC 6749 §5.1 leaves it optional)');
   t.equal(await credentials.token(), 'no-lifetime');

@@ -1,4 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { RepositoryClient } from '../src/repository/client.js';
@@ -89,7 +91,26 @@ t.test('a token endpoint that does not answer, or answers more than a token can 
     name: 'AuthenticationError',
     message: /refused the client credentials: HTTP 200; check/,
   });
+  env.sandbox.faults.add({ path: 'oauth2/token', status: 503, times: 1 });
+  await t.rejects(client.me(), { name: 'TransientError', message: /answered HTTP 503: not now/ });
   t.equal((await client.me()).id, CLIENT, 'and a token once it answers');
+
+  const tls = join(import.meta.dirname, 'fixtures', 'tls');
+  const untrusted = createServer({
+    cert: readFileSync(join(tls, 'server.pem')),
+    key: readFileSync(join(tls, 'server.key')),
+  });
+  await new Promise<void>((resolve) => untrusted.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => untrusted.close());
+  const tokenUrl = `https://127.0.0.1:${(untrusted.address() as AddressInfo).port}/oauth2/token`;
+  const elsewhere = new RepositoryClient(
+    { ...env.config.storage, auth: { type: 'oauth2', clientId: CLIENT, clientSecret: SECRET, tokenUrl }, retries: 0 },
+    quietLog,
+  );
+  await t.rejects(elsewhere.me(), {
+    name: 'UntrustedServerError',
+    message: /OAuth token endpoint .* its TLS certificate is not trusted .*check tls\.caFile in storage\.yaml/,
+  });
 });
 
 t.test('the content server and doctor sign in with client credentials too', async (t) => {

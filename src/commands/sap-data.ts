@@ -1,3 +1,4 @@
+import { systemClock } from '../clock.js';
 import type { ConfigLocation } from '../config/location.js';
 import { EXIT } from '../exit-codes.js';
 import { readSapData, type SapDataRecord } from '../operator/sap-data.js';
@@ -19,7 +20,7 @@ async function sapDataCommand(
     const why = record.problems.map((problem) => `\n    ${problem}`).join('');
     process.stdout.write(`${record.path} (${record.uid}): ${what}${why}\n`);
   };
-  await readSapData(tasks, { uid: options.uid, again: options.again }, { ...deps, now: () => new Date() }, onRecord);
+  await readSapData(tasks, { uid: options.uid, again: options.again }, { ...deps, now: systemClock }, onRecord);
   process.stdout.write(`${done} document(s): ${verb} SAP's data; ${told} with something SAP could not give\n`);
   return told > 0 ? EXIT.documentsFailed : EXIT.ok;
 }

@@ -72,4 +72,3 @@ export const repositoryAuthSchema = z.discriminatedUnion('type', [
     tokenUrl: httpUrl.optional(),
   }),
 ]);
-export type RepositoryAuth = z.infer<typeof repositoryAuthSchema>;

@@ -51,15 +51,15 @@ const connection = z.strictObject({
   /** The protection of documents that have no docProt of their own (the job's documents). */
   defaultProtection: protection.default('rcud'),
   /**
-   * The addresses or subnets putCert is taken from (SAP's application servers), or anywhere when
-   * not given: putCert is unsigned by the protocol. The address the server sees, a proxy's behind one.
-   */
-  /**
    * Links the job put into SAP as URL attachments (erpHttp.yaml's `documentLinks`, via `serve`) are
    * opened when signed with one of these keys: the system's key, and an earlier one while its links
    * should still open.
    */
   documentLinks: z.strictObject({ keys: z.array(z.string().min(32)).min(1) }).optional(),
+  /**
+   * The addresses or subnets putCert is taken from (SAP's application servers), or anywhere when
+   * not given: putCert is unsigned by the protocol. The address the server sees, a proxy's behind one.
+   */
   putCertFrom: z
     .array(z.string().refine(addressOrSubnet, 'an IP address or subnet, e.g. 10.20.0.0/16 or fd00::5'))
     .min(1)
@@ -87,6 +87,9 @@ export const contentServerSchema = z.strictObject({
   pathPrefix: z
     .string()
     .regex(/^(\/[A-Za-z0-9_.-]+)*$/, 'must be empty or start with "/", e.g. /archivelink')
+    .refine((prefix) => !`${prefix}/`.startsWith('/documents/'), {
+      message: 'must not be /documents: serve answers document links there',
+    })
     .default('/archivelink'),
   /**
    * The address SAP calls, as OAC0 gives it (scheme, host, port: `https://archivelink.example.com`);

@@ -178,7 +178,6 @@ export class ContentServer {
     if (target === '/') return sendText(res, 200, 'connect2erp content server\n');
     if (target === '/metrics' && this.metrics !== undefined) return this.metrics.send(res);
     if (target === '/readyz') return sendText(res, this.stopping ? 503 : 200, this.stopping ? 'stopping\n' : 'ready\n');
-    if (target.startsWith(`${DOCUMENT_LINK_ROOT}/`)) return openLinkedDocument(req, res, this.connections, this.log);
     if (this.cors.answer(req, res)) return;
     if (this.stopping) res.setHeader('Connection', 'close');
     const started = process.hrtime.bigint();
@@ -191,6 +190,9 @@ export class ContentServer {
         res.setHeader('Retry-After', RETRY_AFTER_SECONDS);
         throw new ArchiveLinkError(STATUS.unavailable, 'more requests than this server takes at once; try again');
       }
+      // A document link a person's browser follows (documents/linked.ts), under the same limits and log.
+      if (target.startsWith(`${DOCUMENT_LINK_ROOT}/`))
+        return await openLinkedDocument(req, res, this.connections, this.log);
       url = parseArchiveLinkUrl(target, this.settings.server.pathPrefix);
       if (url === undefined) throw new ArchiveLinkError(STATUS.notFound, 'no such path');
       const services = this.connections.get(url.connection);

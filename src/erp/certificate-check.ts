@@ -1,4 +1,4 @@
-import { SystemRefusalError } from '../../common/errors.js';
+import { SystemRefusalError, SystemUnavailableError, type Connect2ErpError } from '../../common/errors.js';
 import { networkFailure } from './failure.js';
 
 /**
@@ -6,7 +6,8 @@ import { networkFailure } from './failure.js';
  * where the client counts the handshake done before the server has checked its certificate) the
  * connection closed under the first request, which alone would read like an answer lost.
  */
-const REFUSED = /^(ERR_SSL_.*ALERT.*|ECONNRESET|EPIPE|UND_ERR_SOCKET)$/;
+const ALERT = /^ERR_SSL_.*ALERT/;
+const CLOSED = /^(ECONNRESET|EPIPE|UND_ERR_SOCKET)$/;
 
 /** SAP refused the client certificate, or took it without a user to sign in: the system's refusal. */
 export class CertificateRefusedError extends SystemRefusalError {}
@@ -15,19 +16,43 @@ export class CertificateRefusedError extends SystemRefusalError {}
 export const CERTIFICATE_ADVICE =
   "SAP must trust the certificate's issuer (STRUST, the SSL server PSE) and map its subject to the connector's user (CERTRULE, or table VUSREXTID); check tls.certFile and tls.keyFile in erpHttp.yaml";
 
-/** A connection that failed as one does when the server refuses the client certificate: that refusal, else undefined. */
-export function certificateRefusal(
+/**
+ * A client certificate the server refused, told from the ways a connection fails: a TLS alert at
+ * once; a connection closed under the request (TLS 1.3) only when `again` fails so too, on a fresh
+ * connection, as a reset from a load balancer or a restarting ICM would not twice in a row.
+ * Undefined when the failure says nothing of the certificate.
+ */
+export async function clientCertificateRefusal(
   error: unknown,
+  again: () => Promise<unknown>,
   where: string,
   system: string,
   certFile: string,
-): CertificateRefusedError | undefined {
-  const code = String((error as { code?: string }).code);
-  if (!REFUSED.test(code)) return undefined;
+): Promise<CertificateRefusedError | undefined> {
+  let code = String((error as { code?: string }).code);
+  if (CLOSED.test(code)) {
+    try {
+      await again();
+      return undefined;
+    } catch (second) {
+      code = String((second as { code?: string }).code);
+      if (!CLOSED.test(code) && !ALERT.test(code)) return undefined;
+    }
+  } else if (!ALERT.test(code)) return undefined;
   return new CertificateRefusedError(
     `${where}: SAP refused the TLS client certificate ${certFile} (${code}): is it signed by a CA of SAP's SSL server PSE (STRUST), and valid? (tls.certFile of system ${system} in erpHttp.yaml)`,
     { target: where },
   );
+}
+
+/**
+ * A HEAD that failed otherwise: it writes nothing, so whatever became of it the system is
+ * unavailable (never a document's uncertain call), or refusing when it is SAP's own certificate
+ * that is not trusted.
+ */
+function unavailable(error: unknown, where: string, system: string): Connect2ErpError {
+  const failure = networkFailure(error, where, system);
+  return failure.scope === 'document' ? new SystemUnavailableError(failure.message, { target: where }) : failure;
 }
 
 /**
@@ -49,7 +74,12 @@ export async function certificateTaken(
   try {
     status = await head();
   } catch (error) {
-    throw certificateRefusal(error, where, system, certFile) ?? networkFailure(error, where, system);
+    let answered: number | undefined;
+    const again = async (): Promise<void> => void (answered = await head());
+    const refused = await clientCertificateRefusal(error, again, where, system, certFile);
+    if (refused !== undefined) throw refused;
+    if (answered === undefined) throw unavailable(error, where, system);
+    status = answered;
   }
   if (status === 401)
     throw new CertificateRefusedError(

@@ -1,7 +1,9 @@
 import type { Got } from 'got';
 import { SystemRefusalError, SystemUnavailableError } from '../../common/errors.js';
 import type { TokenEndpoint } from '../oauth/client-credentials.js';
-import { certificateRefusal } from './certificate-check.js';
+import { clientCertificateRefusal } from './certificate-check.js';
+import { certificateRefused, failureText } from '../http-options.js';
+import { networkFailure } from './failure.js';
 
 /**
  * An SAP system's token endpoint (`/sap/bc/sec/oauth2/token`, or the BTP service's): the client
@@ -13,11 +15,20 @@ export function sapTokenEndpoint(tokenUrl: string, http: Got, system: string, ce
   const where = `the OAuth token endpoint of ${system} (${tokenUrl})`;
   return {
     post: async (form, headers) => {
-      try {
+      const send = async (): Promise<{ status: number; body: string }> => {
         const response = await http.post(tokenUrl, { form, headers, prefixUrl: '' });
         return { status: response.statusCode, body: response.body };
+      };
+      try {
+        return await send();
       } catch (error) {
-        throw (certificateFile && certificateRefusal(error, where, system, certificateFile)) || error;
+        if (certificateFile === undefined) throw error;
+        let answer: { status: number; body: string } | undefined;
+        const again = async (): Promise<void> => void (answer = await send());
+        const refused = await clientCertificateRefusal(error, again, where, system, certificateFile);
+        if (refused !== undefined) throw refused;
+        if (answer === undefined) throw error;
+        return answer;
       }
     },
     clientAuthentication: certificateFile === undefined ? 'basic' : 'certificate',
@@ -25,5 +36,9 @@ export function sapTokenEndpoint(tokenUrl: string, http: Got, system: string, ce
     check: 'rest.auth (clientId, clientSecret, tokenUrl) in erpHttp.yaml',
     refused: (message, details) => new SystemRefusalError(message, details),
     unavailable: (message, details) => new SystemUnavailableError(message, details),
+    noAnswer: (error) =>
+      certificateRefused(error)
+        ? networkFailure(error, where, system)
+        : new SystemUnavailableError(`${where} did not answer: ${failureText(error as Error)}`, { target: where }),
   };
 }

@@ -243,7 +243,7 @@ export class RestClient implements ErpConnection<RestRequest> {
   /** SAP refused a bearer token (expired early, revoked): it is dropped, and the caller sends once more with a fresh one. */
   private tokenRefused(response: Response<string>): boolean {
     if (response.statusCode !== 401 || this.credentials === undefined) return false;
-    this.credentials.refused();
+    this.credentials.refused(String(response.request.options.headers.authorization).slice('Bearer '.length));
     return true;
   }
 
@@ -269,7 +269,7 @@ export class RestClient implements ErpConnection<RestRequest> {
     if (error !== undefined && error.message !== '' && status !== 503)
       throw new RestFault(
         error.code,
-        `${where}: ${[error.code, error.message].filter((part) => part !== '').join(' ')}`,
+        `${where}: ${withoutSignature([error.code, error.message].filter((part) => part !== '').join(' '))}`,
         details,
       );
     throw statusFailure(status, where);

@@ -1,3 +1,4 @@
+import { systemClock } from '../clock.js';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { loadConfig, selectTasks, type Config } from '../config/load.js';
@@ -174,7 +175,7 @@ async function work(
     inFlight,
     scope: scopeCondition(options.shard, options.doc),
     budget,
-    now: options.now ?? (() => new Date()),
+    now: options.now ?? systemClock,
   };
   const sink = options.onDocument ?? (() => undefined);
   const batches = new Map(

@@ -27,9 +27,12 @@ export interface TokenEndpoint {
   where: string;
   /** What to check when the client is refused: "rest.auth (…) in erpHttp.yaml". */
   check: string;
-  /** The connection's errors: the credentials refused (the system's or the run's scope), and no answer. */
+  /** The connection's errors: the credentials refused (the system's or the run's scope)… */
   refused(message: string, details: { status: number; target: string }): Connect2ErpError;
-  unavailable(message: string, details: { target: string }): Connect2ErpError;
+  /** …the endpoint busy or down for now (429, 5xx)… */
+  unavailable(message: string, details: { status?: number; target: string }): Connect2ErpError;
+  /** …and no answer (a connection that failed, a certificate not trusted), typed as the connection types it. */
+  noAnswer(error: unknown): Connect2ErpError;
 }
 
 /**
@@ -57,9 +60,9 @@ export class ClientCredentials {
     return this.pending;
   }
 
-  /** The server refused the token (expired or revoked early): the next caller fetches a new one. */
-  refused(): void {
-    this.current = undefined;
+  /** The server refused `token` (expired or revoked early): the next caller fetches a new one, unless one came meanwhile. */
+  refused(token: string): void {
+    if (this.current?.token === token) this.current = undefined;
   }
 
   private async fetch(): Promise<string> {
@@ -80,17 +83,23 @@ export class ClientCredentials {
       response = await endpoint.post(form, headers);
     } catch (error) {
       // Typed where it was raised already (a client certificate refused): as it is.
-      if (error instanceof Connect2ErpError) throw error;
-      throw endpoint.unavailable(`${where} did not answer: ${(error as Error).message}`, { target: where });
+      throw error instanceof Connect2ErpError ? error : endpoint.noAnswer(error);
     }
     const answer = parsed(response.body);
     if (response.status === 200 && typeof answer.access_token === 'string' && answer.access_token !== '') {
       registerSecret(answer.access_token);
-      const lifeMs = Number(answer.expires_in ?? 3600) * 1000;
+      // An hour when it says nothing, or nothing a number (RFC 6749 §5.1 leaves it optional).
+      const seconds = Number(answer.expires_in);
+      const lifeMs = (Number.isFinite(seconds) ? seconds : 3600) * 1000;
       this.current = { token: answer.access_token, refreshAt: this.now() + lifeMs - Math.min(MARGIN_MS, lifeMs / 2) };
       return answer.access_token;
     }
     const why = typeof answer.error === 'string' ? ` (${answer.error})` : '';
+    if (response.status === 429 || response.status >= 500)
+      throw endpoint.unavailable(`${where} answered HTTP ${response.status}: not now`, {
+        status: response.status,
+        target: where,
+      });
     throw endpoint.refused(
       `${where} refused the client credentials: HTTP ${response.status}${why}; check ${endpoint.check}`,
       { status: response.status, target: where },

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
-import { AuthenticationError, TransientError } from '../../common/errors.js';
+import { AuthenticationError, TransientError, UntrustedServerError } from '../../common/errors.js';
+import { certificateRefused, failureCode, failureText } from '../http-options.js';
 import { readBounded } from '../bounded-body.js';
 import type { TokenEndpoint } from '../oauth/client-credentials.js';
 
@@ -30,5 +31,12 @@ export function nuxeoTokenEndpoint(tokenUrl: string, dispatcher: Dispatcher): To
       'the OAuth client of auth in storage.yaml (or repositoryAuth in contentServer.yaml): clientId, clientSecret, tokenUrl; and that a user of the client id exists',
     refused: (message, details) => new AuthenticationError(message, details),
     unavailable: (message, details) => new TransientError(message, details),
+    noAnswer: (error) =>
+      certificateRefused(error)
+        ? new UntrustedServerError(
+            `${where} failed: its TLS certificate is not trusted (${failureCode(error as Error)}); check tls.caFile in storage.yaml`,
+            { target: where },
+          )
+        : new TransientError(`${where} did not answer: ${failureText(error as Error)}`, { target: where }),
   };
 }

@@ -90,6 +90,8 @@ export class RepositoryTransport {
   private readonly headers: Record<string, string>;
   /** OAuth 2.0 client credentials (Nuxeo's client credentials flow), when `auth` is `oauth2`. */
   private readonly credentials?: ClientCredentials;
+  /** The token each request went with, so that a 401 drops that one and not a newer one. */
+  private readonly sentTokens = new WeakMap<RepositoryRequest, string>();
 
   constructor(
     private readonly config: StorageConfig,
@@ -119,9 +121,11 @@ export class RepositoryTransport {
   }
 
   /** The bearer token of the client credentials, when the connection signs in with them. */
-  private async bearer(): Promise<Record<string, string>> {
+  private async bearer(request: RepositoryRequest): Promise<Record<string, string>> {
     if (this.credentials === undefined) return {};
-    return { authorization: `Bearer ${await this.credentials.token()}` };
+    const token = await this.credentials.token();
+    this.sentTokens.set(request, token);
+    return { authorization: `Bearer ${token}` };
   }
 
   async json<T>(request: RepositoryRequest): Promise<T> {
@@ -172,6 +176,7 @@ export class RepositoryTransport {
         // A token the server no longer takes (expired early, revoked): a fresh one, and the request once more.
         if (this.renews(error, request, renewed)) {
           renewed = true;
+          attempt--; // not a try of the request's: a new token
           continue;
         }
         last = error instanceof StatusError ? { status: error.status } : { code: failureCode(error as Error) };
@@ -190,7 +195,7 @@ export class RepositoryTransport {
   private renews(error: unknown, request: RepositoryRequest, renewed: boolean): boolean {
     if (this.credentials === undefined || renewed || request.stream !== undefined) return false;
     if (!(error instanceof StatusError) || error.status !== 401) return false;
-    this.credentials.refused();
+    this.credentials.refused(this.sentTokens.get(request) as string);
     return true;
   }
 
@@ -207,7 +212,7 @@ export class RepositoryTransport {
       request.query === undefined
         ? ''
         : `?${new URLSearchParams(Object.entries(request.query).map(([k, v]): [string, string] => [k, String(v)]))}`;
-    const headers: Record<string, string> = { ...this.headers, ...(await this.bearer()), ...request.headers };
+    const headers: Record<string, string> = { ...this.headers, ...(await this.bearer(request)), ...request.headers };
     let body: string | Readable | undefined = request.stream;
     if (request.json !== undefined) {
       body = JSON.stringify(request.json);

@@ -51,6 +51,9 @@ export async function openLinkedDocument(
       'Content-Disposition': 'inline',
       // The link is the credential: an answer no cache keeps for others.
       'Cache-Control': 'private, no-store',
+      // Whatever was uploaded (HTML, SVG) is shown, never run, on serve's origin.
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Security-Policy': 'sandbox',
     });
     if (req.method === 'HEAD') {
       content.body.destroy();

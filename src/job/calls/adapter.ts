@@ -1,3 +1,4 @@
+import { systemClock } from '../../clock.js';
 import type { ErpSystemConfig } from '../../config/erp-schema.js';
 import type { TaskCall } from '../../config/templates.js';
 import type { RestRequest, UploadContent } from '../../erp/rest-client.js';
@@ -22,7 +23,7 @@ export function callAdapter(
   system: ErpSystemConfig,
   erpFor: <T extends keyof ErpPorts>(system: string, transport: T) => ErpPorts[T] | undefined,
   client: Pick<RepositoryReader, 'openBlob'>,
-  now: () => Date = () => new Date(),
+  now: () => Date = systemClock,
 ): CallAdapter {
   const urls = documentUrls(system.name, system.documentLinks, now);
   if (call.transport === 'RFC') {

@@ -1,5 +1,5 @@
 import type { DocumentLinksConfig } from '../../config/erp-schema.js';
-import { documentLinkPath, signedQuery } from '../../document-link.js';
+import { documentLinkPath, signedLink } from '../../document-link.js';
 import { registerSecret } from '../../log.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 
@@ -30,13 +30,17 @@ export function documentUrls(
     return { open: url, stable: url };
   }
   registerSecret(links.key);
-  const path = (doc: RepositoryDocument): string =>
-    documentLinkPath(system, key(doc, 'erpHttpContent:archiveId'), key(doc, 'erpHttpContent:docId'));
+  const names = (doc: RepositoryDocument) => ({
+    connection: system,
+    contRep: key(doc, 'erpHttpContent:archiveId'),
+    docId: key(doc, 'erpHttpContent:docId'),
+  });
   return {
-    open: (doc) => {
-      const expires = Math.floor((now().getTime() + links.validityDays * DAY_MS) / 1000);
-      return `${base}${path(doc)}?${signedQuery(links.key, path(doc), expires)}`;
+    open: (doc) =>
+      signedLink(base, links.key, names(doc), Math.floor((now().getTime() + links.validityDays * DAY_MS) / 1000)),
+    stable: (doc) => {
+      const { connection, contRep, docId } = names(doc);
+      return `${base}${documentLinkPath(connection, contRep, docId)}?`;
     },
-    stable: (doc) => `${base}${path(doc)}?`,
   };
 }

@@ -5,6 +5,7 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import { dig, fill, mapValues, type DateFormat, type MappedValue } from './values.js';
 import type { PlannedFor } from '../records.js';
 import type { DocumentUrls } from './document-url.js';
+import { withoutSignature } from '../../document-link.js';
 
 /**
  * What one document's ERP work came to: done with SAP's reference, or the error that stopped it, or
@@ -86,7 +87,13 @@ export class AttemptsUsedUp extends PermanentError {}
 function done(adapter: CallAdapter, values: MappedValue[], answer: unknown): CallOutcome {
   const { erpReference, message } = adapter.config.result;
   const planned = isPlanned(answer)
-    ? { planned: { call: adapter.name, values: Object.fromEntries(values.map((v) => [v.target, v.value])) } }
+    ? {
+        planned: {
+          call: adapter.name,
+          // A document link's signature opens the document: a plan shows the link without it.
+          values: Object.fromEntries(values.map((v) => [v.target, withoutSignature(v.value)])),
+        },
+      }
     : {};
   return {
     reference: fill(erpReference, values, answer),

@@ -1,10 +1,13 @@
 import type { DocumentLinksConfig } from '../../config/erp-schema.js';
-import { documentLinkPath, signedQuery } from '../../document-link.js';
+import { signedLink } from '../../document-link.js';
 import type { Section } from './check.js';
 import { shortened } from '../../../common/quote.js';
 
 /** serve's answers to a link it takes, to a document it does not have (content-server/documents/linked.ts). */
 const SERVE_NOT_FOUND = /^(the document is no longer in the repository|content repository \S+ is not served here)$/;
+
+/** How long serve has to answer: a check, not a download. */
+const TIMEOUT_MS = 10_000;
 
 /** A docId no document has: the link's answer tells the signature was taken without opening anything. */
 const NO_DOCUMENT = 'connect2erp-doctor';
@@ -23,10 +26,10 @@ export async function checkDocumentLinks(
   system: string,
   links: Extract<DocumentLinksConfig, { via: 'serve' }>,
 ): Promise<void> {
-  const path = documentLinkPath(system, 'Z1', NO_DOCUMENT);
-  const url = `${links.url.replace(/\/+$/, '')}${path}?${signedQuery(links.key, path, Math.floor(Date.now() / 1000) + 300)}`;
+  const names = { connection: system, contRep: 'Z1', docId: NO_DOCUMENT };
+  const url = signedLink(links.url, links.key, names, Math.floor(Date.now() / 1000) + 300);
   await section.attempt(`documentLinks: serve at ${links.url}`, ADVICE, async () => {
-    const response = await fetch(url, { redirect: 'manual' });
+    const response = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
     const text = (await response.text()).trim();
     if (response.status === 404 && SERVE_NOT_FOUND.test(text))
       return section.pass(`documentLinks: serve at ${links.url} takes links signed with the job's key`);
