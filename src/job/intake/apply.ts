@@ -5,7 +5,7 @@ import type { RepositoryWriter } from '../../ports/repository-writer.js';
 import { nxqlString } from '../../nxql/literal.js';
 import type { Logger } from '../../log.js';
 import type { DocumentPlan } from './plan.js';
-import { claimedBy, claimExpires } from '../../status/facet.js';
+import { claimedBy, claimExpires, STATUS_FACET } from '../../status/facet.js';
 import { claim, failed, runOf } from '../../status/transitions.js';
 
 export interface IntakeOutcome {
@@ -192,13 +192,9 @@ async function placeInFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<Plac
   try {
     const claimed = await claimForFolder(plan, deps);
     if (typeof claimed === 'string') return { plan, skipped: claimed };
-    const existing = await deps.client.search(
-      `SELECT * FROM Folder WHERE dc:source = ${nxqlString(plan.doc.uid)} AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0`,
-      { pageSize: 2 },
-    );
     const parentPath = plan.doc.path.slice(0, plan.doc.path.lastIndexOf('/'));
     const folder =
-      existing.entries[0] ??
+      (await earlierFolder(plan, deps)) ??
       (await deps.writer.createFolder({ uid: plan.doc.parentRef as string, path: parentPath }, folderSpec.name, {
         'dc:title': folderSpec.title,
         'dc:source': plan.doc.uid,
@@ -207,6 +203,22 @@ async function placeInFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<Plac
   } catch (error) {
     return failure(plan, error);
   }
+}
+
+/**
+ * The folder an earlier run made for the file, found by `dc:source` = its UUID. A file the intake
+ * never touched (no status facet when its page was read) has none: a run makes a folder only
+ * under a claim, and the claim is written to that facet, so the search is left out (one request
+ * fewer per new file). A page read from a lagging index changes nothing: its stale changeToken
+ * makes the claim fail (409) had another run claimed the file meanwhile.
+ */
+async function earlierFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<RepositoryDocument | undefined> {
+  if (!plan.doc.facets.includes(STATUS_FACET)) return undefined;
+  const existing = await deps.client.search(
+    `SELECT * FROM Folder WHERE dc:source = ${nxqlString(plan.doc.uid)} AND ecm:isVersion = 0 AND ecm:isProxy = 0 AND ecm:isTrashed = 0`,
+    { pageSize: 2 },
+  );
+  return existing.entries[0];
 }
 
 async function fillFolder({ plan, claimed, folder }: Placed, deps: IntakeDeps): Promise<IntakeOutcome> {
