@@ -154,6 +154,11 @@ t.test('a token endpoint that fails, answers no lifetime or no JSON, and what it
     name: 'SystemUnavailableError',
     message: /token endpoint of S4H .* answered HTTP 502: not now/,
   });
+  env.erp.faults.add({ path: 'oauth2/token', status: 200, body: 'x'.repeat(5 * 1024 * 1024), times: 1 });
+  await t.rejects(credentials.token(), {
+    name: 'SystemRefusalError',
+    message: /token endpoint of S4H .*: its answer is larger than 4 MiB, not a token/,
+  });
   env.erp.faults.add({ path: 'oauth2/token', status: 400, body: '<html>Bad request</html>', times: 1 });
   await t.rejects(credentials.token(), { message: /refused the client credentials: HTTP 400; check rest.auth/ });
   env.erp.faults.add({

@@ -1,6 +1,7 @@
 import type { Got } from 'got';
 import { SystemRefusalError, SystemUnavailableError } from '../../common/errors.js';
 import type { TokenEndpoint } from '../oauth/client-credentials.js';
+import { ANSWER_MAX_BYTES, ANSWER_MAX_TEXT } from '../bounded-body.js';
 import { clientCertificateRefusal } from './certificate-check.js';
 import { certificateRefused, failureText } from '../http-options.js';
 import { networkFailure } from './failure.js';
@@ -16,7 +17,20 @@ export function sapTokenEndpoint(tokenUrl: string, http: Got, system: string, ce
   return {
     post: async (form, headers) => {
       const send = async (): Promise<{ status: number; body: string }> => {
-        const response = await http.post(tokenUrl, { form, headers, prefixUrl: '' });
+        // An answer read whole is held to ANSWER_MAX_BYTES, as every answer is: cut off as it comes.
+        let tooLarge = false;
+        const sent = http.post(tokenUrl, { form, headers, prefixUrl: '' });
+        sent.on('downloadProgress', ({ transferred }: { transferred: number }) => {
+          if (tooLarge || transferred <= ANSWER_MAX_BYTES) return;
+          tooLarge = true;
+          sent.cancel();
+        });
+        const response = await sent.catch((error: unknown) => {
+          if (!tooLarge) throw error;
+          throw new SystemRefusalError(`${where}: its answer is larger than ${ANSWER_MAX_TEXT}, not a token`, {
+            target: where,
+          });
+        });
         return { status: response.statusCode, body: response.body };
       };
       try {
