@@ -55,6 +55,22 @@ function useSap(env: Env, url: string, who: Who | 'basic', transport: 'RFC' | 'R
   writeFileSync(task, readFileSync(task, 'utf8').replace(/^function: \w+/m, `function: ${transport}`));
 }
 
+/**
+ * S4H over Rest with OAuth client credentials whose client authenticates with `who`'s certificate
+ * (RFC 8705 tls_client_auth), registered in SAP for CONNECTOR's subject.
+ */
+function useCertificateClient(env: Env, sap: ErpSandbox, url: string, who: Who): void {
+  sap.customizing.oauthClients.CERT_CLIENT = {
+    certificate: 'CN=CONNECTOR, O=connect2erp test',
+    user: 'CONNECTOR',
+    lifetimeS: 3600,
+  };
+  useSap(env, url, who, 'Rest');
+  const erp = join(env.location.configDir, 'erpHttp.yaml');
+  const oauth = `auth:\n        type: oauth2\n        tokenUrl: ${url}/sap/bc/sec/oauth2/token\n        clientId: CERT_CLIENT\n`;
+  writeFileSync(erp, readFileSync(erp, 'utf8').replace(/auth:\n {8}type: certificate\n(?=( {4}tls:|$))/, oauth));
+}
+
 async function invoice(env: Env, name: string): Promise<string> {
   const uid = await env.upload('ERP/Invoices', name);
   await env.job({ task: 'link' });
@@ -164,17 +180,7 @@ t.test(
 t.test('OAuth client credentials with the certificate instead of a secret (RFC 8705 tls_client_auth)', async (t) => {
   const env = await sandboxEnv(t);
   const { sap, url } = await httpsSap(t, 2);
-  sap.customizing.oauthClients.CERT_CLIENT = {
-    certificate: 'CN=CONNECTOR, O=connect2erp test',
-    user: 'CONNECTOR',
-    lifetimeS: 3600,
-  };
-  const withClient = (who: Who): void => {
-    useSap(env, url, who, 'Rest');
-    const erp = join(env.location.configDir, 'erpHttp.yaml');
-    const oauth = `auth:\n        type: oauth2\n        tokenUrl: ${url}/sap/bc/sec/oauth2/token\n        clientId: CERT_CLIENT\n`;
-    writeFileSync(erp, readFileSync(erp, 'utf8').replace(/auth:\n {8}type: certificate\n(?=( {4}tls:|$))/, oauth));
-  };
+  const withClient = (who: Who): void => useCertificateClient(env, sap, url, who);
   withClient('connector');
   const uid = await invoice(env, 'oauth.pdf');
   const run = await env.job({ task: 'link' });
@@ -307,15 +313,8 @@ t.test(
   async (t) => {
     const env = await sandboxEnv(t);
     const { sap, url } = await httpsSap(t, 2);
-    sap.customizing.oauthClients.CERT_CLIENT = {
-      certificate: 'CN=CONNECTOR, O=connect2erp test',
-      user: 'CONNECTOR',
-      lifetimeS: 3600,
-    };
-    useSap(env, url, 'connector', 'Rest');
+    useCertificateClient(env, sap, url, 'connector');
     const erp = join(env.location.configDir, 'erpHttp.yaml');
-    const oauth = `auth:\n        type: oauth2\n        tokenUrl: ${url}/sap/bc/sec/oauth2/token\n        clientId: CERT_CLIENT\n`;
-    writeFileSync(erp, readFileSync(erp, 'utf8').replace(/auth:\n {8}type: certificate\n(?=( {4}tls:|$))/, oauth));
     sap.faults.add({ path: 'oauth2/token', drop: true, times: 1 });
     await invoice(env, 'reset.pdf');
     const run = await env.job({ task: 'link' });
