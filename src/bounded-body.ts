@@ -1,3 +1,4 @@
+import type { CancelableRequest } from 'got';
 import type { Dispatcher } from 'undici';
 
 /**
@@ -21,4 +22,25 @@ export async function readBounded(body: Dispatcher.ResponseData['body']): Promis
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
+}
+
+/**
+ * A got answer read whole, held to ANSWER_MAX_BYTES as undici's are: cut off as it comes. A failure
+ * is given to `failed` with whether the answer was cut off, for the caller to type.
+ */
+export async function heldToAnswerLimit<T>(
+  sent: CancelableRequest<T>,
+  failed: (error: unknown, tooLarge: boolean) => Error,
+): Promise<T> {
+  let tooLarge = false;
+  sent.on('downloadProgress', ({ transferred }: { transferred: number }) => {
+    if (tooLarge || transferred <= ANSWER_MAX_BYTES) return;
+    tooLarge = true;
+    sent.cancel();
+  });
+  try {
+    return await sent;
+  } catch (error) {
+    throw failed(error, tooLarge);
+  }
 }

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { stringify } from 'yaml';
 import { ErpSandbox } from '../sandbox/erp/server.js';
-import { clientCertificateRefusal, certificateTaken } from '../src/erp/certificate-check.js';
+import { CertificateCheck, sentWithCertificate } from '../src/erp/certificate-check.js';
+import type { ErpSystemConfig } from '../src/config/erp-schema.js';
 import { sandboxEnv, type Env } from './helpers/env.js';
 import { cli } from './helpers/run-cli.js';
 
@@ -274,27 +275,48 @@ t.test(
   'what a failed connection says of the certificate: an alert at once, a closed connection only twice',
   async (t) => {
     const failing = (code: string) => () => Promise.reject(Object.assign(new Error(code), { code }));
-    const told = (error: string, again: () => Promise<unknown>) =>
-      clientCertificateRefusal({ code: error }, again, 'S4H', 'S4H', '/c.pem');
+    /** What a request sent with the certificate comes to when it fails with `first`, and then does `then`. */
+    const told = (first: string, then: () => Promise<unknown>) => {
+      let sends = 0;
+      const send = () => (sends++ === 0 ? failing(first)() : then());
+      return sentWithCertificate(send, 'S4H', 'S4H', '/c.pem').then(
+        (answer) => ({ answer, sends }),
+        (error: Error) => ({ error, sends }),
+      );
+    };
     t.match(await told('ERR_SSL_TLSV1_ALERT_UNKNOWN_CA', failing('never asked')), {
-      name: 'CertificateRefusedError',
-      message: /\(ERR_SSL_TLSV1_ALERT_UNKNOWN_CA\)/,
+      error: { name: 'CertificateRefusedError', message: /\(ERR_SSL_TLSV1_ALERT_UNKNOWN_CA\)/ },
+      sends: 1,
     });
-    t.match(await told('ECONNRESET', failing('UND_ERR_SOCKET')), { message: /\(UND_ERR_SOCKET\)/ }, 'closed twice');
+    t.match(
+      await told('ECONNRESET', failing('UND_ERR_SOCKET')),
+      { error: { name: 'CertificateRefusedError', message: /\(UND_ERR_SOCKET\)/ } },
+      'closed twice',
+    );
     t.match(await told('UND_ERR_SOCKET', failing('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED')), {
-      message: /CERTIFICATE_REQUIRED/,
+      error: { name: 'CertificateRefusedError', message: /CERTIFICATE_REQUIRED/ },
     });
-    t.equal(await told('ECONNRESET', () => Promise.resolve(200)), undefined, 'closed once: a reset, not a refusal');
-    t.equal(await told('ECONNRESET', failing('ECONNREFUSED')), undefined, 'then not reachable: not a refusal');
-    t.equal(await told('ECONNREFUSED', failing('never asked')), undefined);
+    t.same(
+      await told('ECONNRESET', () => Promise.resolve(200)),
+      { answer: 200, sends: 2 },
+      'closed once: a reset, not a refusal',
+    );
+    t.match(
+      await told('ECONNRESET', failing('ECONNREFUSED')),
+      { error: { name: 'Error', code: 'ECONNRESET' } },
+      'then not reachable: not a refusal',
+    );
+    t.match(await told('ECONNREFUSED', failing('never asked')), {
+      error: { name: 'Error', code: 'ECONNREFUSED' },
+      sends: 1,
+    });
 
     // The HEAD writes nothing: whatever became of it, the system is unavailable, never a document's uncertain call.
-    const head = (code: string) => failing(code);
-    await t.rejects(certificateTaken(head('UND_ERR_HEADERS_TIMEOUT'), 'S4H', 'S4H', '/c.pem'), {
-      name: 'SystemUnavailableError',
-    });
-    await t.rejects(certificateTaken(head('ECONNREFUSED'), 'S4H', 'S4H', '/c.pem'), { name: 'SystemUnavailableError' });
-    await t.rejects(certificateTaken(head('DEPTH_ZERO_SELF_SIGNED_CERT'), 'S4H', 'S4H', '/c.pem'), {
+    const system = { name: 'S4H', tls: { certFile: '/c.pem' } } as ErpSystemConfig;
+    const checked = (head: () => Promise<number>) => new CertificateCheck(head, 'S4H', system).passed();
+    await t.rejects(checked(failing('UND_ERR_HEADERS_TIMEOUT')), { name: 'SystemUnavailableError' });
+    await t.rejects(checked(failing('ECONNREFUSED')), { name: 'SystemUnavailableError' });
+    await t.rejects(checked(failing('DEPTH_ZERO_SELF_SIGNED_CERT')), {
       name: 'SystemRefusalError',
       message: /SAP's TLS certificate is not trusted/,
     });
@@ -303,7 +325,7 @@ t.test(
       if (tries++ === 0) throw Object.assign(new Error('reset'), { code: 'ECONNRESET' });
       return 405;
     };
-    await certificateTaken(resetOnce, 'S4H', 'S4H', '/c.pem');
+    await checked(resetOnce);
     t.equal(tries, 2, 'asked again on a fresh connection, and taken');
   },
 );

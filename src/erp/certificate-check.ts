@@ -1,4 +1,5 @@
 import { SystemRefusalError, SystemUnavailableError, type Connect2ErpError } from '../../common/errors.js';
+import type { ErpSystemConfig } from '../config/erp-schema.js';
 import { networkFailure } from './failure.js';
 
 /**
@@ -16,33 +17,41 @@ export class CertificateRefusedError extends SystemRefusalError {}
 export const CERTIFICATE_ADVICE =
   "SAP must trust the certificate's issuer (STRUST, the SSL server PSE) and map its subject to the connector's user (CERTRULE, or table VUSREXTID); check tls.certFile and tls.keyFile in erpHttp.yaml";
 
-/**
- * A client certificate the server refused, told from the ways a connection fails: a TLS alert at
- * once; a connection closed under the request (TLS 1.3) only when `again` fails so too, on a fresh
- * connection, as a reset from a load balancer or a restarting ICM would not twice in a row.
- * Undefined when the failure says nothing of the certificate.
- */
-export async function clientCertificateRefusal(
-  error: unknown,
-  again: () => Promise<unknown>,
-  where: string,
-  system: string,
-  certFile: string,
-): Promise<CertificateRefusedError | undefined> {
-  let code = String((error as { code?: string }).code);
-  if (CLOSED.test(code)) {
-    try {
-      await again();
-      return undefined;
-    } catch (second) {
-      code = String((second as { code?: string }).code);
-      if (!CLOSED.test(code) && !ALERT.test(code)) return undefined;
-    }
-  } else if (!ALERT.test(code)) return undefined;
-  return new CertificateRefusedError(
+/** The refusal a connection's failure `code` tells of. */
+const refusal = (code: string, where: string, system: string, certFile: string): CertificateRefusedError =>
+  new CertificateRefusedError(
     `${where}: SAP refused the TLS client certificate ${certFile} (${code}): is it signed by a CA of SAP's SSL server PSE (STRUST), and valid? (tls.certFile of system ${system} in erpHttp.yaml)`,
     { target: where },
   );
+
+const codeOf = (error: unknown): string => String((error as { code?: string }).code);
+
+/**
+ * A request sent with a client certificate, a refusal of the certificate told from the ways a
+ * connection fails: a TLS alert at once; a connection closed under the request (TLS 1.3) only when
+ * `send` fails so again, on a fresh connection, as a reset from a load balancer or a restarting ICM
+ * would not twice in a row. The second answer when it comes; the first failure when the failures
+ * say nothing of the certificate.
+ */
+export async function sentWithCertificate<T>(
+  send: () => Promise<T>,
+  where: string,
+  system: string,
+  certFile: string,
+): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    if (ALERT.test(codeOf(error))) throw refusal(codeOf(error), where, system, certFile);
+    if (!CLOSED.test(codeOf(error))) throw error;
+    try {
+      return await send();
+    } catch (second) {
+      const code = codeOf(second);
+      if (CLOSED.test(code) || ALERT.test(code)) throw refusal(code, where, system, certFile);
+      throw error;
+    }
+  }
 }
 
 /**
@@ -64,7 +73,7 @@ function unavailable(error: unknown, where: string, system: string): Connect2Erp
  * icm/HTTPS/verify_client = 2, refuses a connection without one (help.sap.com, icm/HTTPS/verify_client);
  * the certificate's subject becomes a user through CERTRULE or table VUSREXTID.
  */
-export async function certificateTaken(
+async function certificateTaken(
   head: () => Promise<number>,
   where: string,
   system: string,
@@ -72,14 +81,9 @@ export async function certificateTaken(
 ): Promise<void> {
   let status: number;
   try {
-    status = await head();
+    status = await sentWithCertificate(head, where, system, certFile);
   } catch (error) {
-    let answered: number | undefined;
-    const again = async (): Promise<void> => void (answered = await head());
-    const refused = await clientCertificateRefusal(error, again, where, system, certFile);
-    if (refused !== undefined) throw refused;
-    if (answered === undefined) throw unavailable(error, where, system);
-    status = answered;
+    throw error instanceof CertificateRefusedError ? error : unavailable(error, where, system);
   }
   if (status === 401)
     throw new CertificateRefusedError(
@@ -95,13 +99,22 @@ export async function certificateTaken(
 export class CertificateCheck {
   private checked?: Promise<void>;
 
-  constructor(private readonly check: () => Promise<void>) {}
+  /** `head`: a HEAD of the connection's address, answering its status; `where` names the connection. */
+  constructor(
+    private readonly head: () => Promise<number>,
+    private readonly where: string,
+    private readonly system: ErpSystemConfig,
+  ) {}
 
   passed(): Promise<void> {
-    this.checked ??= this.check().catch((error: unknown) => {
-      if (!(error instanceof CertificateRefusedError)) this.checked = undefined;
-      throw error;
-    });
+    const { head, where, system } = this;
+    // A system signing in with a certificate has one: erp-schema.ts refuses one without.
+    this.checked ??= certificateTaken(head, where, system.name, system.tls.certFile as string).catch(
+      (error: unknown) => {
+        if (!(error instanceof CertificateRefusedError)) this.checked = undefined;
+        throw error;
+      },
+    );
     return this.checked;
   }
 }

@@ -1,8 +1,8 @@
 import type { Got } from 'got';
 import { SystemRefusalError, SystemUnavailableError } from '../../common/errors.js';
 import type { TokenEndpoint } from '../oauth/client-credentials.js';
-import { ANSWER_MAX_BYTES, ANSWER_MAX_TEXT } from '../bounded-body.js';
-import { clientCertificateRefusal } from './certificate-check.js';
+import { ANSWER_MAX_TEXT, heldToAnswerLimit } from '../bounded-body.js';
+import { sentWithCertificate } from './certificate-check.js';
 import { certificateRefused, failureText } from '../http-options.js';
 import { networkFailure } from './failure.js';
 
@@ -17,33 +17,18 @@ export function sapTokenEndpoint(tokenUrl: string, http: Got, system: string, ce
   return {
     post: async (form, headers) => {
       const send = async (): Promise<{ status: number; body: string }> => {
-        // An answer read whole is held to ANSWER_MAX_BYTES, as every answer is: cut off as it comes.
-        let tooLarge = false;
-        const sent = http.post(tokenUrl, { form, headers, prefixUrl: '' });
-        sent.on('downloadProgress', ({ transferred }: { transferred: number }) => {
-          if (tooLarge || transferred <= ANSWER_MAX_BYTES) return;
-          tooLarge = true;
-          sent.cancel();
-        });
-        const response = await sent.catch((error: unknown) => {
-          if (!tooLarge) throw error;
-          throw new SystemRefusalError(`${where}: its answer is larger than ${ANSWER_MAX_TEXT}, not a token`, {
-            target: where,
-          });
-        });
+        const response = await heldToAnswerLimit(
+          http.post(tokenUrl, { form, headers, prefixUrl: '' }),
+          (error, tooLarge) =>
+            tooLarge
+              ? new SystemRefusalError(`${where}: its answer is larger than ${ANSWER_MAX_TEXT}, not a token`, {
+                  target: where,
+                })
+              : (error as Error),
+        );
         return { status: response.statusCode, body: response.body };
       };
-      try {
-        return await send();
-      } catch (error) {
-        if (certificateFile === undefined) throw error;
-        let answer: { status: number; body: string } | undefined;
-        const again = async (): Promise<void> => void (answer = await send());
-        const refused = await clientCertificateRefusal(error, again, where, system, certificateFile);
-        if (refused !== undefined) throw refused;
-        if (answer === undefined) throw error;
-        return answer;
-      }
+      return certificateFile === undefined ? send() : sentWithCertificate(send, where, system, certificateFile);
     },
     clientAuthentication: certificateFile === undefined ? 'basic' : 'certificate',
     where,

@@ -3,7 +3,7 @@ import got, { type Got, type Response } from 'got';
 import { CookieJar } from 'tough-cookie';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
 import { BusinessRefusal, PermanentError, SystemRefusalError, SystemUnavailableError } from '../../common/errors.js';
-import { ANSWER_MAX_BYTES } from '../bounded-body.js';
+import { heldToAnswerLimit } from '../bounded-body.js';
 import { NEVER, StoppableLimit } from '../stop.js';
 import { basicAuthorization, certificateRefused, connectionOptions } from '../http-options.js';
 import type { Logger } from '../log.js';
@@ -13,7 +13,7 @@ import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
 import { ClientCredentials } from '../oauth/client-credentials.js';
 import { sapTokenEndpoint } from './oauth-endpoint.js';
 import { withoutSignature } from '../document-link.js';
-import { CertificateCheck, certificateTaken } from './certificate-check.js';
+import { CertificateCheck } from './certificate-check.js';
 
 export interface RestRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -118,10 +118,7 @@ export class RestClient implements ErpConnection<RestRequest> {
       );
     else {
       const head = async (): Promise<number> => (await this.http.head('', { searchParams: this.client })).statusCode;
-      const where = `the Rest connection of ${system.name}`;
-      this.certificate = new CertificateCheck(() =>
-        certificateTaken(head, where, system.name, system.tls.certFile as string),
-      );
+      this.certificate = new CertificateCheck(head, `the Rest connection of ${system.name}`, system);
     }
   }
 
@@ -180,18 +177,12 @@ export class RestClient implements ErpConnection<RestRequest> {
       headers: { ...headers, ...sized, ...csrf, Authorization: await this.authorization() },
       ...body,
     });
-    // An answer read whole is held to ANSWER_MAX_BYTES, as the SOAP-RFC client's: cut off as it comes.
-    let tooLarge = false;
-    sent.on('downloadProgress', ({ transferred }: { transferred: number }) => {
-      if (tooLarge || transferred <= ANSWER_MAX_BYTES) return;
-      tooLarge = true;
-      sent.cancel();
-    });
+    // An answer read whole is held to ANSWER_MAX_BYTES, as the SOAP-RFC client's.
+    const answered = heldToAnswerLimit(sent, (error, tooLarge) =>
+      tooLarge ? answerTooLarge(where) : networkFailure(error, where, this.system.name),
+    );
     // An answer that came before the file was read whole (a refused token): the download is let go.
-    const settled = sent.finally(() => body.body?.destroy());
-    return settled.catch((error: unknown) => {
-      throw tooLarge ? answerTooLarge(where) : networkFailure(error, where, this.system.name);
-    });
+    return answered.finally(() => body.body?.destroy());
   }
 
   /** A CSRF token for the service, fetched as a write fetches it (HEAD, `X-CSRF-Token: Fetch`): doctor's read-only check. */

@@ -4,7 +4,7 @@ import { FunctionRefusalError, SystemFailureError, SystemRefusalError } from '..
 import { readBounded } from '../bounded-body.js';
 import { RfcFault } from './rfc-fault.js';
 import { answerTooLarge, networkFailure, statusFailure } from './failure.js';
-import { CertificateCheck, certificateTaken } from './certificate-check.js';
+import { CertificateCheck } from './certificate-check.js';
 import { NEVER, StoppableLimit } from '../stop.js';
 import { basicAuthorization, dispatcherFor } from '../http-options.js';
 import type { Logger } from '../log.js';
@@ -73,10 +73,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
         await answer.body.dump();
         return answer.statusCode;
       };
-      const where = `the SOAP-RFC service of ${system.name}`;
-      this.certificate = new CertificateCheck(() =>
-        certificateTaken(head, where, system.name, system.tls.certFile as string),
-      );
+      this.certificate = new CertificateCheck(head, `the SOAP-RFC service of ${system.name}`, system);
     }
   }
 
