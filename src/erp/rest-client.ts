@@ -140,11 +140,12 @@ export class RestClient implements ErpConnection<RestRequest> {
   }
 
   async send(request: RestRequest): Promise<Record<string, unknown>> {
-    const where = `${shown(request)} on ${this.system.name}`;
+    const call = shown(request);
+    const where = `${call} on ${this.system.name}`;
     return this.limit.run(where, async () => {
       this.log.debug('rest call', {
         system: this.system.name,
-        call: shown(request),
+        call,
       });
       let response = await this.exchange(request, where);
       if (this.tokenRefused(response)) response = await this.exchange(request, where);
