@@ -21,8 +21,14 @@ t.test('a run labels new files per mapping entry, with folders and status', asyn
   const invoice = await env.upload('ERP/Invoices', 'invoice-1.pdf');
   const scan = await env.upload('ERP/Barcode', 'scan-1.pdf');
   const flow = await env.upload('ERP/Workflow', 'wf-1.pdf');
+  const asked: string[] = [];
+  env.sandbox.faults.observe = (req) => void asked.push(decodeURIComponent(req.url as string));
   const report = await env.run();
   t.equal(report.exitCode, 0);
+  t.notOk(
+    asked.some((url) => url.includes('dc:source')),
+    'a file the intake never touched is not searched for an earlier folder: it has none',
+  );
   t.same(report.intake.counts, { labelled: 3, planned: 0, ready: 1, pendingInput: 2, skipped: 0, errors: 0 });
 
   const doc = env.sandbox.store.get(invoice) as StoredDoc;
