@@ -46,6 +46,13 @@ export class StoppableLimit {
       });
     });
   }
+
+  /** Waits for a turn held across steps: resolves with the function that gives it back. */
+  enter(what: string): Promise<() => void> {
+    return new Promise((entered, reject) => {
+      this.run(what, () => new Promise<void>((leave) => entered(leave))).catch(reject);
+    });
+  }
 }
 
 /**

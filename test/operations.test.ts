@@ -105,10 +105,12 @@ t.test(
     env.erp.faults.hold(); // SAP answers none of the calls: they are still under way when the grace period ends
     const run = runProcess(env, ['--task', 'link', '--grace', '500ms', '--report', join(env.dir, 'report.json')]);
     await env.erp.faults.whenHeld(8);
+    await until(() => count(statuses(env, uids), 'IN_PROGRESS') === 16, 'the next 8 claimed ahead');
+    await sleep(100);
     t.equal(
       count(statuses(env, uids), 'IN_PROGRESS'),
-      8,
-      'claimed at the pace of sending: only the documents whose calls are out (maxConcurrentCalls 8)',
+      16,
+      'a link is looked up before it is sent again: the calls out (maxConcurrentCalls 8) and as many claimed ahead of a slot, no more',
     );
     run.child.kill('SIGTERM');
     await run.logged(/"message":"run stopping"/);
@@ -134,9 +136,9 @@ t.test(
     );
     t.same(report.tasks.link.counts, { RELEASED: 8 }, 'what was settled before the grace period ran out is counted');
     t.equal(
-      count(statuses(env, uids), 'PENDING_INPUT'),
+      count(statuses(env, uids), 'READY'),
       8,
-      'the 8 waiting for their turn were never claimed: as the intake left them, for the next run',
+      'the 8 claimed ahead of a slot were released at the stop: READY for the next run, no attempt charged',
     );
 
     env.erp.faults.release(); // SAP does the held work after all; its answers go nowhere
@@ -157,6 +159,11 @@ t.test('--max-duration stops a run like SIGTERM does', async (t) => {
   env.erp.faults.hold();
   const run = runProcess(env, ['--task', 'workflow', '--max-duration', '3s', '--report', join(env.dir, 'report.json')]);
   await env.erp.faults.whenHeld(8);
+  t.equal(
+    count(statuses(env, uids), 'IN_PROGRESS'),
+    8,
+    'a workflow start cannot be looked up: claimed at the pace of sending, only the calls out (maxConcurrentCalls 8)',
+  );
   await run.logged(/"message":"run stopping".*"reason":"--max-duration"/);
   env.erp.faults.release();
   const { code, stdout } = await run.exited;

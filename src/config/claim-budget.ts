@@ -7,6 +7,13 @@ import { callFor } from './templates.js';
 export const CLAIM_MARGIN_MS = 60_000;
 
 /**
+ * How long a document claimed ahead of its call may wait for a slot before its claim is written
+ * again (lanes/lane.ts): half the margin, so that the claim still covers its calls, the writes
+ * around them and a clock that is not the repository's.
+ */
+export const CLAIM_WAIT_MS = CLAIM_MARGIN_MS / 2;
+
+/**
  * The longest a task's claim must hold on a document: its calls to SAP, each up to the system's
  * connection and answer time-outs. A claim covers, at worst, the document looked up and sent, and
  * once more after a runtime error (job/calls/execute.ts); a list covers one call, and a document

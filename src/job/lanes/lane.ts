@@ -2,17 +2,22 @@ import { BusinessRefusal, NotSentError, UncertainError, type Connect2ErpError } 
 import { notSent, type StoppableLimit } from '../../stop.js';
 import type { AfterLink } from '../calls/after-link.js';
 import { execute, type CallAdapter, type CallItem, type CallOutcome, type SettledOutcome } from '../calls/execute.js';
-import { base, type TaskContext } from './context.js';
+import { CLAIM_WAIT_MS } from '../../config/claim-budget.js';
+import { base, safeToRepeat, type TaskContext } from './context.js';
 import { release, settle } from './settle.js';
 import type { Outage, SystemHealth } from './system-health.js';
 import { take, type Claimed } from './take.js';
 import { whenAll } from '../when-all.js';
 
-/** One SAP system in a run: its call slots (`maxConcurrentCalls`), shared by every lane that calls it, and its health. */
+/**
+ * One SAP system in a run: its call slots (`maxConcurrentCalls`) and as many places for units
+ * claimed ahead of a slot, both shared by every lane that calls it, and its health.
+ */
 export interface ErpSystemLine {
   name: string;
   calls: number;
   slots: StoppableLimit;
+  ahead: StoppableLimit;
   health: SystemHealth;
 }
 
@@ -26,11 +31,25 @@ const suspectLimit = (calls: number): number => Math.max(3, calls + 1);
 /** A claimed document and what its earlier attempts left to settle first. */
 type ClaimedItem = Claimed & CallItem;
 
+/** A unit claimed ahead of its slot: its claimed documents, when the claims were written, and its place to give back. */
+interface Ahead {
+  claimed: ClaimedItem[];
+  at: Date;
+  place: () => void;
+}
+
 /**
  * One task's calls to one SAP system: its own failure scope. A unit (a document, or a page's list
- * of bar codes) waits, unclaimed, for a slot of the system; once it has one its documents are
- * claimed, the call goes out, and the outcomes are written once the slot is free again. So a run
- * holds no more claimed-but-unsent documents than it has calls going out, and a crash costs those.
+ * of bar codes) waits for a slot of the system; the call goes out, and the outcomes are written
+ * once the slot is free again. When the call is safe to repeat (a lookup finds what an interrupted
+ * attempt did) and the system is up, its documents are claimed ahead, while it waits: the system
+ * has as many places for units claimed ahead as slots, so a slot that frees has its next call's
+ * claims written already and a slot is never held for a repository round trip. Otherwise (a workflow
+ * start SAP cannot be asked about) they are claimed once it has its slot, so that a crash leaves no
+ * more such documents claimed-but-unsent, for an operator, than calls going out. A claim that waited
+ * longer than CLAIM_WAIT_MS for its slot is written again before its call, so it still holds as
+ * long as the claim budget says; claims given up unsent (the run stopping, the system down) go back
+ * to READY with no attempt charged.
  *
  * A failure is scoped where it was raised (common/errors.ts): the document's is its outcome; the
  * lane's (its function module refused) stops this lane; the system's (unreachable, its logon or
@@ -49,6 +68,8 @@ export class Lane {
   private readonly work = new Set<Promise<void>>();
   private stopped: Outage | undefined;
   private readonly suspects: Array<{ claimed: Claimed; outcome: SettledOutcome }> = [];
+  /** Whether documents are claimed while they wait for a slot: the call is safe to repeat. */
+  private readonly claimsAhead: boolean;
 
   constructor(
     private readonly ctx: TaskContext,
@@ -64,7 +85,9 @@ export class Lane {
       /** A failure of the run's scope. */
       failed: (error: unknown) => void;
     },
-  ) {}
+  ) {
+    this.claimsAhead = safeToRepeat(ctx.call);
+  }
 
   /** No call of this lane goes out: it stopped, or its system is down. */
   get down(): boolean {
@@ -119,7 +142,7 @@ export class Lane {
     }
   }
 
-  /** A slot, the claims and the call; undefined (the documents' records made) when it never went out. */
+  /** The claims, a slot and the call; undefined (the documents' records made) when it never went out. */
   private async call(unit: CallItem[]): Promise<Array<[ClaimedItem, CallOutcome]> | undefined> {
     let waits = true;
     const leave = (): void => {
@@ -128,33 +151,72 @@ export class Lane {
       this.waiting -= 1;
       this.hooks.roomChanged();
     };
+    let ahead: Ahead | undefined;
     let sent: Array<[ClaimedItem, CallOutcome]> | undefined;
+    let notSentWhy: string | undefined;
     try {
+      ahead = await this.claimAhead(unit);
+      if (ahead?.claimed.length === 0) return [];
       sent = await this.system.slots.run(this.what(unit), async () => {
         leave();
+        ahead?.place();
         if (!(await this.admits())) return undefined;
         // A probe may have taken its time: the run may be stopping by now.
         if (this.ctx.deps.stop.aborted) throw notSent(this.ctx.deps.stop, this.what(unit));
-        const claimed = (
-          await whenAll(
-            unit.map(async (item) => {
-              const taken = await take(this.ctx, item.doc, this.hooks.token());
-              return taken && { ...item, ...taken };
-            }),
-          )
-        ).filter((item) => item !== undefined);
+        const claimed = ahead === undefined ? await this.claim(unit, this.hooks.token) : await this.renewed(ahead);
         const outcomes = await this.linked(claimed, await execute(this.adapter, claimed));
         return claimed.map((item, i): [ClaimedItem, CallOutcome] => [item, outcomes[i]]);
       });
     } catch (error) {
       if (!(error instanceof NotSentError)) throw error;
-      this.leave(unit, error.message);
-      return undefined;
+      notSentWhy = error.message;
     } finally {
       leave();
+      ahead?.place();
     }
-    if (sent === undefined) this.leave(unit, `left for the next run: ${this.downReason()}`);
+    if (sent === undefined) await this.giveUp(unit, ahead, notSentWhy ?? `left for the next run: ${this.downReason()}`);
     return sent;
+  }
+
+  /**
+   * A unit of a call safe to repeat, for a system that is up: a place among those claimed ahead,
+   * then its documents' claims; undefined when they wait to be claimed in their slot.
+   */
+  private async claimAhead(unit: CallItem[]): Promise<Ahead | undefined> {
+    if (!this.claimsAhead || this.down) return undefined;
+    const place = await this.system.ahead.enter(this.what(unit));
+    const at = this.ctx.now();
+    const claimed = await this.claim(unit, this.hooks.token);
+    let held = true;
+    const giveBack = (): void => {
+      if (held) place();
+      held = false;
+    };
+    if (claimed.length === 0) giveBack();
+    return { claimed, at, place: giveBack };
+  }
+
+  /** The items' documents claimed with the tokens given; those not claimed have their records. */
+  private async claim<T extends CallItem>(items: T[], tokenOf: (item: T) => string): Promise<ClaimedItem[]> {
+    const claimed = await whenAll(
+      items.map(async (item) => {
+        const taken = await take(this.ctx, item.doc, tokenOf(item));
+        return taken && { ...item, ...taken };
+      }),
+    );
+    return claimed.filter((item) => item !== undefined);
+  }
+
+  /** Claims that waited CLAIM_WAIT_MS or more for their slot, written again with their tokens so they hold for the whole call. */
+  private async renewed({ claimed, at }: Ahead): Promise<ClaimedItem[]> {
+    if (this.ctx.now().getTime() - at.getTime() < CLAIM_WAIT_MS) return claimed;
+    return this.claim(claimed, (item) => item.token);
+  }
+
+  /** A unit that never went out: claims given back (READY, no attempt charged), or records of documents never claimed. */
+  private async giveUp(unit: CallItem[], ahead: Ahead | undefined, message: string): Promise<void> {
+    if (ahead === undefined) return this.leave(unit, message);
+    await whenAll(ahead.claimed.map(async (claimed) => this.ctx.onRecord(await release(this.ctx, claimed, message))));
   }
 
   /**

@@ -16,8 +16,8 @@ export class Lanes {
   readonly tasks: TaskLanes[];
   /** A new claim token for each claim of the run, the intake's included. */
   readonly token: () => string;
-  /** Each system's call slots, shared by both its connections' lanes. */
-  private readonly slots = new Map<string, StoppableLimit>();
+  /** Each system's call slots and places to claim ahead, shared by both its connections' lanes. */
+  private readonly limits = new Map<string, { slots: StoppableLimit; ahead: StoppableLimit }>();
   /** Each system's connections, by system and transport. */
   private readonly systems = new Map<string, ErpSystemLine>();
   private readonly halt = new AbortController();
@@ -64,15 +64,15 @@ export class Lanes {
     let line = this.systems.get(key);
     if (line === undefined) {
       const calls = this.deps.system(name).maxConcurrentCalls;
-      let slots = this.slots.get(name);
-      if (slots === undefined) {
-        slots = new StoppableLimit(calls, this.deps.stop);
-        this.slots.set(name, slots);
+      let limits = this.limits.get(name);
+      if (limits === undefined) {
+        limits = { slots: new StoppableLimit(calls, this.deps.stop), ahead: new StoppableLimit(calls, this.deps.stop) };
+        this.limits.set(name, limits);
       }
       line = {
         name,
         calls,
-        slots,
+        ...limits,
         health: new SystemHealth(name, transport, this.deps.now, this.deps.log, this.deps.stop),
       };
       this.systems.set(key, line);

@@ -1,0 +1,87 @@
+import t from 'tap';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
+import { startCli } from './helpers/run-cli.js';
+import { until } from './helpers/until.js';
+import { runJob } from '../src/job/run.js';
+
+/**
+ * A call SAP can be asked about (a link's lookup) has its documents claimed while they wait for a
+ * slot, so no slot waits for a claim: what that costs a crash, and a claim that waited long.
+ */
+
+t.setTimeout(300_000);
+
+/** Invoices labelled by the intake and given their SAP object: READY for the link task. */
+async function readyInvoices(env: Env, n: number): Promise<string[]> {
+  const uids = await Promise.all(Array.from({ length: n }, (_, i) => env.upload('ERP/Invoices', `invoice-${i}.pdf`)));
+  await env.job({ task: 'link' });
+  uids.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
+  env.sandbox.index.catchUp();
+  return uids;
+}
+
+const status = (env: Env, uid: string): unknown => env.props(uid)['erpTaskStatus:status'];
+
+function oneCall(env: Env): void {
+  const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
+  writeFileSync(erpYaml, readFileSync(erpYaml, 'utf8').replace('maxConcurrentCalls: 8', 'maxConcurrentCalls: 1'));
+}
+
+t.test('a claim that waited more than 30 s for its slot is written again before its call', async (t) => {
+  const env = await sandboxEnv(t);
+  oneCall(env);
+  const [first, second] = await readyInvoices(env, 2);
+  const puts = new Map<string, number>();
+  env.sandbox.faults.observe = (req) => {
+    const uid = /\/id\/([^/?]+)$/.exec(req.url ?? '')?.[1];
+    if (req.method === 'PUT' && uid !== undefined) puts.set(uid, (puts.get(uid) ?? 0) + 1);
+  };
+  let clock = Date.now();
+  env.erp.faults.hold(); // the first call holds the one slot
+  const run = runJob({ location: env.location, dryRun: false, task: 'link', now: () => new Date(clock) }, quietLog);
+  await env.erp.faults.whenHeld(1);
+  await until(() => status(env, first) === 'IN_PROGRESS' && status(env, second) === 'IN_PROGRESS', 'both claimed');
+  const claimedAt = (uid: string): number => Date.parse(String(env.props(uid)['erpTaskStatus:lastAttempt']));
+  const aheadAt = claimedAt(second);
+  clock += 31_000;
+  env.erp.faults.release();
+  const report = await run;
+
+  t.same(report.tasks.link.counts, { DONE: 2 });
+  t.same(puts.get(first), 2, 'the first went out at once: its claim and its DONE');
+  t.same(
+    puts.get(second),
+    3,
+    'the second, claimed ahead while the first held the slot: its claim, again, and its DONE',
+  );
+  t.equal(claimedAt(second) - aheadAt, 31_000, 'its claim written again when its slot came, to hold from then on');
+  t.equal(env.erp.tables.links.length, 2, 'one link each');
+});
+
+t.test(
+  'a run killed with links claimed ahead of their slots: a later run looks each up, sends it once, fails none',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const uids = await readyInvoices(env, 24);
+    env.erp.faults.hold(); // SAP has the first 8 calls and has not answered when the run dies
+    const run = startCli(['run', '--task', 'link', '--config', env.location.configDir]);
+    await env.erp.faults.whenHeld(8);
+    await until(() => uids.filter((uid) => status(env, uid) === 'IN_PROGRESS').length === 16, '8 more claimed ahead');
+    run.child.kill('SIGKILL');
+    await run.exited;
+    t.equal(
+      uids.filter((uid) => status(env, uid) === 'IN_PROGRESS').length,
+      16,
+      'the calls out and as many claimed ahead (maxConcurrentCalls 8 each); the other 8 unclaimed',
+    );
+    env.erp.faults.release(); // SAP makes the 8 links it had; the answers go nowhere
+    const later = new Date(Date.now() + 3_600_000); // the dead run's claims have expired
+    env.sandbox.index.catchUp();
+    const next = await runJob({ location: env.location, dryRun: false, task: 'link', now: () => later }, quietLog);
+    t.same(next.tasks.link.counts, { DONE: 24 }, 'taken over and looked up: none for an operator');
+    t.equal(env.erp.tables.links.length, 24, 'one link per invoice');
+    t.equal(new Set(env.erp.tables.links.map((link) => link.ARC_DOC_ID)).size, 24);
+  },
+);
