@@ -1,5 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { BenchSandboxes, total } from './sandboxes.js';
+import { loadavg } from 'node:os';
+import { BenchSandboxes, benchMapping, total } from './sandboxes.js';
+import { nodeCpuMs } from './startup.js';
 
 /** The settings a sizing changes: erpHttp.yaml's calls, storage.yaml's requests, the link task's pages. */
 export interface Sizing {
@@ -24,7 +26,28 @@ export interface LinkRate {
   /** The job's CPU ms per linked document (its start-up included) and its peak RSS. */
   jobCpuMsPerDoc: number;
   peakRssMb: number;
+  /** The job's CPU ms per link at the margin: the link run's CPU less a run of a fifth of the documents', per extra link. */
+  marginCpuMsPerDoc: number;
+  /** `node -e 0`'s CPU ms on the machine as it was, just before (the median of three). */
+  nodeCpuMs: number;
+  /** The machine's load average over the last minute when the link run ended. */
+  loadAverage: number;
+  /** New invoices labelled and linked by one run, with archive-link folders, and flat (no folder). */
+  whole: { folders: WholeRun; flat: WholeRun };
 }
+
+/** One run that labels new invoices and links them: what a scheduled run over a backlog does. */
+export interface WholeRun {
+  docs: number;
+  /** Invoices labelled and linked a second, over the process's whole life (its start-up included). */
+  perSecond: number;
+  /** Repository requests per invoice, all kinds, and by kind. */
+  repositoryPerDoc: number;
+  byKind: string;
+}
+
+/** The smaller link run the CPU per link at the margin is taken against: a fifth of the documents (1,000 of 5,000). */
+export const marginFrom = (docs: number): number => docs / 5;
 
 /** Rewrites one `key: number` line of a YAML file of the bench's configuration. */
 function setNumber(file: string, key: string, value: number): void {
@@ -38,7 +61,8 @@ function setNumber(file: string, key: string, value: number): void {
  * `docs` new invoices at the given latencies under one sizing: the intake alone (each gets its
  * archive-link folder), then the link task alone, each a run of its own process, as scheduled
  * runs are, of `program` (this checkout's, or an earlier build's entry). Checks that every invoice
- * is linked once.
+ * is linked once. Then a fifth as many invoices more the same way, so that the CPU per link is had at
+ * the margin, start-up and first pages aside.
  */
 export async function linksBench(
   docs: number,
@@ -46,33 +70,89 @@ export async function linksBench(
   sizing: Sizing,
   program: { name: string; entry?: string } = { name: 'this checkout' },
 ): Promise<LinkRate> {
-  const sandboxes = await BenchSandboxes.start(latency);
+  const sandboxes = await sized(latency, sizing);
   try {
-    setNumber(sandboxes.file('config/erpHttp.yaml'), 'maxConcurrentCalls', sizing.maxConcurrentCalls);
-    setNumber(sandboxes.file('config/storage.yaml'), 'maxConcurrentRequests', sizing.maxConcurrentRequests);
-    setNumber(sandboxes.file('jobs/link.yaml'), 'batchSize', sizing.batchSize);
-    await sandboxes.warmUp();
-    sandboxes.addNew('link', docs);
-    const intake = await sandboxes.run({ intakeOnly: true, entry: program.entry });
-    if (intake.report.intake.counts.ready !== docs)
-      throw new Error(`intake: ${JSON.stringify(intake.report.intake.counts)}`);
-    const run = await sandboxes.run({ task: 'link', entry: program.entry });
-    const { counts, durationMs } = run.report.tasks.link;
-    const links = sandboxes.erp.tables.links.length;
-    if (counts.DONE !== docs || links !== docs)
-      throw new Error(`link: ${JSON.stringify(counts)}, ${links} links in SAP for ${docs} invoices`);
+    const nodeMs = await nodeCpuMs();
+    const run = await linkRun(sandboxes, docs, program.entry);
+    const loadAverage = loadavg()[0];
+    const margin = await linkRun(sandboxes, marginFrom(docs), program.entry);
+    const folders = await wholeRun(sandboxes, docs / 2, program.entry);
+    const { durationMs } = run.report.tasks.link;
     return {
       sizing,
       program: program.name,
       docs,
-      intakePerSecond: docs / (intake.report.intake.durationMs / 1000),
+      intakePerSecond: docs / (run.intakeMs / 1000),
       linkPerSecond: docs / (durationMs / 1000),
       linkSeconds: durationMs / 1000,
       repositoryPerDoc: total(run.repository) / docs,
       jobCpuMsPerDoc: run.cpuMs / docs,
       peakRssMb: run.peakRssKb / 1024,
+      marginCpuMsPerDoc: (run.cpuMs - margin.cpuMs) / (docs - marginFrom(docs)),
+      nodeCpuMs: nodeMs,
+      loadAverage,
+      whole: { folders, flat: await flatRun(latency, sizing, docs / 2, program.entry) },
     };
   } finally {
     await sandboxes.stop();
   }
+}
+
+/** Sandboxes at the latencies, the job configured with the sizing, warmed up. */
+async function sized(
+  latency: { repositoryMs: number; erpMs: number },
+  sizing: Sizing,
+  mapping?: string,
+): Promise<BenchSandboxes> {
+  const sandboxes = await BenchSandboxes.start(latency, mapping);
+  setNumber(sandboxes.file('config/erpHttp.yaml'), 'maxConcurrentCalls', sizing.maxConcurrentCalls);
+  setNumber(sandboxes.file('config/storage.yaml'), 'maxConcurrentRequests', sizing.maxConcurrentRequests);
+  setNumber(sandboxes.file('jobs/link.yaml'), 'batchSize', sizing.batchSize);
+  await sandboxes.warmUp();
+  return sandboxes;
+}
+
+/** A whole run over invoices linked without archive-link folders, on sandboxes of their own. */
+async function flatRun(
+  latency: { repositoryMs: number; erpMs: number },
+  sizing: Sizing,
+  docs: number,
+  entry: string | undefined,
+): Promise<WholeRun> {
+  const sandboxes = await sized(latency, sizing, benchMapping({ flatInvoices: true }));
+  try {
+    return await wholeRun(sandboxes, docs, entry);
+  } finally {
+    await sandboxes.stop();
+  }
+}
+
+/** `docs` new invoices labelled and linked by one `run --task link`. */
+async function wholeRun(sandboxes: BenchSandboxes, docs: number, entry: string | undefined): Promise<WholeRun> {
+  const linkedBefore = sandboxes.erp.tables.links.length;
+  sandboxes.addNew('link', docs);
+  const run = await sandboxes.run({ task: 'link', entry });
+  const links = sandboxes.erp.tables.links.length - linkedBefore;
+  if (run.report.tasks.link.counts.DONE !== docs || links !== docs)
+    throw new Error(`whole run: ${JSON.stringify(run.report.tasks.link.counts)}, ${links} links for ${docs} invoices`);
+  const byKind = [...run.repository]
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, n]) => `${kind} ${(n / docs).toFixed(3)}`)
+    .join(', ');
+  return { docs, perSecond: docs / (run.wallMs / 1000), repositoryPerDoc: total(run.repository) / docs, byKind };
+}
+
+/** `docs` new invoices labelled by an intake-only run, then linked by a link-only run: that run, and the intake's time. */
+async function linkRun(sandboxes: BenchSandboxes, docs: number, entry: string | undefined) {
+  const linkedBefore = sandboxes.erp.tables.links.length;
+  sandboxes.addNew('link', docs);
+  const intake = await sandboxes.run({ intakeOnly: true, entry });
+  if (intake.report.intake.counts.ready !== docs)
+    throw new Error(`intake: ${JSON.stringify(intake.report.intake.counts)}`);
+  const run = await sandboxes.run({ task: 'link', entry });
+  const { counts } = run.report.tasks.link;
+  const links = sandboxes.erp.tables.links.length - linkedBefore;
+  if (counts.DONE !== docs || links !== docs)
+    throw new Error(`link: ${JSON.stringify(counts)}, ${links} links in SAP for ${docs} invoices`);
+  return { ...run, intakeMs: intake.report.intake.durationMs };
 }

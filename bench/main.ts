@@ -1,12 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { badInputBench, type BadInput } from './bad-input.js';
 import { contentServerBench, type ContentServerFigures } from './content-server.js';
 import { firstLinkBench, type FirstLink } from './first-link.js';
 import { floor } from './floor.js';
-import { linksBench, type LinkRate, type Sizing } from './links.js';
+import { linksBench, marginFrom, type LinkRate, type Sizing } from './links.js';
 import { scaleOutBench, type ScaleOut } from './scale-out.js';
 import { STARTUP_ROUNDS, startupBench, type Startup } from './startup.js';
 import { BenchSandboxes, BUNDLE, FOLDER, total, type JobRun, type UseCase } from './sandboxes.js';
@@ -331,18 +332,21 @@ function contentServerSection(figures: ContentServerFigures): string[] {
 const STARTUP_START = '<!-- start-up: written by npm run bench -->';
 const STARTUP_END = '<!-- end of the start-up section -->';
 
-function startupSection(rows: Startup[]): string[] {
+function startupSection({ rows, loadAverage }: { rows: Startup[]; loadAverage: [number, number] }): string[] {
   const [node] = rows;
+  const range = (r: Startup): string =>
+    r.cpuRange === undefined ? '' : `${f(r.cpuRange[0], 0)}–${f(r.cpuRange[1], 0)}`;
   return [
     STARTUP_START,
     '## Start-up',
     '',
-    `What each process of a per-minute CronJob pays before any work: the median of ${STARTUP_ROUNDS} processes each, with the CPU time and peak RSS the process reports at its exit (bench/usage.ts); "run, nothing to do" against the sandboxes with no latency, its configuration loaded, the mapping file read and one search per phase.`,
+    `What each process of a per-minute CronJob pays before any work: the median of ${STARTUP_ROUNDS} processes each (and the lowest and highest CPU of them), with the CPU time and peak RSS the process reports at its exit (bench/usage.ts); "run, nothing to do" against the sandboxes with no latency, its configuration loaded, the mapping file read and one search per phase. All of them in this run, one kind after the other; the machine's load average over the last minute was ${f(loadAverage[0])} before the first and ${f(loadAverage[1])} after the last.`,
     '',
-    '| process | wall ms | CPU ms | peak RSS MB | CPU × node -e 0 |',
-    '|---|---:|---:|---:|---:|',
+    '| process | wall ms | CPU ms | CPU ms, lowest–highest | peak RSS MB | CPU × node -e 0 |',
+    '|---|---:|---:|---:|---:|---:|',
     ...rows.map(
-      (r) => `| ${r.what} | ${f(r.wallMs, 0)} | ${f(r.cpuMs, 0)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuMs / node.cpuMs)} |`,
+      (r) =>
+        `| ${r.what} | ${f(r.wallMs, 0)} | ${f(r.cpuMs, 0)} | ${range(r)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuMs / node.cpuMs)} |`,
     ),
     STARTUP_END,
   ];
@@ -401,41 +405,90 @@ const SIZINGS: Sizing[] = [
 ];
 const HISTORY = 10_000_000;
 
-/** A call slot holds its document's claim, one repository round trip, before the call itself. */
-const slotBound = (rate: LinkRate): number =>
-  rate.sizing.maxConcurrentCalls / ((LINKS_LATENCY.erpMs + LINKS_LATENCY.repositoryMs) / 1000);
-
 const hours = (seconds: number): string =>
   seconds < 48 * 3600 ? `${f(seconds / 3600, 1)} h` : `${f(seconds / 86_400, 1)} days`;
 
 function linksSection(rates: LinkRate[]): string[] {
-  const pods = [1, 4, 16];
+  const { erpMs, repositoryMs } = LINKS_LATENCY;
+  const bound = (r: LinkRate): number => r.sizing.maxConcurrentCalls / (erpMs / 1000);
+  const ours = rates.filter((r) => r.program === THIS);
   return [
     LINKS_START,
     '## Links per second, and ten million documents',
     '',
-    `${rates[0].docs.toLocaleString('en')} new invoices per sizing, the repository at ${LINKS_LATENCY.repositoryMs} ms and SAP at ${LINKS_LATENCY.erpMs} ms: the intake alone (each invoice gets its archive-link folder), then the link task alone, each one run in its own process. The bound is what the calls allow: each call slot holds a document's claim (one repository round trip) and then its call, so calls ÷ (${LINKS_LATENCY.erpMs} + ${LINKS_LATENCY.repositoryMs} ms); "calls alone" is calls ÷ ${LINKS_LATENCY.erpMs} ms, what a slot would give if the claim cost nothing. The repository side (requests ÷ ${LINKS_LATENCY.repositoryMs} ms ÷ requests per document) is above it in both.`,
+    `${rates[0].docs.toLocaleString('en')} new invoices per sizing, the repository at ${repositoryMs} ms and SAP at ${erpMs} ms: the intake alone (each invoice gets its archive-link folder), then the link task alone, each a run of its own process; then ${marginFrom(rates[0].docs).toLocaleString('en')} more the same way, so that the job's CPU per link is also had at the margin (the larger run's CPU less the smaller's, per extra link: start-up and first pages aside). Each sizing is measured in ${LINK_ROUNDS} rounds (with \`--baseline\`, an earlier build and this checkout alternate in each round), and each row gives the machine's state: \`node -e 0\`'s CPU just before, and the load average when the link run ended. The bound is what the calls allow, calls ÷ ${erpMs} ms: a slot is held for its call alone, as a link's documents are claimed while they wait for it. The repository side (requests ÷ ${repositoryMs} ms ÷ requests per link) is above it in both.`,
     '',
-    '| sizing | program | calls | requests | batchSize | links/s | bound | ratio | calls alone | ratio | repository requests per link | job CPU ms per link | job peak RSS MB | intake docs/s |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rates.map((r) => {
-      const alone = r.sizing.maxConcurrentCalls / (LINKS_LATENCY.erpMs / 1000);
-      return `| ${r.sizing.name} | ${r.program} | ${r.sizing.maxConcurrentCalls} | ${r.sizing.maxConcurrentRequests} | ${r.sizing.batchSize} | ${f(r.linkPerSecond, 0)} | ${f(slotBound(r), 0)} | ${f(r.linkPerSecond / slotBound(r))} | ${f(alone, 0)} | ${f(r.linkPerSecond / alone)} | ${f(r.repositoryPerDoc, 3)} | ${f(r.jobCpuMsPerDoc, 2)} | ${f(r.peakRssMb, 0)} | ${f(r.intakePerSecond, 0)} |`;
-    }),
+    '| sizing | program | calls | requests | batchSize | links/s | ÷ (calls ÷ SAP latency) | repository requests per link | job CPU ms per link, whole run / at the margin | node -e 0 CPU ms | load average | job peak RSS MB | intake docs/s |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rates.map(
+      (r) =>
+        `| ${r.sizing.name} | ${r.program} | ${r.sizing.maxConcurrentCalls} | ${r.sizing.maxConcurrentRequests} | ${r.sizing.batchSize} | ${f(r.linkPerSecond, 0)} | ${f(r.linkPerSecond / bound(r))} | ${f(r.repositoryPerDoc, 3)} | ${f(r.jobCpuMsPerDoc, 2)} / ${f(r.marginCpuMsPerDoc, 2)} | ${f(r.nodeCpuMs, 0)} | ${f(r.loadAverage)} | ${f(r.peakRssMb, 0)} | ${f(r.intakePerSecond, 0)} |`,
+    ),
+    '',
+    `Over the rounds, lowest to highest:`,
+    '',
+    '| sizing | program | links/s | ÷ (calls ÷ SAP latency) | job CPU ms per link at the margin | intake docs/s | node -e 0 CPU ms | load average |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+    ...groups(rates).map(
+      (g) =>
+        `| ${g[0].sizing.name} | ${g[0].program} | ${span(g, (r) => r.linkPerSecond, 0)} | ${span(g, (r) => r.linkPerSecond / bound(r))} | ${span(g, (r) => r.marginCpuMsPerDoc)} | ${span(g, (r) => r.intakePerSecond, 0)} | ${span(g, (r) => r.nodeCpuMs, 0)} | ${span(g, (r) => r.loadAverage)} |`,
+    ),
     ...beforeAfter(rates),
     '',
-    `Projected time for a history of ${HISTORY.toLocaleString('en')} documents, labelled and linked, on n pods with shards, each as fast as the one measured here: ${HISTORY.toLocaleString('en')} × (1 ÷ intake docs/s + 1 ÷ links/s) ÷ n. It assumes a repository and an SAP system that keep their latency under n times the load (n × requests in flight, n × calls: SAP gives the connector n × the calls in dialog work processes), pods on nodes of their own (the scale-out section measures what one 2-core machine shared by all pods gives), and labelling and linking one after the other: an upper bound, as a run hands what its intake labels to the sending at once and the two overlap (measured here each alone).`,
+    `Whole runs: ${rates[0].whole.flat.docs.toLocaleString('en')} new invoices labelled and linked by one \`run --task link\`, as a scheduled run over a backlog does, with archive-link folders (on the sandboxes above, after the rounds' runs) and flat (the mapping's invoices without \`createParentALFolder\`, on sandboxes of their own). Invoices a second over the process's life, start-up included; "÷ slower phase" divides it by the slower of the intake alone and the link task alone above (same round); repository requests per invoice count every request of the run, searches and the mapping file included.`,
     '',
-    `| sizing | ${pods.map((n) => `${n} pod${n === 1 ? '' : 's'}`).join(' | ')} |`,
-    `|---|${pods.map(() => '---:').join('|')}|`,
-    ...rates
-      .filter((r) => r.program === THIS)
-      .map(
-        (r) =>
-          `| ${r.sizing.name} | ${pods.map((n) => hours((HISTORY * (1 / r.intakePerSecond + 1 / r.linkPerSecond)) / n)).join(' | ')} |`,
-      ),
+    '| sizing | program | with folders: invoices/s | ÷ slower phase | repository requests per invoice | flat: invoices/s | repository requests per invoice |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...rates.map(
+      ({ sizing, program, whole, intakePerSecond, linkPerSecond }) =>
+        `| ${sizing.name} | ${program} | ${f(whole.folders.perSecond, 0)} | ${f(whole.folders.perSecond / Math.min(intakePerSecond, linkPerSecond))} | ${f(whole.folders.repositoryPerDoc, 3)} | ${f(whole.flat.perSecond, 0)} | ${f(whole.flat.repositoryPerDoc, 3)} |`,
+    ),
+    '',
+    'Repository requests by kind, per invoice, in the last round:',
+    '',
+    ...groups(rates).flatMap((g) => {
+      const { sizing, program, whole } = g[g.length - 1];
+      return [
+        `- ${sizing.name}, ${program}, with folders: ${whole.folders.byKind}`,
+        `- ${sizing.name}, ${program}, flat: ${whole.flat.byKind}`,
+      ];
+    }),
+    '',
+    `Projected time for a history of ${HISTORY.toLocaleString('en')} documents on n pods with shards, each as fast as one measured here (the range over the rounds): linking alone, the time SAP is busy with the connector, ${HISTORY.toLocaleString('en')} ÷ (n × links/s); labelling and linking one after the other, ${HISTORY.toLocaleString('en')} × (1 ÷ intake docs/s + 1 ÷ links/s) ÷ n, an upper bound, as a run hands what its intake labels to the sending at once. It assumes a repository and an SAP system that keep their latency under n times the load (n × requests in flight; n × calls, which SAP gives the connector in dialog work processes: agree them with the SAP team) and pods on nodes of their own (the scale-out section measures what one 2-core machine shared by all pods gives).`,
+    '',
+    '| sizing | linking, 4 pods | labelling then linking, 1 pod | 4 pods | 16 pods |',
+    '|---|---:|---:|---:|---:|',
+    ...groups(ours).map((g) => {
+      const linking = (n: number) => (r: LinkRate) => HISTORY / r.linkPerSecond / n;
+      const both = (n: number) => (r: LinkRate) => (HISTORY * (1 / r.intakePerSecond + 1 / r.linkPerSecond)) / n;
+      return `| ${g[0].sizing.name} | ${hoursSpan(g, linking(4))} | ${hoursSpan(g, both(1))} | ${hoursSpan(g, both(4))} | ${hoursSpan(g, both(16))} |`;
+    }),
     LINKS_END,
   ];
+}
+
+/** The rates by sizing and program, in the order first met. */
+function groups(rates: LinkRate[]): LinkRate[][] {
+  const byKey = new Map<string, LinkRate[]>();
+  for (const r of rates) {
+    const key = `${r.sizing.name}\u0000${r.program}`;
+    byKey.set(key, [...(byKey.get(key) ?? []), r]);
+  }
+  return [...byKey.values()];
+}
+
+/** The lowest and highest of a figure over rates: "a–b", or one figure when they print the same. */
+function span(rates: LinkRate[], figure: (r: LinkRate) => number, digits = 2): string {
+  const values = rates.map(figure);
+  const [low, high] = [f(Math.min(...values), digits), f(Math.max(...values), digits)];
+  return low === high ? low : `${low}–${high}`;
+}
+
+/** A duration's range over rates, in hours or days: the fastest round first. */
+function hoursSpan(rates: LinkRate[], seconds: (r: LinkRate) => number): string {
+  const values = rates.map(seconds);
+  const [low, high] = [hours(Math.min(...values)), hours(Math.max(...values))];
+  return low === high ? low : `${low} – ${high}`;
 }
 
 const THIS = 'this checkout';
@@ -494,12 +547,12 @@ function withSection(text: string, section: string[]): string {
 }
 
 /**
- * Links per second per sizing; with --baseline, the baseline's program and this checkout's one
- * after the other, for `BASELINE_ROUNDS` rounds, so both meet the machine as it is then.
+ * Links per second per sizing, LINK_ROUNDS rounds; with --baseline, the baseline's program and
+ * this checkout's one after the other in each round, so both meet the machine as it is then.
  */
 async function linkRates(log: (line: string) => void): Promise<LinkRate[]> {
   const docs = 5_000 / scale;
-  const rounds = values.baseline === undefined ? 1 : BASELINE_ROUNDS;
+  const rounds = LINK_ROUNDS;
   const programs = [
     ...(values.baseline === undefined
       ? []
@@ -516,7 +569,8 @@ async function linkRates(log: (line: string) => void): Promise<LinkRate[]> {
   return rates;
 }
 
-const BASELINE_ROUNDS = 3;
+/** Rounds per sizing: a figure of the links section is a range over at least three runs. */
+const LINK_ROUNDS = 3;
 
 /** The commit a checkout is at (its short hash), or its folder's name when git cannot tell. */
 function commitOf(dir: string): string {
@@ -536,7 +590,9 @@ async function main(): Promise<void> {
       values['startup-only'],
       async () => {
         log('start-up: node -e 0, --version and a run with nothing to do');
-        return startupSection(await startupBench());
+        const before = loadavg()[0];
+        const rows = await startupBench();
+        return startupSection({ rows, loadAverage: [before, loadavg()[0]] });
       },
     ],
     [

@@ -36,13 +36,15 @@ const WARM_UP_DOCUMENTS = 1000;
  * the generated documents instead (bar code from the title, invoice number from the
  * description), so every generated document is READY after intake.
  */
-export function benchMapping(): string {
+export function benchMapping(options: { flatInvoices?: boolean } = {}): string {
   const mapping = JSON.parse(
     readFileSync(join(PROJECT, 'config', 'connector_configuration_connect_to_erp.json'), 'utf8'),
-  ) as { mapping: Array<{ path: string; properties: Record<string, unknown> }> };
+  ) as { mapping: Array<{ path: string; properties: Record<string, unknown>; createParentALFolder: boolean }> };
   for (const entry of mapping.mapping) {
     if (entry.path === FOLDER.barcode) entry.properties['erpBarcode:barcode'] = '$dc:title';
     if (entry.path === FOLDER.link) entry.properties['erpCreateALDocument:erpObjectId'] = '$dc:description';
+    // Invoices linked as they are, without an archive-link folder each.
+    if (entry.path === FOLDER.link && options.flatInvoices === true) entry.createParentALFolder = false;
   }
   return JSON.stringify(mapping);
 }
@@ -160,13 +162,16 @@ export class BenchSandboxes {
   /** The repository's 409 answers since the last runShards. */
   private conflicts = 0;
 
-  static async start(latency: { repositoryMs: number; erpMs: number }): Promise<BenchSandboxes> {
+  static async start(
+    latency: { repositoryMs: number; erpMs: number },
+    mapping = benchMapping(),
+  ): Promise<BenchSandboxes> {
     const sandboxes = new BenchSandboxes();
     const baseUrl = await sandboxes.repository.start();
     const erpUrl = await sandboxes.erp.start();
     sandboxes.baseUrl = baseUrl;
     sandboxes.erpUrl = erpUrl;
-    await setUpRepository(baseUrl, benchMapping());
+    await setUpRepository(baseUrl, mapping);
     sandboxes.configDir = writeDemoConfig(sandboxes.dir, baseUrl, erpUrl);
     sandboxes.disabledJobs();
     sandboxes.buildIndexes();

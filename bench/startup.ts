@@ -8,6 +8,8 @@ export interface Startup {
   wallMs: number;
   cpuMs: number;
   peakRssMb: number;
+  /** The lowest and highest CPU ms of the processes the median was taken of. */
+  cpuRange?: [number, number];
 }
 
 export const STARTUP_ROUNDS = 7;
@@ -23,6 +25,11 @@ async function measure(args: string[]): Promise<Omit<Startup, 'what'>> {
   return { wallMs, cpuMs: usage.cpuMs, peakRssMb: usage.peakRssKb / 1024 };
 }
 
+/** `node -e 0`'s CPU time as the machine gives it now: the median of three processes. */
+export async function nodeCpuMs(): Promise<number> {
+  return (await medianOf('node -e 0', 3, () => measure(['-e', '0']))).cpuMs;
+}
+
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function medianOf(what: string, rounds: number, once: () => Promise<Omit<Startup, 'what'>>): Promise<Startup> {
@@ -32,6 +39,7 @@ async function medianOf(what: string, rounds: number, once: () => Promise<Omit<S
     what,
     wallMs: median(runs.map((r) => r.wallMs)),
     cpuMs: median(runs.map((r) => r.cpuMs)),
+    cpuRange: [Math.min(...runs.map((r) => r.cpuMs)), Math.max(...runs.map((r) => r.cpuMs))],
     peakRssMb: median(runs.map((r) => r.peakRssMb)),
   };
 }

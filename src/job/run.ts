@@ -31,6 +31,8 @@ import { SendBudget } from './lanes/send-budget.js';
 import { usableMapping } from './intake/usable-mapping.js';
 import { erpPorts } from './erp-ports.js';
 import { InHand } from './lanes/in-hand.js';
+import { LabelClaims } from './lanes/label-claims.js';
+import { claimAtLabel } from './sources/claim-at-label.js';
 import { Lanes } from './lanes/lanes.js';
 import { dueSource } from './sources/due.js';
 import { intakeSource } from './sources/intake.js';
@@ -176,6 +178,7 @@ async function work(
     scope: scopeCondition(options.shard, options.doc),
     budget,
     now: options.now ?? systemClock,
+    labelClaims: new LabelClaims(),
   };
   const sink = options.onDocument ?? (() => undefined);
   const batches = new Map(
@@ -199,6 +202,7 @@ async function work(
   } finally {
     // Whatever stopped the sources, what the lanes have under way is settled before the run ends.
     await Promise.all(lanes.tasks.map((task) => task.drained()));
+    await giveBack(lanes, deps.labelClaims);
     for (const batch of batches.values()) batch.flush();
     reportOutages(report, lanes, log);
   }
@@ -244,6 +248,10 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
     limits: fieldLimits(config.tasks),
     found: intakeCounted(mapping.mapping.length, options),
     scope: deps.scope,
+    claimAtLabel:
+      options.dryRun || deps.budget.limit !== undefined
+        ? undefined
+        : claimAtLabel(lanes.tasks, deps.labelClaims, lanes.token),
   };
   const batch = new BatchLog(deps.log, 'documents labelled', { phase: INTAKE }, config.storage.pageSize);
   const onRecord = (record: IntakeRecord): void => {
@@ -260,6 +268,19 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
   } finally {
     batch.flush();
   }
+}
+
+/** Claims the intake wrote with documents' labels that no lane took (the run stopped reading first): given back. */
+async function giveBack(lanes: Lanes, claims: LabelClaims): Promise<void> {
+  const left = claims.left();
+  await whenAll(
+    lanes.tasks.map((task) =>
+      task.giveBack(
+        left.filter((held) => held.task === task.task.name),
+        'claimed as it was labelled and never handed to a lane (the run stopped reading): left for the next run, no attempt charged',
+      ),
+    ),
+  );
 }
 
 /** The intake's searches, one per mapping entry, each telling its count; the last one settles the intake's backlog. */

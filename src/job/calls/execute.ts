@@ -41,6 +41,8 @@ export interface CallItem {
   repeat: boolean;
   /** Its attempts are used up: it is looked up (its last answer was lost), and never sent again. */
   lastLook: boolean;
+  /** Claimed by this run with its labels (lanes/label-claims.ts): its claim's token and when, nothing more to write. */
+  labelClaim?: { token: string; at: Date };
 }
 
 /** The transport-specific half of a call: how to look, how to send, what counts as done already. */

@@ -6,7 +6,7 @@ import { nxqlString } from '../../nxql/literal.js';
 import type { Logger } from '../../log.js';
 import type { DocumentPlan } from './plan.js';
 import { claimedBy, claimExpires, STATUS_FACET } from '../../status/facet.js';
-import { claim, failed, runOf } from '../../status/transitions.js';
+import { claim, failed, runOf, UNCLAIMED } from '../../status/transitions.js';
 
 export interface IntakeOutcome {
   plan: DocumentPlan;
@@ -20,6 +20,12 @@ export interface IntakeOutcome {
   skipped?: string;
 }
 
+/** A task's claim written with a ready document's labels (sources/claim-at-label.ts), and what to do once it is. */
+export interface LabelWrite {
+  properties: Record<string, unknown>;
+  labelled: (doc: RepositoryDocument) => void;
+}
+
 export interface IntakeDeps {
   client: RepositoryReader;
   writer: RepositoryWriter;
@@ -30,6 +36,8 @@ export interface IntakeDeps {
   claimTimeoutMs: number;
   /** Hears how many documents each search found, for progress. */
   found: (count: number) => void;
+  /** The claim of a task to write with a document's labels, if any: one write for both. */
+  claimAtLabel?: (plan: DocumentPlan) => LabelWrite | undefined;
 }
 const CHANGED_FIRST =
   'changed by another run or a user while being labelled; the next run looks at it again if it is still unlabelled';
@@ -96,7 +104,10 @@ async function addFacets<T>(
   }
 }
 
-/** Write the values and the initial status; a property that did not stick is undone so the next run retries. */
+/**
+ * Write the values and the initial status (with, for a document ready as it is labelled, its task's
+ * claim: sources/claim-at-label.ts); a property that did not stick is undone so the next run retries.
+ */
 async function writeValues(
   plan: DocumentPlan,
   doc: RepositoryDocument,
@@ -104,7 +115,8 @@ async function writeValues(
   folderPath?: string,
 ): Promise<IntakeOutcome> {
   try {
-    const written = { ...plan.values, ...plan.status };
+    const claim = deps.claimAtLabel?.(plan);
+    const written = { ...plan.values, ...plan.status, ...claim?.properties };
     const { changeToken } = await deps.writer.update(doc, written);
     const labelled = {
       ...doc,
@@ -112,6 +124,7 @@ async function writeValues(
       facets: [...new Set([...doc.facets, ...plan.facets])],
       properties: { ...doc.properties, ...written },
     };
+    claim?.labelled(labelled);
     return { plan, folderPath, labelled };
   } catch (error) {
     if (error instanceof ConflictError) return { plan, folderPath, skipped: CHANGED_FIRST };
@@ -121,7 +134,7 @@ async function writeValues(
 }
 
 async function undo(plan: DocumentPlan, error: PropertiesDroppedError, deps: IntakeDeps): Promise<void> {
-  const properties = { 'erpHttpContent:docId': null, ...failed(error.message) };
+  const properties = { 'erpHttpContent:docId': null, ...UNCLAIMED, ...failed(error.message) };
   await deps.writer.update({ ...plan.doc, changeToken: null }, properties).catch((undoError: unknown) => {
     deps.log.error('could not mark a half-labelled document', { uid: plan.doc.uid, error: errorMessage(undoError) });
   });

@@ -10,6 +10,7 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import type { RepositoryWriter } from '../../ports/repository-writer.js';
 import type { ClaimedDocument, TaskRecord } from '../records.js';
 import { fill, mapValues } from '../calls/values.js';
+import type { LabelClaims } from './label-claims.js';
 import type { SendBudget } from './send-budget.js';
 
 /** A system's port for each transport. */
@@ -40,6 +41,8 @@ export interface LaneDeps {
   budget: SendBudget;
   /** The clock claims, back-offs and the breakers' probes are read from (a test moves it on). */
   now: () => Date;
+  /** The claims the intake wrote with documents' labels, until a lane takes them. */
+  labelClaims: LabelClaims;
 }
 
 /** What each step of a task's work on a document works with. */

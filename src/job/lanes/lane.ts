@@ -28,13 +28,12 @@ export interface ErpSystemLine {
  */
 const suspectLimit = (calls: number): number => Math.max(3, calls + 1);
 
-/** A claimed document and what its earlier attempts left to settle first. */
-type ClaimedItem = Claimed & CallItem;
+/** A claimed document, what its earlier attempts left to settle first, and when its claim was written. */
+type ClaimedItem = Claimed & CallItem & { claimedAt: Date };
 
-/** A unit claimed ahead of its slot: its claimed documents, when the claims were written, and its place to give back. */
+/** A unit claimed ahead of its slot: its claimed documents and its place to give back. */
 interface Ahead {
   claimed: ClaimedItem[];
-  at: Date;
   place: () => void;
 }
 
@@ -163,7 +162,7 @@ export class Lane {
         if (!(await this.admits())) return undefined;
         // A probe may have taken its time: the run may be stopping by now.
         if (this.ctx.deps.stop.aborted) throw notSent(this.ctx.deps.stop, this.what(unit));
-        const claimed = ahead === undefined ? await this.claim(unit, this.hooks.token) : await this.renewed(ahead);
+        const claimed = ahead === undefined ? await this.claim(unit) : await this.renewed(ahead.claimed);
         const outcomes = await this.linked(claimed, await execute(this.adapter, claimed));
         return claimed.map((item, i): [ClaimedItem, CallOutcome] => [item, outcomes[i]]);
       });
@@ -180,37 +179,49 @@ export class Lane {
 
   /**
    * A unit of a call safe to repeat, for a system that is up: a place among those claimed ahead,
-   * then its documents' claims; undefined when they wait to be claimed in their slot.
+   * then its documents' claims; undefined when they wait to be claimed in their slot. A unit
+   * claimed with its labels needs no place: the intake's round bounds those.
    */
   private async claimAhead(unit: CallItem[]): Promise<Ahead | undefined> {
+    if (unit.some((item) => item.labelClaim !== undefined)) return { claimed: await this.claim(unit), place: () => {} };
     if (!this.claimsAhead || this.down) return undefined;
     const place = await this.system.ahead.enter(this.what(unit));
-    const at = this.ctx.now();
-    const claimed = await this.claim(unit, this.hooks.token);
+    const claimed = await this.claim(unit);
     let held = true;
     const giveBack = (): void => {
       if (held) place();
       held = false;
     };
     if (claimed.length === 0) giveBack();
-    return { claimed, at, place: giveBack };
+    return { claimed, place: giveBack };
   }
 
-  /** The items' documents claimed with the tokens given; those not claimed have their records. */
-  private async claim<T extends CallItem>(items: T[], tokenOf: (item: T) => string): Promise<ClaimedItem[]> {
-    const claimed = await whenAll(
-      items.map(async (item) => {
-        const taken = await take(this.ctx, item.doc, tokenOf(item));
-        return taken && { ...item, ...taken };
-      }),
+  /** The unit's documents claimed: those claimed with their labels as they are, the others each with a new token; those not claimed have their records. */
+  private async claim(unit: CallItem[]): Promise<ClaimedItem[]> {
+    return held(
+      unit.map(async ({ labelClaim, ...item }) =>
+        labelClaim === undefined
+          ? this.take(item, this.hooks.token())
+          : { ...item, token: labelClaim.token, claimedAt: labelClaim.at },
+      ),
     );
-    return claimed.filter((item) => item !== undefined);
   }
 
   /** Claims that waited CLAIM_WAIT_MS or more for their slot, written again with their tokens so they hold for the whole call. */
-  private async renewed({ claimed, at }: Ahead): Promise<ClaimedItem[]> {
-    if (this.ctx.now().getTime() - at.getTime() < CLAIM_WAIT_MS) return claimed;
-    return this.claim(claimed, (item) => item.token);
+  private async renewed(claimed: ClaimedItem[]): Promise<ClaimedItem[]> {
+    const now = this.ctx.now().getTime();
+    return held(
+      claimed.map(async (item) =>
+        now - item.claimedAt.getTime() < CLAIM_WAIT_MS ? item : this.take(item, item.token),
+      ),
+    );
+  }
+
+  /** One document claimed with `token`: undefined, its record made, when it is not. */
+  private async take(item: CallItem, token: string): Promise<ClaimedItem | undefined> {
+    const claimedAt = this.ctx.now();
+    const taken = await take(this.ctx, item.doc, token);
+    return taken && { ...item, ...taken, claimedAt };
   }
 
   /** A unit that never went out: claims given back (READY, no attempt charged), or records of documents never claimed. */
@@ -340,4 +351,9 @@ export class Lane {
       ? `${this.adapter.name} for ${unit[0].doc.path}`
       : `${this.adapter.name} for ${unit.length} documents`;
   }
+}
+
+/** The documents claimed of those tried. */
+async function held(tried: Array<Promise<ClaimedItem | undefined>>): Promise<ClaimedItem[]> {
+  return (await whenAll(tried)).filter((item) => item !== undefined);
 }

@@ -8,6 +8,10 @@ import type { LaneDeps, TaskContext } from './context.js';
 import { Lane, type ErpSystemLine } from './lane.js';
 import type { Outage } from './system-health.js';
 import { Waiters } from './waiters.js';
+import type { RepositoryDocument } from '../../repository/document.js';
+import type { LabelClaim } from './label-claims.js';
+import { release } from './settle.js';
+import { whenAll } from '../when-all.js';
 
 /** What a task's lanes take from the run: its systems, claim tokens, where a run-scope failure goes. */
 export interface LaneRun {
@@ -68,8 +72,21 @@ export class TaskLanes {
 
   /** Every system the task may send to is down, or its lane stopped: nothing more can go out. */
   get allDown(): boolean {
-    return this.systems.every(
-      (name) => this.run.system(name, this.task.function).health.down || this.lanes.get(name)?.down === true,
+    return this.systems.every((name) => !this.canSend(name));
+  }
+
+  /** Whether a document of `system` could go out now: the task may send to it, and neither the system nor its lane is down. */
+  canSend(system: string): boolean {
+    if (!this.systems.includes(system)) return false;
+    return !(this.run.system(system, this.task.function).health.down || this.lanes.get(system)?.down === true);
+  }
+
+  /** Claims the intake wrote for this task that no lane took: back to READY, no attempt charged, each with its record. */
+  async giveBack(left: Array<{ doc: RepositoryDocument; claim: LabelClaim }>, message: string): Promise<void> {
+    await whenAll(
+      left.map(async ({ doc, claim }) =>
+        this.ctx.onRecord(await release(this.ctx, { doc, token: claim.token }, message)),
+      ),
     );
   }
 

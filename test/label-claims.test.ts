@@ -1,0 +1,127 @@
+import t from 'tap';
+import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
+import { addFiles, completeMapping } from './helpers/backlog.js';
+import { runJob } from '../src/job/run.js';
+
+/**
+ * Scans whose bar code the mapping takes from their title (helpers/backlog.ts): ready when labelled.
+ * A document ready when the intake labels it, for a task whose call SAP can be asked about, is
+ * labelled and claimed in one write: one write fewer per document. What the run did not send is
+ * given back, never left claimed.
+ */
+
+const status = (env: Env, uid: string): unknown => env.props(uid)['erpTaskStatus:status'];
+/** New scans, each titled with a bar code SAP permits. */
+const scans = async (env: Env, n: number): Promise<string[]> =>
+  addFiles(
+    env,
+    'Barcode',
+    Array.from({ length: n }, (_, i) => `BC-${i}`),
+  );
+
+/** The writes (PUTs) each document gets, counted as the repository sees them. */
+function writesPerDocument(env: Env): Map<string, number> {
+  const puts = new Map<string, number>();
+  env.sandbox.faults.observe = (req) => {
+    const uid = /\/id\/([^/?]+)$/.exec(req.url ?? '')?.[1];
+    if (req.method === 'PUT' && uid !== undefined) puts.set(uid, (puts.get(uid) ?? 0) + 1);
+  };
+  return puts;
+}
+
+t.test(
+  'a new scan, ready as it is labelled, gets two writes in all: labels with its claim, then its outcome',
+  async (t) => {
+    const env = await sandboxEnv(t, { mapping: completeMapping() });
+    const uids = await scans(env, 12);
+    const puts = writesPerDocument(env);
+    const report = await env.job();
+
+    t.same(report.intake.counts, { labelled: 12, planned: 0, ready: 12, pendingInput: 0, skipped: 0, errors: 0 });
+    t.same(report.tasks.barcode.counts, { DONE: 12 });
+    t.same(
+      uids.map((uid) => puts.get(uid)),
+      Array(12).fill(2),
+      'one write for the labels and the claim, one for DONE',
+    );
+    t.same(
+      uids.map((uid) => status(env, uid)),
+      Array(12).fill('DONE'),
+    );
+    t.equal(env.erp.tables.barcodes.length, 12, 'each bar code in SAP once');
+  },
+);
+
+t.test(
+  'a workflow start, which SAP cannot be asked about, is labelled READY and claimed when its call has a slot',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const uids = await Promise.all(
+      Array.from({ length: 3 }, (_, i) => env.upload('ERP/Workflow', `approval-${i}.pdf`)),
+    );
+    const puts = writesPerDocument(env);
+    const report = await env.job();
+    t.same(report.tasks.workflow.counts, { DONE: 3 });
+    t.same(
+      uids.map((uid) => puts.get(uid)),
+      [3, 3, 3],
+      'labels, claim, outcome',
+    );
+  },
+);
+
+t.test(
+  'labelled and claimed, then the run stops before handing them over: given back READY, none charged',
+  async (t) => {
+    const env = await sandboxEnv(t, { mapping: completeMapping() });
+    const uids = await scans(env, 12);
+    const stop = new AbortController();
+    env.sandbox.index.catchUp();
+    const report = await runJob(
+      {
+        location: env.location,
+        dryRun: false,
+        stop: stop.signal,
+        // The first document labelled stops the run: its page is labelled, nothing of it handed to a lane.
+        onDocument: (phase) => phase === 'intake' && stop.abort('SIGTERM'),
+      },
+      quietLog,
+    );
+
+    t.equal(report.intake.counts.ready, 12, 'the page was labelled (and claimed)');
+    t.same(report.tasks.barcode.counts, { RELEASED: 12 }, 'every claim given back, each with its record');
+    t.same(
+      uids.map((uid) => [
+        status(env, uid),
+        env.props(uid)['erpTaskStatus:claimedBy'],
+        env.props(uid)['erpTaskStatus:attempts'],
+      ]),
+      Array(12).fill(['READY', null, 0]),
+      'READY, unclaimed, no attempt charged',
+    );
+    t.equal(env.erp.tables.barcodes.length, 0, 'nothing sent');
+
+    const next = await env.job();
+    t.same(next.tasks.barcode.counts, { DONE: 12 }, 'the next run sends them');
+    t.equal(env.erp.tables.barcodes.length, 12);
+  },
+);
+
+t.test('a dry run and a pilot (--limit) claim nothing as they label', async (t) => {
+  const env = await sandboxEnv(t, { mapping: completeMapping() });
+  const uids = await scans(env, 4);
+  const dry = await env.job({ dryRun: true });
+  t.same(dry.tasks.barcode.counts, { PLANNED: 4 });
+  t.same(
+    uids.map((uid) => status(env, uid)),
+    [undefined, undefined, undefined, undefined],
+    'a dry run writes nothing',
+  );
+  const pilot = await env.job({ limit: 2 });
+  t.same(pilot.tasks.barcode.counts, { DONE: 2, RELEASED: 2 });
+  t.same(
+    uids.map((uid) => status(env, uid)).sort(),
+    ['DONE', 'DONE', 'READY', 'READY'],
+    'the two beyond the limit READY, never claimed',
+  );
+});
