@@ -125,3 +125,28 @@ t.test('a dry run and a pilot (--limit) claim nothing as they label', async (t) 
     'the two beyond the limit READY, never claimed',
   );
 });
+
+t.test(
+  'a scan whose SAP system, taken from the file, is not in erpHttp.yaml is labelled READY, not claimed, and waits for input',
+  async (t) => {
+    const mapping = completeMapping((entries) =>
+      entries.map((entry) =>
+        entry.path.endsWith('/Barcode')
+          ? { ...entry, properties: { ...entry.properties, 'erpHttpContent:source': '$dc:title' } }
+          : entry,
+      ),
+    );
+    const env = await sandboxEnv(t, { mapping });
+    const [uid] = await scans(env, 1);
+    const puts = writesPerDocument(env);
+    const report = await env.job();
+    t.equal(report.intake.counts.ready, 1);
+    t.same(report.tasks.barcode.counts, { PENDING_INPUT: 1 });
+    t.equal(puts.get(uid), 2, 'labels, then what it waits for: never claimed');
+    t.match(env.props(uid), {
+      'erpTaskStatus:status': 'PENDING_INPUT',
+      'erpTaskStatus:message': /no ERP system "BC-0" with a RFC connection/,
+      'erpTaskStatus:claimedBy': null,
+    });
+  },
+);
