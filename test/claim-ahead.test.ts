@@ -87,3 +87,60 @@ t.test(
     t.equal(new Set(env.erp.tables.links.map((link) => link.ARC_DOC_ID)).size, 24);
   },
 );
+
+t.test(
+  'the repository refusing the credentials while links are claimed ahead stops the run: none waits for a place forever',
+  async (t) => {
+    t.setTimeout(60_000);
+    const env = await sandboxEnv(t);
+    oneCall(env);
+    await readyInvoices(env, 3);
+    const refused = { status: 401, headers: { 'Content-Type': 'text/html' }, body: '<h1>401 Unauthorized</h1>' };
+    env.sandbox.faults.add({ method: 'PUT', ...refused, times: 1 }); // the first claim
+    const report = await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+    t.equal(report.exitCode, 2);
+    t.match(report.problems.join('\n'), /failed with HTTP 401 \(check the credentials in storage\.yaml\)/);
+  },
+);
+
+t.test(
+  'a link taken over from a dead run waits for its slot unclaimed: stopped before it, it stays taken over and is looked up later',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    oneCall(env);
+    const uids = await readyInvoices(env, 2);
+    const past = new Date(Date.now() - 60_000).toISOString();
+    for (const uid of uids)
+      env.fill(uid, {
+        'erpTaskStatus:status': 'IN_PROGRESS',
+        'erpTaskStatus:task': 'link',
+        'erpTaskStatus:claimedBy': 'dead-run/1',
+        'erpTaskStatus:claimExpires': past,
+      });
+    env.sandbox.index.catchUp();
+    env.erp.faults.hold(); // the first document's lookup holds the one slot
+    const stop = new AbortController();
+    const run = runJob({ location: env.location, dryRun: false, task: 'link', stop: stop.signal }, quietLog);
+    await env.erp.faults.whenHeld(1);
+    stop.abort('SIGTERM');
+    env.erp.faults.release();
+    const report = await run;
+    t.equal(report.exitCode, 3);
+    const waited = uids.filter((uid) => env.props(uid)['erpTaskStatus:claimedBy'] === 'dead-run/1');
+    t.equal(waited.length, 1, 'the one that waited for the slot was never claimed: still the dead run’s, taken over');
+    t.equal(env.props(waited[0])['erpTaskStatus:status'], 'IN_PROGRESS');
+
+    const lookups: string[] = [];
+    env.erp.faults.observe = (_req, _res, functionName) =>
+      void (functionName !== undefined && lookups.push(functionName));
+    const next = await env.job({ task: 'link' });
+    t.equal(next.tasks.link.counts.RELEASED, undefined);
+    t.equal(env.props(waited[0])['erpTaskStatus:status'], 'DONE');
+    t.ok(lookups.includes('ARCHIV_GET_CONNECTIONS'), 'looked up before it is sent again');
+    t.equal(
+      new Set(env.erp.tables.links.map((link) => link.ARC_DOC_ID)).size,
+      env.erp.tables.links.length,
+      'no invoice linked twice',
+    );
+  },
+);

@@ -184,9 +184,13 @@ export class Lane {
    */
   private async claimAhead(unit: CallItem[]): Promise<Ahead | undefined> {
     if (unit.some((item) => item.labelClaim !== undefined)) return { claimed: await this.claim(unit), place: () => {} };
-    if (!this.claimsAhead || this.down) return undefined;
+    // A document an earlier attempt may have sent waits unclaimed: given up, it must stay taken over, to be looked up.
+    if (!this.claimsAhead || this.down || unit.some((item) => item.repeat)) return undefined;
     const place = await this.system.ahead.enter(this.what(unit));
-    const claimed = await this.claim(unit);
+    const claimed = await this.claim(unit).catch((error: unknown) => {
+      place();
+      throw error;
+    });
     let held = true;
     const giveBack = (): void => {
       if (held) place();
@@ -207,12 +211,16 @@ export class Lane {
     );
   }
 
-  /** Claims that waited CLAIM_WAIT_MS or more for their slot, written again with their tokens so they hold for the whole call. */
+  /**
+   * Claims that waited CLAIM_WAIT_MS or more for their slot, written again so that they hold for the
+   * whole call: with a new token, as any claim, so that a 409 (a user's edit meanwhile) reads as
+   * the renewal not written, never as a claim that holds when its expiry was not moved on.
+   */
   private async renewed(claimed: ClaimedItem[]): Promise<ClaimedItem[]> {
     const now = this.ctx.now().getTime();
     return held(
       claimed.map(async (item) =>
-        now - item.claimedAt.getTime() < CLAIM_WAIT_MS ? item : this.take(item, item.token),
+        now - item.claimedAt.getTime() < CLAIM_WAIT_MS ? item : this.take(item, this.hooks.token()),
       ),
     );
   }

@@ -11,7 +11,6 @@ import { Waiters } from './waiters.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import type { LabelClaim } from './label-claims.js';
 import { release } from './settle.js';
-import { whenAll } from '../when-all.js';
 
 /** What a task's lanes take from the run: its systems, claim tokens, where a run-scope failure goes. */
 export interface LaneRun {
@@ -81,9 +80,13 @@ export class TaskLanes {
     return !(this.run.system(system, this.task.function).health.down || this.lanes.get(system)?.down === true);
   }
 
-  /** Claims the intake wrote for this task that no lane took: back to READY, no attempt charged, each with its record. */
+  /**
+   * Claims the intake wrote for this task that no lane took: back to READY, no attempt charged, each
+   * with its record. After a failure of the run's scope the writes may fail too: what cannot be
+   * given back stays claimed until its claim expires, and the run reports its own failure.
+   */
   async giveBack(left: Array<{ doc: RepositoryDocument; claim: LabelClaim }>, message: string): Promise<void> {
-    await whenAll(
+    await Promise.allSettled(
       left.map(async ({ doc, claim }) =>
         this.ctx.onRecord(await release(this.ctx, { doc, token: claim.token }, message)),
       ),
