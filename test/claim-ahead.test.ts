@@ -144,3 +144,30 @@ t.test(
     );
   },
 );
+
+t.test(
+  'a link taken over from a dead run whose lookup meets SAP down stays taken over: the next run looks it up, never sends it blind',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const [uid] = await readyInvoices(env, 1);
+    env.fill(uid, {
+      'erpTaskStatus:status': 'IN_PROGRESS',
+      'erpTaskStatus:task': 'link',
+      'erpTaskStatus:claimedBy': 'dead-run/1',
+      'erpTaskStatus:claimExpires': new Date(Date.now() - 60_000).toISOString(),
+    });
+    env.sandbox.index.catchUp();
+    env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 503, times: 10 });
+    const down = await env.job({ task: 'link' });
+    t.same(down.tasks.link.counts, { RELEASED: 1 });
+    t.match(env.props(uid), { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:attempts': 0 });
+
+    env.erp.faults.clear();
+    const asked: string[] = [];
+    env.erp.faults.observe = (_req, _res, functionName) =>
+      void (functionName !== undefined && asked.push(functionName));
+    const next = await env.job({ task: 'link', now: () => new Date(Date.now() + 1_000) });
+    t.same(next.tasks.link.counts, { DONE: 1 });
+    t.same(asked, ['ARCHIV_GET_CONNECTIONS', 'ARCHIV_CONNECTION_INSERT'], 'looked up first');
+  },
+);

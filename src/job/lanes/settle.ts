@@ -8,7 +8,7 @@ import {
 import { PropertiesDroppedError } from '../../repository/client.js';
 import { AttemptsUsedUp, LookupFailedError, type SettledOutcome } from '../calls/execute.js';
 import { attemptsOf, claimedBy, heldBy, messageOf, STATUS, statusOf } from '../../status/facet.js';
-import { attemptFailed, done, released } from '../../status/transitions.js';
+import { attemptFailed, done, released, runOf } from '../../status/transitions.js';
 import { base, operatorHint, type TaskContext } from './context.js';
 import type { ClaimedDocument, TaskRecord } from '../records.js';
 import { leftAlone } from './record.js';
@@ -38,6 +38,17 @@ export async function release(ctx: TaskContext, claimed: Claimed, message: strin
   return settle(ctx, claimed, { error: new NotSentError(message) });
 }
 
+/**
+ * What a document not sent goes back to: READY; but one this run took over from an interrupted run
+ * may be in SAP already, so it stays taken over, its claim expired at once: the next run takes it
+ * over again and looks it up before anything is sent (READY would have it sent blind).
+ */
+function givenBack(ctx: TaskContext, claimed: Claimed): Record<string, unknown> {
+  const { properties } = claimed.doc;
+  const interrupted = statusOf(properties) === 'IN_PROGRESS' && runOf(claimedBy(properties)) !== ctx.deps.runId;
+  return interrupted ? { [STATUS.claimExpires]: ctx.now().toISOString() } : released();
+}
+
 async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: SettledOutcome): Promise<TaskRecord> {
   const { deps } = ctx;
   const record = base(ctx, claimed.doc);
@@ -46,7 +57,7 @@ async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: Settle
   if (error instanceof NotSentError || error?.scope === 'system' || error?.scope === 'lane') {
     const message =
       error instanceof NotSentError ? error.message : `${error.message}; left for the next run, no attempt charged`;
-    return (await write(ctx, claimed, released()))
+    return (await write(ctx, claimed, givenBack(ctx, claimed)))
       ? { ...record, result: 'RELEASED', message }
       : takenOver(ctx, record);
   }
