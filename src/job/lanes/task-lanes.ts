@@ -1,4 +1,4 @@
-import type { TaskConfig } from '../../config/task-schema.js';
+import type { TaskConfig, UseCase } from '../../config/task-schema.js';
 import { callFor } from '../../config/templates.js';
 import type { CallAdapter } from '../calls/execute.js';
 import { callAdapter } from '../calls/adapter.js';
@@ -72,6 +72,12 @@ export class TaskLanes {
   /** Every system the task may send to is down, or its lane stopped: nothing more can go out. */
   get allDown(): boolean {
     return this.systems.every((name) => !this.canSend(name));
+  }
+
+  /** Whether the intake hands this task the documents of `useCase` it labels for `system`: its use case, and one of its `systems` when it lists them. */
+  takes(useCase: UseCase, system: string): boolean {
+    const { task } = this;
+    return task.useCase === useCase && (task.systems === undefined || task.systems.includes(system));
   }
 
   /** Whether a document of `system` could go out now: the task may send to it, and neither the system nor its lane is down. */

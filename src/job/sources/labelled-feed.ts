@@ -35,12 +35,11 @@ export class LabelledFeed {
   add(useCase: UseCase, doc: RepositoryDocument): void {
     const system = String(doc.properties['erpHttpContent:source']);
     for (const task of this.tasks) {
-      const { task: config } = task;
-      if (config.useCase !== useCase || (config.systems !== undefined && !config.systems.includes(system))) continue;
+      if (!task.takes(useCase, system)) continue;
       const page = this.pages.get(task) ?? [];
       page.push(doc);
       this.pages.set(task, page);
-      if (page.length < config.batchSize) continue;
+      if (page.length < task.task.batchSize) continue;
       this.pages.delete(task);
       this.hand(task, page);
     }
