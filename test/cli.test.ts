@@ -45,6 +45,23 @@ t.test('validate warns about a key no longer used, and still exits 0', async (t)
   );
 });
 
+t.test('validate --pods checks the calls of pods at once against agreedCalls; a bad pod count stops run', async (t) => {
+  const { config } = projectCopy();
+  const [four, agreed, bad] = await Promise.all([
+    cli(['validate', '--config', config, '--pods', '4']),
+    cli(['validate', '--config', config], { CONNECT2ERP_PODS: '4' }),
+    cli(['run', '--config', config, '--dry-run'], { CONNECT2ERP_PODS: '4 pods' }),
+  ]);
+  t.equal(four.code, 0, four.stderr);
+  t.match(
+    four.stdout,
+    /\nwarning: \S+\/config\/erpHttp\.yaml: systems\.0\.maxConcurrentCalls: 4 pods at once × 8 calls make 32 calls in flight to ERP system "S4H", more than the 8 its SAP team agreed to .*: lower it to 2\n/,
+  );
+  t.match(agreed.stdout, /32 calls in flight/, "the migration Job's CONNECT2ERP_PODS, as its pods see it");
+  t.equal(bad.code, 2, 'a configuration problem, before any server is asked');
+  t.match(bad.stderr, /"reason":"environment: CONNECT2ERP_PODS: \\"4 pods\\" is not a number of pods running at once/);
+});
+
 t.test('validate lists every problem and exits 2', async (t) => {
   const { config } = projectCopy();
   writeFileSync(

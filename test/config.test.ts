@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { configLocation } from '../src/config/location.js';
 import { loadConfig } from '../src/config/load.js';
+import { podsOf } from '../src/config/pods.js';
 import { ConfigError } from '../common/errors.js';
 
 process.env.NUXEO_PASSWORD = 'secret-nuxeo';
@@ -107,6 +108,54 @@ t.test('settings that hold a run back, and keys no longer used, are warnings wit
       "config/storage.yaml|maxConcurrentRequests|24 requests in flight keep the 32 calls of task link busy only while the repository answers 1.7 times as fast as SAP (each call needs its document's claim and outcome written): raise it to 32",
     ],
     "a task's own call of one document at a time is held back by small pages like the built-in ones; half the calls in documents per page is enough",
+  );
+});
+
+t.test("the pods running at once × a system's calls are checked against what its SAP team agreed", async (t) => {
+  const warnings = (erp: string, pods?: number) =>
+    loadConfig(configDir({ 'config/storage.yaml': STORAGE, 'config/erpHttp.yaml': erp, 'jobs/link.yaml': TASK }), {
+      pods,
+    })
+      .advice.filter((p) => p.path.startsWith('systems.'))
+      .map((p) => `${p.file.split('/').slice(-2).join('/')}|${p.path}|${p.task}|${p.message}`);
+  t.same(warnings(ERP), [], 'one run of the calls agreed for the connector');
+  t.same(
+    warnings(ERP, 4),
+    [
+      'config/erpHttp.yaml|systems.0.maxConcurrentCalls|undefined|4 pods at once × 8 calls make 32 calls in flight to ERP system "S4H", more than the 8 its SAP team agreed to (maxConcurrentCalls, as the README has it agreed for the connector); if the SAP team agreed to more for all pods together, set agreedCalls to that: lower it to 2',
+    ],
+    'without agreedCalls, maxConcurrentCalls is what was agreed: four pods make four times that; about the deployment, not a task',
+  );
+  t.same(warnings(`${ERP}    agreedCalls: 32\n`, 4), [], 'four pods of 8 calls within the 32 agreed');
+  t.same(
+    warnings(`${ERP}    agreedCalls: 3\n`, 4),
+    [
+      'config/erpHttp.yaml|systems.0.maxConcurrentCalls|undefined|4 pods at once × 8 calls make 32 calls in flight to ERP system "S4H", more than the 3 its SAP team agreed to (agreedCalls): run at most 3 pods at once',
+    ],
+    'fewer calls agreed than pods: one call each, from fewer pods',
+  );
+  t.same(
+    warnings(`${ERP}    maxConcurrentCalls: 16\n    agreedCalls: 12\n`),
+    [
+      'config/erpHttp.yaml|systems.0.maxConcurrentCalls|undefined|16 calls in flight to ERP system "S4H" are more than the 12 its SAP team agreed to (agreedCalls): lower it to 12',
+    ],
+    'one run alone may already call more than agreed',
+  );
+  t.equal(podsOf(undefined, {}), 1, 'neither the option nor the environment: one run');
+  t.equal(podsOf(undefined, { CONNECT2ERP_PODS: '4' }), 4, "the migration Job's parallelism");
+  t.equal(podsOf('2', { CONNECT2ERP_PODS: '4' }), 2, 'the option before the environment');
+  const refused = (option: string | undefined, env: NodeJS.ProcessEnv): string | undefined => {
+    try {
+      podsOf(option, env);
+    } catch (error) {
+      if (error instanceof ConfigError) return error.message;
+    }
+    return undefined;
+  };
+  t.equal(refused('0', {}), 'command line: --pods: "0" is not a number of pods running at once, 1 to 256');
+  t.equal(
+    refused(undefined, { CONNECT2ERP_PODS: 'four' }),
+    'environment: CONNECT2ERP_PODS: "four" is not a number of pods running at once, 1 to 256',
   );
 });
 

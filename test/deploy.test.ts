@@ -609,6 +609,12 @@ t.test('Kubernetes: the migration is an Indexed Job whose pods each take a shard
     { name: 'CONNECT2ERP_SHARDS', value: String(job.spec.completions) },
     'the shards are the completions: run reads its index from JOB_COMPLETION_INDEX',
   );
+  t.same(
+    container.env.find((e: any) => e.name === 'CONNECT2ERP_PODS'),
+    { name: 'CONNECT2ERP_PODS', value: String(job.spec.parallelism) },
+    'the pods at once are the parallelism: each run checks pods × maxConcurrentCalls against agreedCalls',
+  );
+  t.equal(container.resources.limits.memory, '512Mi', 'a pod of the size the job is built for');
   t.same(container.args, ['run'], 'every task, to the end of its shard');
   t.same(kustomization.images, [{ name: 'connect2erp', newTag: VERSION }], 'the image of this version');
   t.same(

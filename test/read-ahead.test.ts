@@ -135,3 +135,33 @@ t.test(
     t.equal(ready.length, 30 - 2, 'every ECC document but the two sent is as the intake left it, for the next run');
   },
 );
+
+t.test(
+  "each pod of the migration Job warns when the pods' calls exceed what SAP agreed, whatever its task",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    process.env.CONNECT2ERP_PODS = '4'; // as the Job sets it, = its parallelism
+    t.teardown(() => delete process.env.CONNECT2ERP_PODS);
+    const lines: Array<Record<string, unknown>> = [];
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => lines.push(JSON.parse(String(chunk)) as Record<string, unknown>));
+    const report = await runJob(
+      { location: env.location, dryRun: true, task: 'workflow' },
+      createLogger({ json: true, stream, level: 'warn' }),
+    );
+    t.equal(report.exitCode, 0, 'a warning stops nothing');
+    t.match(
+      lines.filter((line) => line.message === 'configuration advice'),
+      [
+        {
+          level: 'warn',
+          file: join(env.location.configDir, 'erpHttp.yaml'),
+          key: 'systems.0.maxConcurrentCalls',
+          advice:
+            /^4 pods at once × 8 calls make 32 calls in flight to ERP system "S4H", more than the 8 its SAP team agreed to/,
+        },
+      ],
+      'told by a run of one task: it concerns every task of the deployment',
+    );
+  },
+);

@@ -1,5 +1,6 @@
 import { deploymentSchedules } from '../config/crontab.js';
 import { loadConfig } from '../config/load.js';
+import { podsOf } from '../config/pods.js';
 import type { ConfigLocation } from '../config/location.js';
 import { featureRegistry } from '../../common/nuxeo/schemas.js';
 import { formatProblem } from '../../common/errors.js';
@@ -19,8 +20,9 @@ function validateCommand(
   location: Required<ConfigLocation>,
   crontabOption: string | undefined,
   mappingFile: string | undefined,
+  podsOption: string | undefined,
 ): number {
-  const config = loadConfig(location, { contentServer: true, schedules: true });
+  const config = loadConfig(location, { contentServer: true, schedules: true, pods: podsOf(podsOption) });
   const rules = mappingRules(config, featureRegistry());
   const mapping =
     mappingFile === undefined ? undefined : parseMapping(readLocalMapping(mappingFile), mappingFile, rules);
@@ -57,6 +59,11 @@ export const command: Command = {
     ...LOCATION,
     crontab: CRONTAB,
     mapping: { type: 'string', value: 'FILE', text: 'also check this local mapping file, as a run would' },
+    pods: {
+      type: 'string',
+      value: 'N',
+      text: "runs calling SAP at once, to check against each system's agreedCalls (default: $CONNECT2ERP_PODS or 1)",
+    },
   },
-  run: async ({ strings }) => validateCommand(location(strings), strings.crontab, strings.mapping),
+  run: async ({ strings }) => validateCommand(location(strings), strings.crontab, strings.mapping, strings.pods),
 };

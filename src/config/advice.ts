@@ -9,8 +9,11 @@ import type { TaskConfig } from './task-schema.js';
 /** One decimal: a factor of latencies, as a reader compares it with theirs. */
 const factor = (value: number): string => String(Math.round(value * 10) / 10);
 
-/** Advice is about one task: a run tells only its own tasks' (`run --task`), validate all. */
-export type Advice = ConfigProblem & { task: string };
+/**
+ * Advice is about one task, whose runs alone tell it (`run --task`; validate tells all), or, without
+ * a task, about the whole deployment, which every run tells.
+ */
+export type Advice = ConfigProblem & { task?: string };
 
 /** A week from a fixed Monday: a schedule's runs within it stand for those of every week. */
 const WEEK_FROM = new Date(2026, 0, 5);
@@ -102,4 +105,38 @@ export function configAdvice(
       message: `${requests} requests in flight keep the ${busiest.calls} calls of task ${busiest.task} busy only while the repository answers ${factor((2 * busiest.calls) / requests - 1)} times as fast as SAP (each call needs its document's claim and outcome written): raise it to ${busiest.calls}`,
     });
   return advice;
+}
+
+/**
+ * Systems that `pods` runs at once would call more often at once than their SAP team agreed
+ * (`agreedCalls`, else `maxConcurrentCalls` itself: the README has it agreed for the connector).
+ */
+export function callsAdvice(erp: { file: string; config: ErpConfig }, pods: number): Advice[] {
+  return erp.config.systems.flatMap((system, index) => {
+    const calls = system.maxConcurrentCalls;
+    const agreed = system.agreedCalls ?? calls;
+    if (pods * calls <= agreed) return [];
+    const path = `systems.${index}.maxConcurrentCalls`;
+    if (pods === 1)
+      return [
+        {
+          file: erp.file,
+          path,
+          message: `${calls} calls in flight to ERP system "${system.name}" are more than the ${agreed} its SAP team agreed to (agreedCalls): lower it to ${agreed}`,
+        },
+      ];
+    const perPod = Math.floor(agreed / pods);
+    const lower = perPod >= 1 ? `lower it to ${perPod}` : `run at most ${agreed} pods at once`;
+    const fix =
+      system.agreedCalls === undefined
+        ? ' (maxConcurrentCalls, as the README has it agreed for the connector); if the SAP team agreed to more for all pods together, set agreedCalls to that'
+        : ' (agreedCalls)';
+    return [
+      {
+        file: erp.file,
+        path,
+        message: `${pods} pods at once × ${calls} calls make ${pods * calls} calls in flight to ERP system "${system.name}", more than the ${agreed} its SAP team agreed to${fix}: ${lower}`,
+      },
+    ];
+  });
 }

@@ -88,6 +88,12 @@ const system = z
      * connector (docs/operating.md, "Sizing"). It also sets how far a task reads ahead.
      */
     maxConcurrentCalls: z.number().int().min(1).max(64).default(8),
+    /**
+     * The calls in flight the SAP team agreed to for the whole connector, every pod at once
+     * (docs/deploying.md, "Kubernetes"): `validate` and `run` warn when the pods running at once ×
+     * `maxConcurrentCalls` exceed it. Without it, `maxConcurrentCalls` is taken as the agreement.
+     */
+    agreedCalls: z.number().int().min(1).optional(),
     /** Per business object type (erpCreateALDocument:erpObject, e.g. BUS2081): how a linked document's object is opened. */
     openInSap: z.record(z.string().regex(/^[A-Z0-9_/]+$/, 'an SAP object type such as BUS2081'), openInSap).optional(),
     documentLinks: documentLinks.optional(),

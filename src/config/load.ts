@@ -8,7 +8,7 @@ import type { ConfigLocation } from './location.js';
 import { erpSchema, type ErpConfig } from './erp-schema.js';
 import { hintedMessage, yamlMessage } from './hints.js';
 import { resolveReferences } from './secrets.js';
-import { configAdvice, scheduleAdvice, type Advice } from './advice.js';
+import { callsAdvice, configAdvice, scheduleAdvice, type Advice } from './advice.js';
 import { claimProblems } from './claim-budget.js';
 import { storageSchema, type StorageConfig } from './storage-schema.js';
 import { taskSchema, type TaskConfig } from './task-schema.js';
@@ -242,13 +242,14 @@ export function selectTasks(tasks: TaskConfig[], name: string | undefined, jobsD
 
 /**
  * Load and validate `storage.yaml`, `erpHttp.yaml`, `jobs/*.yaml` and, when asked for and
- * present, `contentServer.yaml`; with `schedules`, the advice includes tasks that start together.
+ * present, `contentServer.yaml`; with `schedules`, the advice includes tasks that start together;
+ * `pods` (default 1) is how many runs call SAP at once.
  * Contacts no server.
  * Throws one ConfigError listing every problem with its file and key path.
  */
 export function loadConfig(
   location: Required<ConfigLocation>,
-  parts: { contentServer?: boolean; schedules?: boolean } = {},
+  parts: { contentServer?: boolean; schedules?: boolean; pods?: number } = {},
 ): Config {
   const missing = missingFolder(location.configDir);
   if (missing !== undefined) throw missing;
@@ -275,6 +276,7 @@ export function loadConfig(
   if (erp && contentServer) crossCheckContentServer(contentServerPath, contentServer, erp, problems);
   if (problems.length > 0 || !storage || !erp) throw new ConfigError(problems);
   const advice = configAdvice({ file: storagePath, config: storage }, erp, tasks);
+  advice.push(...callsAdvice({ file: erpPath, config: erp }, parts.pods ?? 1));
   if (parts.schedules === true) advice.push(...scheduleAdvice(tasks));
   return { storage, erp, tasks: tasks.map((t) => t.task), contentServer, advice };
 }

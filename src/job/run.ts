@@ -2,6 +2,7 @@ import { systemClock } from '../clock.js';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { loadConfig, selectTasks, type Config } from '../config/load.js';
+import { podsOf } from '../config/pods.js';
 import type { ConfigLocation } from '../config/location.js';
 import { ConfigError, AuthenticationError, errorMessage, formatProblem } from '../../common/errors.js';
 import type { UseCase } from '../config/task-schema.js';
@@ -136,11 +137,12 @@ async function work(
   inFlight: Map<string, ClaimedDocument>,
   budget: SendBudget,
 ): Promise<void> {
-  const config = loadConfig(options.location);
+  const config = loadConfig(options.location, { pods: podsOf(undefined) });
   const tasks = selectTasks(config.tasks, options.task, options.location.jobsDir).filter((t) => t.enabled);
   for (const { file, path, message, task } of config.advice) {
-    // Each CronJob tells what concerns its own task, not its neighbours'.
-    if (tasks.some((t) => t.name === task)) log.warn('configuration advice', { file, key: path, advice: message });
+    // Each CronJob tells what concerns its own task, not its neighbours', and what concerns all.
+    if (task === undefined || tasks.some((t) => t.name === task))
+      log.warn('configuration advice', { file, key: path, advice: message });
   }
   // Every task is reported, whether it runs or not.
   for (const task of tasks) taskSummary(report, task.name);
