@@ -171,3 +171,39 @@ t.test(
     t.same(asked, ['ARCHIV_GET_CONNECTIONS', 'ARCHIV_CONNECTION_INSERT'], 'looked up first');
   },
 );
+
+t.test(
+  'a bar code sent again alone after SAP refused its list, whose lookup meets SAP down, is not left READY to be sent blind',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const scans = await Promise.all(
+      ['scan-1.pdf', 'scan-2.pdf', 'scan-3.pdf'].map((f) => env.upload('ERP/Barcode', f)),
+    );
+    await env.run();
+    ['BC-0001', 'bad code!', 'BC-0003'].forEach((code, i) => env.fill(scans[i], { 'erpBarcode:barcode': code }));
+    env.sandbox.index.catchUp();
+    // SAP refuses the list for its bad row; each goes again alone, looked up first, and SAP is down by then.
+    env.erp.faults.add({ functionName: 'RFC_READ_TABLE', status: 503, times: 1_000 });
+    const down = await runJob({ location: env.location, dryRun: false, task: 'barcode' }, quietLog);
+    t.same(down.tasks.barcode.counts, { RELEASED: 3 });
+    t.same(
+      scans.map((uid) => [status(env, uid), env.props(uid)['erpTaskStatus:attempts']]),
+      scans.map(() => ['IN_PROGRESS', 0]),
+      'none READY with its attempts unchanged, which the next run would send without a lookup',
+    );
+
+    env.erp.faults.clear();
+    const asked: string[] = [];
+    env.erp.faults.observe = (_req, _res, functionName) =>
+      void (functionName !== undefined && asked.push(functionName));
+    const later = new Date(Date.now() + 3_600_000); // past the claims the refused list left
+    env.sandbox.index.catchUp();
+    const next = await runJob({ location: env.location, dryRun: false, task: 'barcode', now: () => later }, quietLog);
+    t.same(next.tasks.barcode.counts, { DONE: 2, FAILED: 1 });
+    t.ok(
+      asked.indexOf('RFC_READ_TABLE') < asked.indexOf('BAPI_BARCODE_SENDLIST'),
+      `looked up before anything was sent: ${asked.join(', ')}`,
+    );
+    t.same(env.erp.tables.barcodes.map((row) => row.BARCODE).sort(), ['BC-0001', 'BC-0003']);
+  },
+);

@@ -9,6 +9,8 @@ import { leftAlone } from './record.js';
 export interface Claimed {
   doc: RepositoryDocument;
   token: string;
+  /** An earlier attempt may have reached SAP (CallItem's): given back unsent, it must still be looked up. */
+  repeat?: boolean;
 }
 
 /**
