@@ -1,4 +1,4 @@
-import { XMLBuilder, XMLParser } from 'fast-xml-parser';
+import { XMLParser } from 'fast-xml-parser';
 
 /** RFC values as SOAP-RFC carries them: scalars, structures (nested elements) and tables (rows as `<item>`). */
 export type RfcScalar = string;
@@ -9,7 +9,6 @@ export type RfcParams = Record<string, RfcScalar | RfcStructure | RfcTable>;
 export const RFC_NAMESPACE = 'urn:sap-com:document:sap:rfc:functions';
 const SOAP_ENV = 'http://schemas.xmlsoap.org/soap/envelope/';
 
-const builder = new XMLBuilder({ ignoreAttributes: false, suppressEmptyNode: true });
 // Every value stays text: SAP's CHAR and NUMC fields keep their leading zeros.
 const parser = new XMLParser({
   ignoreAttributes: true,
@@ -22,24 +21,34 @@ const parser = new XMLParser({
 export const xmlName = (name: string): string => name.replace(/\//g, '_-');
 const abapName = (name: string): string => name.replace(/_-/g, '/');
 
-function element(value: RfcScalar | RfcStructure | RfcTable): unknown {
-  if (Array.isArray(value)) return { item: value.map((row) => mapKeys(row, xmlName)) };
-  return typeof value === 'string' ? value : mapKeys(value, xmlName);
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+const escaped = (text: string): string => text.replace(/[&<>"']/g, (c) => ENTITIES[c]);
+
+/** `<name>content</name>`, or `<name/>` when empty: an empty value and an empty table read alike. */
+const tag = (name: string, content: string, attributes = ''): string =>
+  content === '' ? `<${name}${attributes}/>` : `<${name}${attributes}>${content}</${name}>`;
+
+const structure = (fields: RfcStructure): string =>
+  Object.entries(fields)
+    .map(([name, value]) => tag(xmlName(name), escaped(value)))
+    .join('');
+
+function field(value: RfcScalar | RfcStructure | RfcTable): string {
+  if (Array.isArray(value)) return value.map((row) => tag('item', structure(row))).join('');
+  return typeof value === 'string' ? escaped(value) : structure(value);
 }
 
-function mapKeys<T>(record: Record<string, T>, rename: (name: string) => string): Record<string, T> {
-  return Object.fromEntries(Object.entries(record).map(([k, v]) => [rename(k), v]));
-}
-
-/** A SOAP 1.1 envelope whose body is one RFC element holding these parameters. */
+/**
+ * A SOAP 1.1 envelope whose body is one RFC element holding these parameters, written as text: the
+ * envelope is always this one shape, so no generic XML builder runs per call. Names are ABAP names
+ * (letters, digits, `_` and `/`), values are escaped.
+ */
 function envelope(bodyElement: string, values: RfcParams): string {
-  const fields = Object.fromEntries(Object.entries(values).map(([k, v]) => [xmlName(k), element(v)]));
-  return `<?xml version="1.0" encoding="utf-8"?>${builder.build({
-    'soap-env:Envelope': {
-      '@_xmlns:soap-env': SOAP_ENV,
-      'soap-env:Body': { [`urn:${bodyElement}`]: { '@_xmlns:urn': RFC_NAMESPACE, ...fields } },
-    },
-  })}`;
+  const fields = Object.entries(values)
+    .map(([name, value]) => tag(xmlName(name), field(value)))
+    .join('');
+  const body = tag(`urn:${bodyElement}`, fields, ` xmlns:urn="${RFC_NAMESPACE}"`);
+  return `<?xml version="1.0" encoding="utf-8"?><soap-env:Envelope xmlns:soap-env="${SOAP_ENV}"><soap-env:Body>${body}</soap-env:Body></soap-env:Envelope>`;
 }
 
 /** The SOAP 1.1 request for one function module call. */
@@ -63,6 +72,10 @@ export type SoapAnswer =
   | { kind: 'unreadable' };
 
 type Tree = Record<string, unknown>;
+
+function mapKeys<T>(record: Record<string, T>, rename: (name: string) => string): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [rename(k), v]));
+}
 
 function normalise(value: unknown): unknown {
   if (value === '' || value === undefined) return '';
