@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { HttpsProxyAgent } from 'https-proxy-agent';
 import { Agent, ProxyAgent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import type { basicAuth, timeoutsSchema, tlsSchema } from './config/common-schema.js';
@@ -7,14 +6,14 @@ import { registerSecret } from './log.js';
 import { proxyAuthorization, proxyFor, type Proxy, type ProxySetting } from './proxy.js';
 
 /** What a connection to one server is configured with. */
-interface ConnectionConfig {
+export interface ConnectionConfig {
   timeouts: z.infer<typeof timeoutsSchema>;
   tls: z.infer<typeof tlsSchema>;
   proxy?: ProxySetting;
 }
 
 /** The `Proxy-Authorization` value for a proxy with credentials, masked in logs like a password. */
-function proxyToken(proxy: Proxy): string | undefined {
+export function proxyToken(proxy: Proxy): string | undefined {
   const token = proxyAuthorization(proxy);
   if (token !== undefined) registerSecret(token.slice('Basic '.length));
   return token;
@@ -70,43 +69,13 @@ export function certificateAuthority(tls: z.infer<typeof tlsSchema>): Buffer | u
 }
 
 /** The client certificate of `tls.certFile` and `tls.keyFile` (mutual TLS), when one is configured. */
-function clientCertificate(
+export function clientCertificate(
   tls: z.infer<typeof tlsSchema>,
 ): { cert: Buffer; key: Buffer; passphrase?: string } | undefined {
   // The schema gives keyFile with certFile.
   if (tls.certFile === undefined) return undefined;
   if (tls.passphrase !== undefined) registerSecret(tls.passphrase);
   return { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile as string), passphrase: tls.passphrase };
-}
-
-/**
- * got options (the Rest client's) for the ERP's time-outs and TLS settings. `requestMs` is an idle time-out, as the
- * repository's is: the answer must begin within it and the connection never pause for longer, so
- * a large upload or answer on a slow link is not cut off while it keeps moving (a deadline on the
- * whole call would cut it off on every retry).
- */
-export function connectionOptions(target: string, config: ConnectionConfig) {
-  const proxy = proxyFor(target, config.proxy);
-  const client = clientCertificate(config.tls);
-  return {
-    timeout: { connect: config.timeouts.connectMs, socket: config.timeouts.requestMs },
-    https: {
-      rejectUnauthorized: config.tls.rejectUnauthorized,
-      certificateAuthority: certificateAuthority(config.tls),
-      ...(client === undefined ? {} : { certificate: client.cert, key: client.key, passphrase: client.passphrase }),
-    },
-    ...(proxy === undefined ? {} : { agent: tunnelAgents(proxy) }),
-  };
-}
-
-/** got's agents through a proxy: a CONNECT tunnel for an http target as for an https one (https-proxy-agent). */
-function tunnelAgents(proxy: Proxy): { http: HttpsProxyAgent<string>; https: HttpsProxyAgent<string> } {
-  const token = proxyToken(proxy);
-  const agent = new HttpsProxyAgent(
-    proxy.url,
-    token === undefined ? {} : { headers: { 'Proxy-Authorization': token } },
-  );
-  return { http: agent, https: agent };
 }
 
 /**

@@ -69,7 +69,8 @@ function loadFile<T extends z.ZodType>(
   const resolved = secrets ? resolveReferences(tree, file, problems) : tree;
   // A reference that could not be read stands as '': the schema's complaint about that empty value would report the same key twice.
   const unresolved = new Set(problems.slice(before).map((problem) => problem.path));
-  const result = schema.safeParse(resolved ?? {});
+  // Read once a run: zod's fast path would compile code for each object schema first (new Function), for one use.
+  const result = schema.safeParse(resolved ?? {}, { jitless: true });
   if (!result.success) {
     for (const issue of result.error.issues) {
       const key = issue.path.join('.');
