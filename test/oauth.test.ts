@@ -211,3 +211,22 @@ t.test('doctor reads the service document with a token, and names the token endp
     advice: /rest.auth/,
   });
 });
+
+t.test(
+  'a token endpoint that fails as the upload is about to go leaves no download of the file open in the repository',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    useOAuth(env);
+    const [uid] = await invoices(env, 1);
+    const downloads: string[] = [];
+    env.sandbox.faults.observe = (req) =>
+      void (req.method === 'GET' && req.url?.includes(`/id/${uid}/@blob/`) && downloads.push(req.url));
+    // SAP refuses the upload's token (revoked), and the token endpoint fails from then on.
+    env.erp.faults.add({ method: 'POST', path: 'AttachmentContentSet', status: 401, times: 1 });
+    env.erp.faults.add({ path: 'oauth2/token', status: 503, skip: 1, times: 100 });
+    const run = await env.job({ task: 'link' });
+    t.same(run.tasks.link.counts, { RELEASED: 1 }, 'the system could not take it: no attempt charged');
+    t.match(env.props(uid), { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:attempts': 0 });
+    t.equal(downloads.length, 1, 'the file was read for the upload SAP refused, not again before a token was had');
+  },
+);

@@ -170,13 +170,15 @@ export class RestClient implements ErpConnection<RestRequest> {
     const writes = request.method !== 'GET';
     const csrf = writes && request.csrf ? { 'X-CSRF-Token': await this.token(request.service, where) } : {};
     const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, headerValue(v)]));
+    // Signed in before the file is opened: a token endpoint that fails leaves no download open.
+    const authorization = await this.authorization();
     const { headers: sized, ...body } = await this.payload(request);
     // The path's own query goes as the template encoded it (%20, not a form's +), the client's after it.
     const [path, query] = `${request.service}${request.path}`.split(/\?(.*)/s);
     const own = query ? `${query}&` : '';
     const sent = this.http(`${path.replace(/^\//, '')}?${own}${new URLSearchParams(this.client)}`, {
       method: request.method,
-      headers: { ...headers, ...sized, ...csrf, Authorization: await this.authorization() },
+      headers: { ...headers, ...sized, ...csrf, Authorization: authorization },
       ...body,
     });
     // An answer read whole is held to ANSWER_MAX_BYTES, as the SOAP-RFC client's.
