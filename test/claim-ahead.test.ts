@@ -2,9 +2,10 @@ import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
-import { startCli } from './helpers/run-cli.js';
+import { cli, startCli } from './helpers/run-cli.js';
 import { until } from './helpers/until.js';
 import { runJob } from '../src/job/run.js';
+import { exceptionXml } from '../sandbox/erp/soap-codec.js';
 
 /**
  * A call SAP can be asked about (a link's lookup) has its documents claimed while they wait for a
@@ -196,14 +197,95 @@ t.test(
     const asked: string[] = [];
     env.erp.faults.observe = (_req, _res, functionName) =>
       void (functionName !== undefined && asked.push(functionName));
-    const later = new Date(Date.now() + 3_600_000); // past the claims the refused list left
+    const later = new Date(Date.now() + 1_000); // every claim given back expired at once
     env.sandbox.index.catchUp();
     const next = await runJob({ location: env.location, dryRun: false, task: 'barcode', now: () => later }, quietLog);
     t.same(next.tasks.barcode.counts, { DONE: 2, FAILED: 1 });
     t.ok(
-      asked.indexOf('RFC_READ_TABLE') < asked.indexOf('BAPI_BARCODE_SENDLIST'),
+      asked.includes('RFC_READ_TABLE') && asked.indexOf('RFC_READ_TABLE') < asked.indexOf('BAPI_BARCODE_SENDLIST'),
       `looked up before anything was sent: ${asked.join(', ')}`,
     );
+    t.same(env.erp.tables.barcodes.map((row) => row.BARCODE).sort(), ['BC-0001', 'BC-0003']);
+  },
+);
+
+t.test('a link that ends in a runtime error once is looked up, sent again and linked once', async (t) => {
+  const env = await sandboxEnv(t);
+  await readyInvoices(env, 1);
+  env.erp.faults.add({
+    functionName: 'ARCHIV_CONNECTION_INSERT',
+    status: 500,
+    headers: { 'content-type': 'text/xml; charset=utf-8' },
+    body: exceptionXml('ARCHIV_CONNECTION_INSERT', { name: 'SYSTEM_FAILURE', text: 'Runtime error CONVT_NO_NUMBER' }),
+  });
+  const asked: string[] = [];
+  env.erp.faults.observe = (_req, _res, functionName) => void (functionName !== undefined && asked.push(functionName));
+  const run = await env.job({ task: 'link' });
+  t.same(run.tasks.link.counts, { DONE: 1 });
+  t.same(asked, ['ARCHIV_CONNECTION_INSERT', 'ARCHIV_GET_CONNECTIONS', 'ARCHIV_CONNECTION_INSERT']);
+  t.equal(env.erp.tables.links.length, 1);
+});
+
+t.test(
+  'a link sent again after a runtime error, whose lookup meets SAP down, is not left READY to be sent blind',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const [uid] = await readyInvoices(env, 1);
+    // SAP dumps on the link (it may have stored it), and is down when the link is looked up to be sent again.
+    env.erp.faults.add({
+      functionName: 'ARCHIV_CONNECTION_INSERT',
+      status: 500,
+      headers: { 'content-type': 'text/xml; charset=utf-8' },
+      body: exceptionXml('ARCHIV_CONNECTION_INSERT', { name: 'SYSTEM_FAILURE', text: 'Runtime error CONVT_NO_NUMBER' }),
+    });
+    env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 503, times: 1_000 });
+    const down = await env.job({ task: 'link' });
+    t.same(down.tasks.link.counts, { RELEASED: 1 });
+    t.match(
+      env.props(uid),
+      { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:attempts': 0 },
+      'taken over, not READY',
+    );
+
+    env.erp.faults.clear();
+    const asked: string[] = [];
+    env.erp.faults.observe = (_req, _res, functionName) =>
+      void (functionName !== undefined && asked.push(functionName));
+    const next = await env.job({ task: 'link', now: () => new Date(Date.now() + 1_000) });
+    t.same(next.tasks.link.counts, { DONE: 1 });
+    t.same(asked, ['ARCHIV_GET_CONNECTIONS', 'ARCHIV_CONNECTION_INSERT'], 'looked up first');
+  },
+);
+
+t.test(
+  'bar codes of a refused list given back unsent go back READY when the call has no lookup: nothing to ask SAP',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    // The built-in call without its lookup, as a custom template may be.
+    const task = readFileSync(join(env.location.jobsDir, 'barcode.yaml'), 'utf8');
+    const { stdout } = await cli(['template', 'barcode', 'RFC']);
+    const withoutLookup = stdout.replace(/^ {2}lookup:\n(?: {4}.*\n)+/m, '');
+    t.notMatch(withoutLookup, /lookup/);
+    writeFileSync(join(env.location.jobsDir, 'barcode.yaml'), `${task}${withoutLookup}`);
+    const scans = await Promise.all(
+      ['scan-1.pdf', 'scan-2.pdf', 'scan-3.pdf'].map((f) => env.upload('ERP/Barcode', f)),
+    );
+    await env.run();
+    ['BC-0001', 'bad code!', 'BC-0003'].forEach((code, i) => env.fill(scans[i], { 'erpBarcode:barcode': code }));
+    env.sandbox.index.catchUp();
+    // SAP refuses the list for its bad row, and is down when each goes again alone.
+    env.erp.faults.add({ functionName: 'BAPI_BARCODE_SENDLIST', status: 503, skip: 1, times: 1_000 });
+    const down = await runJob({ location: env.location, dryRun: false, task: 'barcode' }, quietLog);
+    t.same(down.tasks.barcode.counts, { RELEASED: 3 });
+    t.same(
+      scans.map((uid) => [status(env, uid), env.props(uid)['erpTaskStatus:attempts']]),
+      scans.map(() => ['READY', 0]),
+      'READY, no attempt charged: taken over, a call without a lookup would go to an operator',
+    );
+    env.erp.faults.clear();
+    env.sandbox.index.catchUp();
+    const next = await runJob({ location: env.location, dryRun: false, task: 'barcode' }, quietLog);
+    t.same(next.tasks.barcode.counts, { DONE: 2, FAILED: 1 });
     t.same(env.erp.tables.barcodes.map((row) => row.BARCODE).sort(), ['BC-0001', 'BC-0003']);
   },
 );

@@ -127,10 +127,22 @@ t.test("the pods running at once × a system's calls are checked against what it
     'without agreedCalls, maxConcurrentCalls is what was agreed: four pods make four times that; about the deployment, not a task',
   );
   t.same(warnings(`${ERP}    agreedCalls: 32\n`, 4), [], 'four pods of 8 calls within the 32 agreed');
+  const unused = `${ERP}  - name: ECC\n    client: "200"\n    agreedCalls: 2\n    rfc: {url: "http://127.0.0.1:8081/sap/bc/soap/rfc", auth: {username: U, password: x}}\n`;
+  t.same(
+    loadConfig(
+      configDir({
+        'config/storage.yaml': STORAGE,
+        'config/erpHttp.yaml': unused,
+        'jobs/link.yaml': `${TASK}systems: [S4H]\n`,
+      }),
+    ).advice.filter((p) => p.path.startsWith('systems.')),
+    [],
+    'ECC agreed to 2 calls, but no task calls it',
+  );
   t.same(
     warnings(`${ERP}    agreedCalls: 3\n`, 4),
     [
-      'config/erpHttp.yaml|systems.0.maxConcurrentCalls|undefined|4 pods at once × 8 calls make 32 calls in flight to ERP system "S4H", more than the 3 its SAP team agreed to (agreedCalls): run at most 3 pods at once',
+      'config/erpHttp.yaml|systems.0.maxConcurrentCalls|undefined|4 pods at once × 8 calls make 32 calls in flight to ERP system "S4H", more than the 3 its SAP team agreed to (agreedCalls): lower it to 1 and run at most 3 pods at once',
     ],
     'fewer calls agreed than pods: one call each, from fewer pods',
   );
@@ -142,6 +154,7 @@ t.test("the pods running at once × a system's calls are checked against what it
     'one run alone may already call more than agreed',
   );
   t.equal(podsOf(undefined, {}), 1, 'neither the option nor the environment: one run');
+  t.equal(podsOf(undefined, { CONNECT2ERP_PODS: '' }), 1, 'an empty variable is no variable');
   t.equal(podsOf(undefined, { CONNECT2ERP_PODS: '4' }), 4, "the migration Job's parallelism");
   t.equal(podsOf('2', { CONNECT2ERP_PODS: '4' }), 2, 'the option before the environment');
   const refused = (option: string | undefined, env: NodeJS.ProcessEnv): string | undefined => {

@@ -27,6 +27,9 @@ const parser = new XMLParser({
   removeNSPrefix: true,
   parseTagValue: false,
   trimValues: true,
+  // Character references (`&#13;`) read as their characters, as every XML parser must (XML 1.0 §4.1);
+  // fast-xml-parser decodes them only with its HTML entities, which a strict parser would refuse.
+  htmlEntities: true,
   isArray: (name) => name === 'item',
 });
 const builder = new XMLBuilder({ ignoreAttributes: false, suppressEmptyNode: true });

@@ -111,8 +111,15 @@ export function configAdvice(
  * Systems that `pods` runs at once would call more often at once than their SAP team agreed
  * (`agreedCalls`, else `maxConcurrentCalls` itself: the README has it agreed for the connector).
  */
-export function callsAdvice(erp: { file: string; config: ErpConfig }, pods: number): Advice[] {
+export function callsAdvice(
+  erp: { file: string; config: ErpConfig },
+  tasks: ReadonlyArray<{ task: TaskConfig }>,
+  pods: number,
+): Advice[] {
+  const enabled = tasks.filter(({ task }) => task.enabled);
   return erp.config.systems.flatMap((system, index) => {
+    // A system no enabled task calls gets no calls, whatever its setting.
+    if (!enabled.some(({ task }) => (task.systems ?? [system.name]).includes(system.name))) return [];
     const calls = system.maxConcurrentCalls;
     const agreed = system.agreedCalls ?? calls;
     if (pods * calls <= agreed) return [];
@@ -126,7 +133,7 @@ export function callsAdvice(erp: { file: string; config: ErpConfig }, pods: numb
         },
       ];
     const perPod = Math.floor(agreed / pods);
-    const lower = perPod >= 1 ? `lower it to ${perPod}` : `run at most ${agreed} pods at once`;
+    const lower = perPod >= 1 ? `lower it to ${perPod}` : `lower it to 1 and run at most ${agreed} pods at once`;
     const fix =
       system.agreedCalls === undefined
         ? ' (maxConcurrentCalls, as the README has it agreed for the connector); if the SAP team agreed to more for all pods together, set agreedCalls to that'

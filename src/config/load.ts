@@ -277,7 +277,7 @@ export function loadConfig(
   if (erp && contentServer) crossCheckContentServer(contentServerPath, contentServer, erp, problems);
   if (problems.length > 0 || !storage || !erp) throw new ConfigError(problems);
   const advice = configAdvice({ file: storagePath, config: storage }, erp, tasks);
-  advice.push(...callsAdvice({ file: erpPath, config: erp }, parts.pods ?? 1));
+  advice.push(...callsAdvice({ file: erpPath, config: erp }, tasks, parts.pods ?? 1));
   if (parts.schedules === true) advice.push(...scheduleAdvice(tasks));
   return { storage, erp, tasks: tasks.map((t) => t.task), contentServer, advice };
 }

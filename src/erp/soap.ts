@@ -21,8 +21,16 @@ const parser = new XMLParser({
 export const xmlName = (name: string): string => name.replace(/\//g, '_-');
 const abapName = (name: string): string => name.replace(/_-/g, '/');
 
-const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
-const escaped = (text: string): string => text.replace(/[&<>"']/g, (c) => ENTITIES[c]);
+// A carriage return as a reference: a parser reads a raw one as a line feed (XML 1.0 §2.11).
+const ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&apos;',
+  '\r': '&#13;',
+};
+const escaped = (text: string): string => text.replace(/[&<>"'\r]/g, (c) => ENTITIES[c]);
 
 /** `<name>content</name>`, or `<name/>` when empty: an empty value and an empty table read alike. */
 const tag = (name: string, content: string, attributes = ''): string =>

@@ -23,7 +23,12 @@ export type CallOutcome =
       error?: undefined;
       alone?: undefined;
     }
-  | { error: Connect2ErpError; alone?: undefined }
+  | {
+      error: Connect2ErpError;
+      alone?: undefined;
+      /** The call was sent again after a runtime error: SAP may have done the first (it goes unsent only as taken over). */
+      repeated?: true;
+    }
   | { alone: true; error?: undefined };
 
 /** An outcome a document's status can be written from. */
@@ -41,8 +46,11 @@ export interface CallItem {
   repeat: boolean;
   /** Its attempts are used up: it is looked up (its last answer was lost), and never sent again. */
   lastLook: boolean;
-  /** Claimed by this run with its labels (lanes/label-claims.ts): its claim's token and when, nothing more to write. */
-  labelClaim?: { token: string; at: Date };
+  /**
+   * Claimed by this run already — with its labels (lanes/label-claims.ts), or for the list SAP refused
+   * that it was in — its claim's token and when: nothing more to write to send it.
+   */
+  held?: { token: string; at: Date };
 }
 
 /** The transport-specific half of a call: how to look, how to send, what counts as done already. */
@@ -191,7 +199,10 @@ async function sendUnit(
     if (meanwhile !== undefined) return [meanwhile];
     const refused = error.scope === 'document' && !error.transient;
     if ((refused || error.scope === 'suspect') && items.length > 1) return items.map(() => ({ alone: true as const }));
-    if (error.scope === 'suspect' && !retried) return sendUnit(adapter, [{ ...first, repeat: true }], true);
+    if (error.scope === 'suspect' && !retried)
+      return (await sendUnit(adapter, [{ ...first, repeat: true }], true)).map((outcome) =>
+        outcome.error === undefined ? outcome : { ...outcome, repeated: true as const },
+      );
     return items.map(() => ({ error }));
   }
   if (!adapter.config.verify || isPlanned(answer)) return items.map((item) => done(adapter, item.values, answer));

@@ -17,7 +17,7 @@ import { leftAlone } from './record.js';
 export async function admit(ctx: TaskContext, doc: RepositoryDocument): Promise<CallItem | undefined> {
   // Labelled ready and claimed for this task in the same write, by this run: it goes as it is.
   const labelClaim = ctx.deps.labelClaims.take(ctx.task.name, doc);
-  if (labelClaim !== undefined) return { doc, repeat: false, lastLook: false, labelClaim };
+  if (labelClaim !== undefined) return { doc, repeat: false, lastLook: false, held: labelClaim };
   const at = ctx.now();
   const { properties } = doc;
   if (!stillDue(properties, at)) return notDue(ctx, doc);

@@ -48,7 +48,9 @@ interface Ahead {
  * more such documents claimed-but-unsent, for an operator, than calls going out. A claim that waited
  * longer than CLAIM_WAIT_MS for its slot is written again before its call, so it still holds as
  * long as the claim budget says; claims given up unsent (the run stopping, the system down) go back
- * to READY with no attempt charged.
+ * to READY with no attempt charged, but those SAP may have already (taken over from an interrupted
+ * run, or sent again after a list SAP refused or a runtime error, for a call it can be asked about)
+ * stay taken over, their claims expired at once, to be looked up first (settle.ts).
  *
  * A failure is scoped where it was raised (common/errors.ts): the document's is its outcome; the
  * lane's (its function module refused) stops this lane; the system's (unreachable, its logon or
@@ -180,10 +182,11 @@ export class Lane {
   /**
    * A unit of a call safe to repeat, for a system that is up: a place among those claimed ahead,
    * then its documents' claims; undefined when they wait to be claimed in their slot. A unit
-   * claimed with its labels needs no place: the intake's round bounds those.
+   * claimed already (with its labels, or for the list it was in) needs no place: the intake's round
+   * or the list bounds those; given up, its claim is given back as any other.
    */
   private async claimAhead(unit: CallItem[]): Promise<Ahead | undefined> {
-    if (unit.some((item) => item.labelClaim !== undefined)) return { claimed: await this.claim(unit), place: () => {} };
+    if (unit.some((item) => item.held !== undefined)) return { claimed: await this.claim(unit), place: () => {} };
     // A document an earlier attempt may have sent waits unclaimed: given up, it must stay taken over, to be looked up.
     if (!this.claimsAhead || this.down || unit.some((item) => item.repeat)) return undefined;
     const place = await this.system.ahead.enter(this.what(unit));
@@ -200,13 +203,13 @@ export class Lane {
     return { claimed, place: giveBack };
   }
 
-  /** The unit's documents claimed: those claimed with their labels as they are, the others each with a new token; those not claimed have their records. */
+  /** The unit's documents claimed: those claimed already as they are, the others each with a new token; those not claimed have their records. */
   private async claim(unit: CallItem[]): Promise<ClaimedItem[]> {
     return held(
-      unit.map(async ({ labelClaim, ...item }) =>
-        labelClaim === undefined
+      unit.map(async ({ held: claim, ...item }) =>
+        claim === undefined
           ? this.take(item, this.hooks.token())
-          : { ...item, token: labelClaim.token, claimedAt: labelClaim.at },
+          : { ...item, token: claim.token, claimedAt: claim.at },
       ),
     );
   }
@@ -279,9 +282,14 @@ export class Lane {
     return this.stopped?.reason ?? this.system.health.reason;
   }
 
-  private async outcome(claimed: ClaimedItem, outcome: CallOutcome): Promise<void> {
-    // A list SAP refused or that dumped: the document goes again alone, its claim renewed by its own unit.
-    if (outcome.alone) return this.send([{ doc: claimed.doc, repeat: true, lastLook: claimed.lastLook }]);
+  private async outcome(sent: ClaimedItem, outcome: CallOutcome): Promise<void> {
+    // A list SAP refused or that dumped: the document goes again alone, under the claim it has (renewed if it waits long).
+    if (outcome.alone)
+      return this.send([
+        { doc: sent.doc, repeat: true, lastLook: sent.lastLook, held: { token: sent.token, at: sent.claimedAt } },
+      ]);
+    // Sent again after a runtime error: given back unsent, it must be looked up like any repeat.
+    const claimed = 'repeated' in outcome ? { ...sent, repeat: true } : sent;
     const { error } = outcome;
     if (error === undefined || error instanceof BusinessRefusal) await this.clearSuspects();
     // The repository refused the credentials while the call read the document's file (a Rest upload).

@@ -40,16 +40,17 @@ export async function release(ctx: TaskContext, claimed: Claimed, message: strin
 
 /**
  * What a document not sent goes back to: READY; but one that may be in SAP already and that READY
- * would have the next run send blind — taken over from an interrupted run, or sent again alone after
- * a list SAP refused or that dumped, with no attempt charged — stays taken over, its claim expired
- * at once: the next run takes it over again and looks it up before anything is sent. (READY with
- * attempts charged is looked up by the next run anyway.)
+ * would have the next run send blind — taken over from an interrupted run, or, for a call SAP can
+ * be asked about, sent again after a list SAP refused or a runtime error, with no attempt charged —
+ * stays taken over, its claim expired at once: the next run takes it over again and looks it up
+ * before anything is sent. (READY with attempts charged is looked up by the next run anyway; a call
+ * without a lookup is sent again as before.)
  */
 function givenBack(ctx: TaskContext, claimed: Claimed): Record<string, unknown> {
   const { properties } = claimed.doc;
   const interrupted = statusOf(properties) === 'IN_PROGRESS' && runOf(claimedBy(properties)) !== ctx.deps.runId;
-  const blind = interrupted || (claimed.repeat === true && attemptsOf(properties) === 0);
-  return blind ? { [STATUS.claimExpires]: ctx.now().toISOString() } : released();
+  const repeated = claimed.repeat === true && attemptsOf(properties) === 0 && ctx.call.lookup !== undefined;
+  return interrupted || repeated ? { [STATUS.claimExpires]: ctx.now().toISOString() } : released();
 }
 
 async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: SettledOutcome): Promise<TaskRecord> {
