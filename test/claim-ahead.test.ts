@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
@@ -24,6 +24,22 @@ async function readyInvoices(env: Env, n: number): Promise<string[]> {
 }
 
 const status = (env: Env, uid: string): unknown => env.props(uid)['erpTaskStatus:status'];
+
+/** The function modules SAP is asked from now on, in order. */
+function askedFunctions(env: Env): string[] {
+  const asked: string[] = [];
+  env.erp.faults.observe = (_req, _res, functionName) => void (functionName !== undefined && asked.push(functionName));
+  return asked;
+}
+
+/** SAP well again: the next run looks the invoice's link up before it sends it, and links it. */
+async function looksUpFirst(t: Test, env: Env): Promise<void> {
+  env.erp.faults.clear();
+  const asked = askedFunctions(env);
+  const next = await env.job({ task: 'link', now: () => new Date(Date.now() + 1_000) });
+  t.same(next.tasks.link.counts, { DONE: 1 });
+  t.same(asked, ['ARCHIV_GET_CONNECTIONS', 'ARCHIV_CONNECTION_INSERT'], 'looked up first');
+}
 
 function oneCall(env: Env): void {
   const erpYaml = join(env.location.configDir, 'erpHttp.yaml');
@@ -163,13 +179,7 @@ t.test(
     t.same(down.tasks.link.counts, { RELEASED: 1 });
     t.match(env.props(uid), { 'erpTaskStatus:status': 'IN_PROGRESS', 'erpTaskStatus:attempts': 0 });
 
-    env.erp.faults.clear();
-    const asked: string[] = [];
-    env.erp.faults.observe = (_req, _res, functionName) =>
-      void (functionName !== undefined && asked.push(functionName));
-    const next = await env.job({ task: 'link', now: () => new Date(Date.now() + 1_000) });
-    t.same(next.tasks.link.counts, { DONE: 1 });
-    t.same(asked, ['ARCHIV_GET_CONNECTIONS', 'ARCHIV_CONNECTION_INSERT'], 'looked up first');
+    await looksUpFirst(t, env);
   },
 );
 
@@ -194,9 +204,7 @@ t.test(
     );
 
     env.erp.faults.clear();
-    const asked: string[] = [];
-    env.erp.faults.observe = (_req, _res, functionName) =>
-      void (functionName !== undefined && asked.push(functionName));
+    const asked = askedFunctions(env);
     const later = new Date(Date.now() + 1_000); // every claim given back expired at once
     env.sandbox.index.catchUp();
     const next = await runJob({ location: env.location, dryRun: false, task: 'barcode', now: () => later }, quietLog);
@@ -218,8 +226,7 @@ t.test('a link that ends in a runtime error once is looked up, sent again and li
     headers: { 'content-type': 'text/xml; charset=utf-8' },
     body: exceptionXml('ARCHIV_CONNECTION_INSERT', { name: 'SYSTEM_FAILURE', text: 'Runtime error CONVT_NO_NUMBER' }),
   });
-  const asked: string[] = [];
-  env.erp.faults.observe = (_req, _res, functionName) => void (functionName !== undefined && asked.push(functionName));
+  const asked = askedFunctions(env);
   const run = await env.job({ task: 'link' });
   t.same(run.tasks.link.counts, { DONE: 1 });
   t.same(asked, ['ARCHIV_CONNECTION_INSERT', 'ARCHIV_GET_CONNECTIONS', 'ARCHIV_CONNECTION_INSERT']);
@@ -247,13 +254,7 @@ t.test(
       'taken over, not READY',
     );
 
-    env.erp.faults.clear();
-    const asked: string[] = [];
-    env.erp.faults.observe = (_req, _res, functionName) =>
-      void (functionName !== undefined && asked.push(functionName));
-    const next = await env.job({ task: 'link', now: () => new Date(Date.now() + 1_000) });
-    t.same(next.tasks.link.counts, { DONE: 1 });
-    t.same(asked, ['ARCHIV_GET_CONNECTIONS', 'ARCHIV_CONNECTION_INSERT'], 'looked up first');
+    await looksUpFirst(t, env);
   },
 );
 
