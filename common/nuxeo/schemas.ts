@@ -243,9 +243,17 @@ export const FEATURE_CONTRIBUTION = join(
   'connect2erp-types-contrib.xml',
 );
 
-/** The stock types and schemas plus the feature's facets: what the job checks mappings and reads against. */
+let feature: SchemaRegistry | undefined;
+
+/**
+ * The stock types and schemas plus the feature's facets: what the job checks mappings and reads
+ * against. Read from the package's files once a process: they do not change under it, and a run
+ * asks for them from several places.
+ */
 export function featureRegistry(): SchemaRegistry {
+  if (feature !== undefined) return feature;
   const registry = new SchemaRegistry();
   registry.loadContribution(FEATURE_CONTRIBUTION);
+  feature = registry;
   return registry;
 }
