@@ -89,7 +89,7 @@ t.test('a token endpoint that does not answer, or answers more than a token can 
   env.sandbox.faults.add({ path: 'oauth2/token', status: 200, body: 'x'.repeat(5 * 1024 * 1024), times: 1 });
   await t.rejects(client.me(), {
     name: 'AuthenticationError',
-    message: /refused the client credentials: HTTP 200; check/,
+    message: /the repository's OAuth token endpoint .*: its answer is larger than 4 MiB, not a token/,
   });
   env.sandbox.faults.add({ path: 'oauth2/token', status: 503, times: 1 });
   await t.rejects(client.me(), { name: 'TransientError', message: /answered HTTP 503: not now/ });

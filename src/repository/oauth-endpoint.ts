@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { AuthenticationError, TransientError, UntrustedServerError } from '../../common/errors.js';
 import { certificateRefused, failureCode, failureText } from '../http-options.js';
-import { readBounded } from '../bounded-body.js';
+import { ANSWER_MAX_TEXT, readBounded } from '../bounded-body.js';
 import type { TokenEndpoint } from '../oauth/client-credentials.js';
 
 /**
@@ -23,7 +23,11 @@ export function nuxeoTokenEndpoint(tokenUrl: string, dispatcher: Dispatcher): To
         body: new URLSearchParams(form).toString(),
       });
       const body = await readBounded(response.body);
-      return { status: response.statusCode, body: body?.toString('utf8') ?? '' };
+      if (body === undefined)
+        throw new AuthenticationError(`${where}: its answer is larger than ${ANSWER_MAX_TEXT}, not a token`, {
+          target: where,
+        });
+      return { status: response.statusCode, body: body.toString('utf8') };
     },
     clientAuthentication: 'form',
     where,
