@@ -301,4 +301,12 @@ t.test("doctor: serve takes links signed with the job's key, or says what answer
   });
   writeFileSync(erp, readFileSync(erp, 'utf8').replace(`url: ${env.origin}/`, `url: ${env.baseUrl}`));
   t.match(await doctor(), { outcome: 'fail', found: /answered HTTP 401: <html>/ }, 'a server that is not serve');
+  env.sandbox.faults.add({ method: 'GET', path: 'connect2erp-doctor', status: 404, body: 'x'.repeat(5 << 20) });
+  t.match(
+    await doctor(),
+    { outcome: 'fail', found: /answered HTTP 404: more than 4 MiB$/ },
+    "an answer too large to be serve's is not read whole",
+  );
+  writeFileSync(erp, readFileSync(erp, 'utf8').replace(`url: ${env.baseUrl}`, 'url: http://127.0.0.1:9/'));
+  t.match(await doctor(), { outcome: 'fail', found: /: no answer: .*ECONNREFUSED/ }, 'nothing at the address');
 });

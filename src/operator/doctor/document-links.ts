@@ -1,4 +1,7 @@
+import { request } from 'undici';
+import { ANSWER_MAX_TEXT, readBounded } from '../../bounded-body.js';
 import type { DocumentLinksConfig } from '../../config/erp-schema.js';
+import { failureText } from '../../http-options.js';
 import { signedLink } from '../../document-link.js';
 import type { Section } from './check.js';
 import { shortened } from '../../../common/quote.js';
@@ -29,10 +32,16 @@ export async function checkDocumentLinks(
   const names = { connection: system, contRep: 'Z1', docId: NO_DOCUMENT };
   const url = signedLink(links.url, links.key, names, Math.floor(Date.now() / 1000) + 300);
   await section.attempt(`documentLinks: serve at ${links.url}`, ADVICE, async () => {
-    const response = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
-    const text = (await response.text()).trim();
-    if (response.status === 404 && SERVE_NOT_FOUND.test(text))
+    // A redirect is an answer too (undici follows none): serve never sends one for a link.
+    const response = await request(url, { headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS }).catch(
+      (error: unknown) => {
+        throw new Error(`no answer: ${failureText(error as Error)}`);
+      },
+    );
+    const body = await readBounded(response.body);
+    const text = body === undefined ? `more than ${ANSWER_MAX_TEXT}` : body.toString('utf8').trim();
+    if (response.statusCode === 404 && SERVE_NOT_FOUND.test(text))
       return section.pass(`documentLinks: serve at ${links.url} takes links signed with the job's key`);
-    throw new Error(`a link signed with the job's key is answered HTTP ${response.status}: ${shortened(text)}`);
+    throw new Error(`a link signed with the job's key is answered HTTP ${response.statusCode}: ${shortened(text)}`);
   });
 }
