@@ -2,7 +2,7 @@ import t from 'tap';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { XMLBuilder, XMLParser } from 'fast-xml-parser';
-import { requestEnvelope, type RfcParams, type RfcStructure } from '../src/erp/soap.js';
+import { parseAnswer, requestEnvelope, type RfcParams, type RfcStructure } from '../src/erp/soap.js';
 
 /**
  * The SOAP-RFC request is written as text, not by a generic XML builder: what SAP's runtime reads
@@ -87,4 +87,12 @@ t.test('every parameter reaches SAP as it was meant, and the request is what the
     '<?xml version="1.0" encoding="utf-8"?><soap-env:Envelope xmlns:soap-env="http://schemas.xmlsoap.org/soap/envelope/"><soap-env:Body><urn:RFC_PING xmlns:urn="urn:sap-com:document:sap:rfc:functions"/></soap-env:Body></soap-env:Envelope>',
     'no parameters: an empty element',
   );
+});
+
+t.test("an answer's character references are read as their characters", async (t) => {
+  const answer =
+    '<soap-env:Envelope xmlns:soap-env="http://schemas.xmlsoap.org/soap/envelope/"><soap-env:Body>' +
+    '<urn:BAPI_X.Response xmlns:urn="urn:sap-com:document:sap:rfc:functions"><RETURN><MESSAGE>line&#xD;&#10;two &amp; &#x41;</MESSAGE></RETURN></urn:BAPI_X.Response>' +
+    '</soap-env:Body></soap-env:Envelope>';
+  t.same(parseAnswer('BAPI_X', answer), { kind: 'response', values: { RETURN: { MESSAGE: 'line\r\ntwo & A' } } });
 });

@@ -14,6 +14,9 @@ const parser = new XMLParser({
   ignoreAttributes: true,
   removeNSPrefix: true,
   parseTagValue: false,
+  // Character references (`&#xD;`) read as their characters, as XML 1.0 §4.1 says; fast-xml-parser
+  // decodes them only with its HTML entities, which SAP's answers never hold.
+  htmlEntities: true,
   isArray: (name) => name === 'item',
 });
 
