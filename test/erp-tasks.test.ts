@@ -120,6 +120,22 @@ t.test('link: SAP refusing an object type, and a value too long for its field, f
   );
 });
 
+t.test('a value with a control character XML cannot carry is never sent over SOAP-RFC, and says which', async (t) => {
+  const env = await sandboxEnv(t);
+  const invoice = await env.upload('ERP/Invoices', 'pasted.pdf');
+  await env.run();
+  env.fill(invoice, { 'erpCreateALDocument:erpObjectId': '4711\u000b' }); // a vertical tab pasted with the number
+  const calls: string[] = [];
+  env.erp.faults.observe = (_req, _res, functionName) => void (functionName !== undefined && calls.push(functionName));
+  const report = await env.run();
+  t.equal(report.tasks.link.counts.FAILED, 1);
+  t.match(
+    env.props(invoice)['erpTaskStatus:message'],
+    'the value for SAP field OBJECT_ID holds a control character (U+000B) that a SOAP-RFC call cannot carry (XML 1.0)',
+  );
+  t.notOk(calls.includes('ARCHIV_CONNECTION_INSERT'), 'SAP was not called with it');
+});
+
 t.test('barcode: one call for the batch; a bad bar code fails alone', async (t) => {
   const env = await sandboxEnv(t);
   const good = await env.upload('ERP/Barcode', 'scan-1.pdf');

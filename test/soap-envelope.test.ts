@@ -2,7 +2,7 @@ import t from 'tap';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { XMLBuilder, XMLParser } from 'fast-xml-parser';
-import { parseAnswer, requestEnvelope, type RfcParams, type RfcStructure } from '../src/erp/soap.js';
+import { notInXml, parseAnswer, requestEnvelope, type RfcParams, type RfcStructure } from '../src/erp/soap.js';
 
 /**
  * The SOAP-RFC request is written as text, not by a generic XML builder: what SAP's runtime reads
@@ -95,4 +95,12 @@ t.test("an answer's character references are read as their characters", async (t
     '<urn:BAPI_X.Response xmlns:urn="urn:sap-com:document:sap:rfc:functions"><RETURN><MESSAGE>line&#xD;&#10;two &amp; &#x41;</MESSAGE></RETURN></urn:BAPI_X.Response>' +
     '</soap-env:Body></soap-env:Envelope>';
   t.same(parseAnswer('BAPI_X', answer), { kind: 'response', values: { RETURN: { MESSAGE: 'line\r\ntwo & A' } } });
+});
+
+t.test('the characters a request cannot carry are named before it is written', async (t) => {
+  t.same(
+    ['a\tb\nc\rd é 中 😀', 'x\u0000', '\u000b', '\u001f', '\ufffe', 'a\ud800', '\udc00b'].map(notInXml),
+    [undefined, 'U+0000', 'U+000B', 'U+001F', 'U+FFFE', 'U+D800', 'U+DC00'],
+    'tab, line ends and any character of a script pass; controls, non-characters and lone surrogates do not',
+  );
 });

@@ -20,6 +20,17 @@ const parser = new XMLParser({
   isArray: (name) => name === 'item',
 });
 
+/** Characters XML 1.0 cannot carry (its Char production, §2.2): C0 controls but tab and line ends, U+FFFE/U+FFFF, lone surrogates. */
+const NOT_XML =
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The first character of a value a SOAP-RFC request cannot carry, as U+XXXX; undefined when it has none. */
+export function notInXml(value: string): string | undefined {
+  const found = NOT_XML.exec(value)?.[0];
+  return found === undefined ? undefined : `U+${found.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
 /** A `/` in an ABAP name is written `_-` in XML (`/BIC/X` → `_-BIC_-X`). */
 export const xmlName = (name: string): string => name.replace(/\//g, '_-');
 const abapName = (name: string): string => name.replace(/_-/g, '/');

@@ -1,5 +1,11 @@
 import type { LookupFound, RestCallConfig, RfcCallConfig } from '../../config/call-schema.js';
-import { BusinessRefusal, Connect2ErpError, PermanentError, UncertainError } from '../../../common/errors.js';
+import {
+  BusinessRefusal,
+  Connect2ErpError,
+  DocumentError,
+  PermanentError,
+  UncertainError,
+} from '../../../common/errors.js';
 import { isPlanned } from '../../ports/erp-port.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import { dig, fill, mapValues, type DateFormat, type MappedValue } from './values.js';
@@ -62,6 +68,8 @@ export interface CallAdapter {
   readonly urls?: DocumentUrls;
   /** `ARCHIV_CONNECTION_INSERT` or `POST /…/AttachmentContentSet`, for messages. */
   readonly name: string;
+  /** Why the transport cannot carry a value (SOAP-RFC's XML: a control character), or undefined. */
+  unsendable?(value: string): string | undefined;
   /** The row showing the document's work is done already, or undefined. */
   lookup?(values: MappedValue[]): Promise<unknown>;
   /** One call for these documents: one, or a batch when the call has `TABLE[].FIELD` columns. */
@@ -241,7 +249,13 @@ export async function execute(adapter: CallAdapter, items: CallItem[]): Promise<
   const mapped = items.map(
     (item): (MappedDocument & CallItem) | { doc: RepositoryDocument; error: Connect2ErpError } => {
       try {
-        return { ...item, values: mapValues(adapter.config.parameters, item.doc, adapter.dateFormat, adapter.urls) };
+        const values = mapValues(adapter.config.parameters, item.doc, adapter.dateFormat, adapter.urls);
+        for (const { target, value } of values) {
+          const why = adapter.unsendable?.(value);
+          if (why !== undefined)
+            throw new DocumentError(`the value for SAP field ${target} ${why}`, { target: item.doc.path });
+        }
+        return { ...item, values };
       } catch (error) {
         return { doc: item.doc, error: error as Connect2ErpError };
       }

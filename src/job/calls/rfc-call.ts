@@ -3,6 +3,7 @@ import { DocumentError } from '../../../common/errors.js';
 import type { ErpPort } from '../../ports/erp-port.js';
 import type { RfcRequest } from '../../erp/rfc-client.js';
 import { RfcFault } from '../../erp/rfc-fault.js';
+import { notInXml } from '../../erp/soap.js';
 import { ConditionTooLong, readTableRequest, readTableRows } from '../../erp/read-table.js';
 import { buildParameters, fill, type DateFormat, type MappedValue } from './values.js';
 import { foundIn, type CallAdapter } from './execute.js';
@@ -37,6 +38,10 @@ export function rfcCall(config: RfcCallConfig, erp: ErpPort<RfcRequest>, dateFor
     config,
     dateFormat,
     name: config.function,
+    unsendable: (value) => {
+      const character = notInXml(value);
+      return character && `holds a control character (${character}) that a SOAP-RFC call cannot carry (XML 1.0)`;
+    },
     lookup:
       lookup &&
       (async (values) => {
