@@ -25,6 +25,16 @@ async function readyInvoices(env: Env, n: number): Promise<string[]> {
 
 const status = (env: Env, uid: string): unknown => env.props(uid)['erpTaskStatus:status'];
 
+/** Three scans labelled by the intake, the second with a bar code SAP refuses: their list is refused, each goes again alone. */
+async function listWithABadCode(env: Env): Promise<string[]> {
+  const codes = ['BC-0001', 'bad code!', 'BC-0003'];
+  const scans = await Promise.all(codes.map((_, i) => env.upload('ERP/Barcode', `scan-${i + 1}.pdf`)));
+  await env.run();
+  codes.forEach((code, i) => env.fill(scans[i], { 'erpBarcode:barcode': code }));
+  env.sandbox.index.catchUp();
+  return scans;
+}
+
 /** The function modules SAP is asked from now on, in order. */
 function askedFunctions(env: Env): string[] {
   const asked: string[] = [];
@@ -187,12 +197,7 @@ t.test(
   'a bar code sent again alone after SAP refused its list, whose lookup meets SAP down, is not left READY to be sent blind',
   async (t) => {
     const env = await sandboxEnv(t);
-    const scans = await Promise.all(
-      ['scan-1.pdf', 'scan-2.pdf', 'scan-3.pdf'].map((f) => env.upload('ERP/Barcode', f)),
-    );
-    await env.run();
-    ['BC-0001', 'bad code!', 'BC-0003'].forEach((code, i) => env.fill(scans[i], { 'erpBarcode:barcode': code }));
-    env.sandbox.index.catchUp();
+    const scans = await listWithABadCode(env);
     // SAP refuses the list for its bad row; each goes again alone, looked up first, and SAP is down by then.
     env.erp.faults.add({ functionName: 'RFC_READ_TABLE', status: 503, times: 1_000 });
     const down = await runJob({ location: env.location, dryRun: false, task: 'barcode' }, quietLog);
@@ -268,12 +273,7 @@ t.test(
     const withoutLookup = stdout.replace(/^ {2}lookup:\n(?: {4}.*\n)+/m, '');
     t.notMatch(withoutLookup, /lookup/);
     writeFileSync(join(env.location.jobsDir, 'barcode.yaml'), `${task}${withoutLookup}`);
-    const scans = await Promise.all(
-      ['scan-1.pdf', 'scan-2.pdf', 'scan-3.pdf'].map((f) => env.upload('ERP/Barcode', f)),
-    );
-    await env.run();
-    ['BC-0001', 'bad code!', 'BC-0003'].forEach((code, i) => env.fill(scans[i], { 'erpBarcode:barcode': code }));
-    env.sandbox.index.catchUp();
+    const scans = await listWithABadCode(env);
     // SAP refuses the list for its bad row, and is down when each goes again alone.
     env.erp.faults.add({ functionName: 'BAPI_BARCODE_SENDLIST', status: 503, skip: 1, times: 1_000 });
     const down = await runJob({ location: env.location, dryRun: false, task: 'barcode' }, quietLog);

@@ -187,7 +187,8 @@ export class Lane {
    */
   private async claimAhead(unit: CallItem[]): Promise<Ahead | undefined> {
     if (unit.some((item) => item.held !== undefined)) return { claimed: await this.claim(unit), place: () => {} };
-    // A document an earlier attempt may have sent waits unclaimed: given up, it must stay taken over, to be looked up.
+    // A document an earlier attempt may have sent waits unclaimed, so a crash leaves it as it found it
+    // (given up claimed, settle.ts's givenBack would keep it taken over too).
     if (!this.claimsAhead || this.down || unit.some((item) => item.repeat)) return undefined;
     const place = await this.system.ahead.enter(this.what(unit));
     const claimed = await this.claim(unit).catch((error: unknown) => {
@@ -205,7 +206,7 @@ export class Lane {
 
   /** The unit's documents claimed: those claimed already as they are, the others each with a new token; those not claimed have their records. */
   private async claim(unit: CallItem[]): Promise<ClaimedItem[]> {
-    return held(
+    return claimedOf(
       unit.map(async ({ held: claim, ...item }) =>
         claim === undefined
           ? this.take(item, this.hooks.token())
@@ -221,7 +222,7 @@ export class Lane {
    */
   private async renewed(claimed: ClaimedItem[]): Promise<ClaimedItem[]> {
     const now = this.ctx.now().getTime();
-    return held(
+    return claimedOf(
       claimed.map(async (item) =>
         now - item.claimedAt.getTime() < CLAIM_WAIT_MS ? item : this.take(item, this.hooks.token()),
       ),
@@ -370,6 +371,6 @@ export class Lane {
 }
 
 /** The documents claimed of those tried. */
-async function held(tried: Array<Promise<ClaimedItem | undefined>>): Promise<ClaimedItem[]> {
+async function claimedOf(tried: Array<Promise<ClaimedItem | undefined>>): Promise<ClaimedItem[]> {
   return (await whenAll(tried)).filter((item) => item !== undefined);
 }
