@@ -11,6 +11,7 @@ import { setUpRepository, writeDemoConfig } from '../dist/sandbox/demo.js';
 import { ArchiveLinkCaller } from '../dist/sandbox/erp/archivelink-client.js';
 import { RepositorySandbox } from '../dist/sandbox/repository/server.js';
 import { NO_BLOBS, type StoredDoc } from '../dist/sandbox/repository/store.js';
+import { ROUNDS } from './ranges.js';
 
 const PROJECT = join(import.meta.dirname, '..');
 const CLI = join(PROJECT, 'bin', 'connect2erp.js');
@@ -19,18 +20,8 @@ const ADMIN = `Basic ${Buffer.from('Administrator:Administrator').toString('base
 
 export interface ContentServerFigures {
   componentKb: number;
-  /** Per latency and concurrency: docs/s downloaded straight from the repository, and through serve. */
-  throughput: Array<{
-    latencyMs: number;
-    concurrency: number;
-    direct: number;
-    /** Through the benchmark's forwarder (bench/forwarder.ts): the same two requests, and nothing else. */
-    forwarded: number;
-    served: number;
-    requestsPerGet: number;
-    /** CPU ms per get: serve's, the forwarder's, and this process's (clients and repository sandbox) straight and through serve. */
-    cpu: { serve: number; forwarder: number; benchDirect: number; benchServed: number };
-  }>;
+  /** Per latency and concurrency, ROUNDS rounds: docs/s downloaded straight from the repository, and through serve. */
+  throughput: Array<{ latencyMs: number; concurrency: number; rounds: GetRound[] }>;
   big: { bytes: number; seconds: number; rssBeforeMb: number; rssAfterMb: number; rssSmallOnlyMb: number };
   /** Unsigned gets of the large document, refused: what the repository sent serve for them. */
   refused: { requests: number; repositoryRequests: number; repositoryBytes: number; blobBytes: number };
@@ -41,6 +32,17 @@ export interface ContentServerFigures {
     steps: Array<{ what: string; status: number; seconds: number; peakMb: number }>;
     startPeakMb: number;
   };
+}
+
+/** One round of gets at a latency and concurrency: each way's docs/s and CPU per get. */
+export interface GetRound {
+  direct: number;
+  /** Through the benchmark's forwarder (bench/forwarder.ts): the same two requests, and nothing else. */
+  forwarded: number;
+  served: number;
+  requestsPerGet: number;
+  /** CPU ms per get: serve's, the forwarder's, and this process's (clients and repository sandbox) straight and through serve. */
+  cpu: { serve: number; forwarder: number; benchDirect: number; benchServed: number };
 }
 
 /** VmHWM (peak resident set) and VmRSS of a process, in MB (Linux). */
@@ -339,27 +341,30 @@ export async function contentServerBench(latencies: number[], quick: boolean): P
       for (const [latencyMs, concurrency] of latencies.flatMap((l) => [1, 8, 32].map((c) => [l, c]))) {
         repository.faults.latencyMs = latencyMs;
         const count = concurrency === 1 ? gets / 4 : gets;
-        const rates = { direct: 0, forwarded: 0, served: 0 };
-        const cpu = { serve: 0, forwarder: 0, benchDirect: 0, benchServed: 0 };
-        repositoryRequests = 0;
-        let requestsPerGet = 0;
-        // Alternated, twice each: the machine's drift falls on all alike.
-        for (let round = 0; round < 2; round++) {
+        const rounds: GetRound[] = [];
+        // The three ways alternated in each round: the machine's drift falls on all alike.
+        for (let round = 0; round < ROUNDS; round++) {
           let own = ownCpuMs();
-          rates.direct += (await download(direct.slice(0, count), concurrency, { authorization: ADMIN })) / 2;
-          cpu.benchDirect += (ownCpuMs() - own) / count / 2;
+          const directRate = await download(direct.slice(0, count), concurrency, { authorization: ADMIN });
+          const benchDirect = (ownCpuMs() - own) / count;
           const forwarderBefore = cpuMsOf(forwarder.child.pid as number);
-          rates.forwarded += (await download(forwarded.slice(0, count), concurrency)) / 2;
-          cpu.forwarder += (cpuMsOf(forwarder.child.pid as number) - forwarderBefore) / count / 2;
-          const before = repositoryRequests;
+          const forwardedRate = await download(forwarded.slice(0, count), concurrency);
+          const forwarderMs = (cpuMsOf(forwarder.child.pid as number) - forwarderBefore) / count;
+          repositoryRequests = 0;
           const serveBefore = cpuMsOf(child.pid as number);
           own = ownCpuMs();
-          rates.served += (await download(served.slice(0, count), concurrency)) / 2;
-          cpu.benchServed += (ownCpuMs() - own) / count / 2;
-          cpu.serve += (cpuMsOf(child.pid as number) - serveBefore) / count / 2;
-          requestsPerGet = (repositoryRequests - before) / count;
+          const servedRate = await download(served.slice(0, count), concurrency);
+          const benchServed = (ownCpuMs() - own) / count;
+          const serveMs = (cpuMsOf(child.pid as number) - serveBefore) / count;
+          rounds.push({
+            direct: directRate,
+            forwarded: forwardedRate,
+            served: servedRate,
+            requestsPerGet: repositoryRequests / count,
+            cpu: { serve: serveMs, forwarder: forwarderMs, benchDirect, benchServed },
+          });
         }
-        throughput.push({ latencyMs, concurrency, ...rates, requestsPerGet, cpu });
+        throughput.push({ latencyMs, concurrency, rounds });
       }
       repository.faults.latencyMs = 0;
       const rssSmallOnlyMb = memoryOf(child.pid as number).peakMb;

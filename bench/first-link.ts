@@ -15,7 +15,7 @@ export interface FirstLink {
  * takes to make SAP's first work item (ARCHIV_PROCESS_RFCINPUT). The run is stopped by its
  * `--max-duration`, as a scheduled run is; what it labelled and sent by then is kept.
  */
-export async function firstLinkBench(backlog: number, maxDuration = '90s'): Promise<FirstLink> {
+export async function firstLinkBench(backlog: number, maxDuration = '30s'): Promise<FirstLink> {
   const sandboxes = await BenchSandboxes.start({ repositoryMs: 20, erpMs: 100 });
   try {
     sandboxes.addNew('workflow', backlog);

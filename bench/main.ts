@@ -9,6 +9,7 @@ import { firstLinkBench, type FirstLink } from './first-link.js';
 import { floor } from './floor.js';
 import { linksBench, marginFrom, type LinkRate, type Sizing } from './links.js';
 import { scaleOutBench, type ScaleOut } from './scale-out.js';
+import { f, machineState, ROUNDS, span, statesLine, type MachineState } from './ranges.js';
 import { STARTUP_ROUNDS, startupBench, type Startup } from './startup.js';
 import { BenchSandboxes, BUNDLE, FOLDER, total, type JobRun, type UseCase } from './sandboxes.js';
 
@@ -31,6 +32,8 @@ const { values } = parseArgs({
     'scale-out-only': { type: 'boolean', default: false },
     /** Only the links-per-second section (shipped and large sizing), the rest of BENCHMARKS.md kept as it is. */
     'links-only': { type: 'boolean', default: false },
+    /** Only the head (throughput, memory, repository size: above the content server's section), the rest kept. */
+    'throughput-only': { type: 'boolean', default: false },
     /** Only the bad-input memory section, the rest of BENCHMARKS.md kept as it is. */
     'bad-input-only': { type: 'boolean', default: false },
     /**
@@ -272,19 +275,19 @@ async function history(processed: number): Promise<{ processed: number; seconds:
   }
 }
 
-const f = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : '–');
-
-function phaseTable(rows: PhaseRow[]): string[] {
+/** The phases' table, a row per phase, each figure its range over the rounds (each round the same phases in the same order). */
+function phaseTable(rounds: PhaseRow[][]): string[] {
   const lines = [
     "| phase | documents | seconds | docs/s | bound docs/s | ratio | ratio, real latency | bare pair's ratio | ms per request in the sandbox (injected) | repository req/doc (lower bound) | ERP calls/doc beyond lookups (lower bound) | lookups/doc | job peak RSS MB | CPU ms per request, job / sandboxes | sandbox CPU |",
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|',
   ];
-  for (const p of rows) {
-    const perSecond = p.docs / p.seconds;
+  const perSecond = (p: PhaseRow): number => p.docs / p.seconds;
+  rounds[0].forEach((first, i) => {
+    const p = rounds.map((round) => round[i]);
     lines.push(
-      `| ${p.phase} | ${p.docs} | ${f(p.seconds)} | ${f(perSecond, 0)} | ${f(p.boundPerSecond, 0)} | ${f(perSecond / p.boundPerSecond)} | ${f(perSecond / p.effectiveBoundPerSecond)} | ${f(p.floorRatio)} | ${f(p.inSandbox.ms)} (${p.inSandbox.latencyMs}) | ${f(p.repositoryPerDoc, 3)} (${p.repositoryBound}) | ${f(p.erpPerDoc, 3)} (${p.erpBound}) | ${f(p.lookupsPerDoc, 3)} | ${f(p.peakRssMb, 0)} | ${f(p.jobMsPerRequest, 3)} / ${f(p.sandboxMsPerRequest, 3)} | ${f(p.sandboxCpu)} |`,
+      `| ${first.phase} | ${first.docs} | ${span(p, (r) => r.seconds)} | ${span(p, perSecond, 0)} | ${span(p, (r) => r.boundPerSecond, 0)} | ${span(p, (r) => perSecond(r) / r.boundPerSecond)} | ${span(p, (r) => perSecond(r) / r.effectiveBoundPerSecond)} | ${span(p, (r) => r.floorRatio)} | ${span(p, (r) => r.inSandbox.ms)} (${first.inSandbox.latencyMs}) | ${span(p, (r) => r.repositoryPerDoc, 3)} (${first.repositoryBound}) | ${span(p, (r) => r.erpPerDoc, 3)} (${first.erpBound}) | ${span(p, (r) => r.lookupsPerDoc, 3)} | ${span(p, (r) => r.peakRssMb, 0)} | ${span(p, (r) => r.jobMsPerRequest, 3)} / ${span(p, (r) => r.sandboxMsPerRequest, 3)} | ${span(p, (r) => r.sandboxCpu)} |`,
     );
-  }
+  });
   return lines;
 }
 
@@ -298,7 +301,7 @@ function contentServerSection(figures: ContentServerFigures): string[] {
     SERVER_START,
     '## Content server',
     '',
-    `\`connect2erp serve\` in its own process, the repository sandbox in the benchmark's with the latency shown. SAP's \`get\` of a job's document (${figures.componentKb} KB, signed URL, DSA/SHA-1) through the server, against the same download straight from the repository (\`@blob\`), with as many clients at once; documents per second, each the mean of two alternated rounds.`,
+    `\`connect2erp serve\` in its own process, the repository sandbox in the benchmark's with the latency shown. SAP's \`get\` of a job's document (${figures.componentKb} KB, signed URL, DSA/SHA-1) through the server, against the same download straight from the repository (\`@blob\`), with as many clients at once; documents per second; each figure the range over ${ROUNDS} rounds, the three ways alternated in each.`,
     '',
     '"forwarding alone" is the yardstick between them: a process of the benchmark\'s (bench/forwarder.ts) that makes the same two repository requests per get (the document and its blob, together) and streams the blob on, with no signature, no checks and no logs. Its ratio is what relaying the bytes allows on this machine at all; serve ÷ forwarding is what serve\'s own work costs.',
     '',
@@ -306,10 +309,9 @@ function contentServerSection(figures: ContentServerFigures): string[] {
     '',
     '| repository latency ms | clients at once | direct docs/s | forwarding alone docs/s | through serve docs/s | serve ÷ direct | forwarding ÷ direct | serve ÷ forwarding | repository requests per get | CPU ms per get: serve / forwarder | benchmark CPU ms per get: direct / through serve |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...figures.throughput.map(
-      (r) =>
-        `| ${r.latencyMs} | ${r.concurrency} | ${f(r.direct, 0)} | ${f(r.forwarded, 0)} | ${f(r.served, 0)} | ${f(r.served / r.direct)} | ${f(r.forwarded / r.direct)} | ${f(r.served / r.forwarded)} | ${f(r.requestsPerGet)} | ${f(r.cpu.serve)} / ${f(r.cpu.forwarder)} | ${f(r.cpu.benchDirect)} / ${f(r.cpu.benchServed)} |`,
-    ),
+    ...figures.throughput.map(({ latencyMs, concurrency, rounds: r }) => {
+      return `| ${latencyMs} | ${concurrency} | ${span(r, (x) => x.direct, 0)} | ${span(r, (x) => x.forwarded, 0)} | ${span(r, (x) => x.served, 0)} | ${span(r, (x) => x.served / x.direct)} | ${span(r, (x) => x.forwarded / x.direct)} | ${span(r, (x) => x.served / x.forwarded)} | ${span(r, (x) => x.requestsPerGet)} | ${span(r, (x) => x.cpu.serve)} / ${span(r, (x) => x.cpu.forwarder)} | ${span(r, (x) => x.cpu.benchDirect)} / ${span(r, (x) => x.cpu.benchServed)} |`;
+    }),
     '',
     `Memory while one component of ${f(figures.big.bytes / (1 << 20), 0)} MB streams through (latency 0): the server's peak RSS ${f(figures.big.rssSmallOnlyMb, 0)} MB after the gets above, ${f(figures.big.rssAfterMb, 0)} MB after the large one (× ${f(figures.big.rssAfterMb / figures.big.rssSmallOnlyMb)}; resident before it: ${f(figures.big.rssBeforeMb, 0)} MB), in ${f(figures.big.seconds)} s (${f(figures.big.bytes / (1 << 20) / figures.big.seconds, 0)} MB/s).`,
     '',
@@ -376,20 +378,20 @@ function badInputSection(rows: BadInput[]): string[] {
 const SCALE_START = '<!-- scale-out: written by npm run bench -->';
 const SCALE_END = '<!-- end of the scale-out section -->';
 
-function scaleOutSection(rows: ScaleOut[], backlog: number): string[] {
-  const [one] = rows;
+function scaleOutSection(rounds: Array<{ state: MachineState; rows: ScaleOut[] }>, backlog: number): string[] {
+  const each = (i: number) => rounds.map(({ rows }) => ({ one: rows[0], r: rows[i] }));
   return [
     SCALE_START,
     '## Scale-out with shards',
     '',
-    `One backlog of ${backlog.toLocaleString('en')} new workflow documents, sent by 1, 2 and 4 runs side by side, each with its shard (\`run --task workflow --shard k/n\`), at the latencies above; each run in its own process, both sandboxes in the benchmark's. The speed-up is the single run's wall time over n runs'; requests per document count every repository request of all the runs.`,
+    `One backlog of ${backlog.toLocaleString('en')} new workflow documents, sent by 1, 2 and 4 runs side by side, each with its shard (\`run --task workflow --shard k/n\`), at the latencies above; each run in its own process, both sandboxes in the benchmark's. The speed-up is the single run's wall time over n runs' in the same round; requests per document count every repository request of all the runs. Each figure is the range over ${ROUNDS} rounds. ${statesLine(rounds.map((r) => r.state))}`,
     '',
     '| runs | seconds | speed-up | × n | repository requests per document | extra over one run | 409 answers |',
     '|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.map(
-      (r) =>
-        `| ${r.processes} | ${f(r.seconds)} | ${f(one.seconds / r.seconds)} | ${f(one.seconds / r.seconds / r.processes)} | ${f(r.repositoryPerDoc, 3)} | ${f(r.repositoryPerDoc - one.repositoryPerDoc, 3)} | ${r.conflicts} |`,
-    ),
+    ...rounds[0].rows.map((r, i) => {
+      const e = each(i);
+      return `| ${r.processes} | ${span(e, (x) => x.r.seconds)} | ${span(e, (x) => x.one.seconds / x.r.seconds)} | ${span(e, (x) => x.one.seconds / x.r.seconds / x.r.processes)} | ${span(e, (x) => x.r.repositoryPerDoc, 3)} | ${span(e, (x) => x.r.repositoryPerDoc - x.one.repositoryPerDoc, 3)} | ${span(e, (x) => x.r.conflicts, 0)} |`;
+    }),
     SCALE_END,
   ];
 }
@@ -416,7 +418,7 @@ function linksSection(rates: LinkRate[]): string[] {
     LINKS_START,
     '## Links per second, and ten million documents',
     '',
-    `${rates[0].docs.toLocaleString('en')} new invoices per sizing, the repository at ${repositoryMs} ms and SAP at ${erpMs} ms: the intake alone (each invoice gets its archive-link folder), then the link task alone, each a run of its own process; then ${marginFrom(rates[0].docs).toLocaleString('en')} more the same way, so that the job's CPU per link is also had at the margin (the larger run's CPU less the smaller's, per extra link: start-up and first pages aside). Each sizing is measured in ${LINK_ROUNDS} rounds (with \`--baseline\`, an earlier build and this checkout alternate in each round), and each row gives the machine's state: \`node -e 0\`'s CPU just before, and the load average when the link run ended. The bound is what the calls allow, calls ÷ ${erpMs} ms: a slot is held for its call alone, as a link's documents are claimed while they wait for it. The repository side (requests ÷ ${repositoryMs} ms ÷ requests per link) is above it in both.`,
+    `${rates[0].docs.toLocaleString('en')} new invoices per sizing, the repository at ${repositoryMs} ms and SAP at ${erpMs} ms: the intake alone (each invoice gets its archive-link folder), then the link task alone, each a run of its own process; then ${marginFrom(rates[0].docs).toLocaleString('en')} more the same way, so that the job's CPU per link is also had at the margin (the larger run's CPU less the smaller's, per extra link: start-up and first pages aside). Each sizing is measured in ${ROUNDS} rounds (with \`--baseline\`, an earlier build and this checkout alternate in each round), and each row gives the machine's state: \`node -e 0\`'s CPU just before, and the load average when the link run ended. The bound is what the calls allow, calls ÷ ${erpMs} ms: a slot is held for its call alone, as a link's documents are claimed while they wait for it. The repository side (requests ÷ ${repositoryMs} ms ÷ requests per link) is above it in both.`,
     '',
     '| sizing | program | calls | requests | batchSize | links/s | ÷ (calls ÷ SAP latency) | repository requests per link | job CPU ms per link, whole run / at the margin | node -e 0 CPU ms | load average | job peak RSS MB | intake docs/s |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -427,21 +429,21 @@ function linksSection(rates: LinkRate[]): string[] {
     '',
     `Over the rounds, lowest to highest:`,
     '',
-    '| sizing | program | links/s | ÷ (calls ÷ SAP latency) | job CPU ms per link at the margin | intake docs/s | node -e 0 CPU ms | load average |',
-    '|---|---|---:|---:|---:|---:|---:|---:|',
+    '| sizing | program | links/s | ÷ (calls ÷ SAP latency) | job CPU ms per link at the margin | intake docs/s | whole run with folders ÷ slower phase | whole run flat ÷ link alone | node -e 0 CPU ms | load average |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...groups(rates).map(
       (g) =>
-        `| ${g[0].sizing.name} | ${g[0].program} | ${span(g, (r) => r.linkPerSecond, 0)} | ${span(g, (r) => r.linkPerSecond / bound(r))} | ${span(g, (r) => r.marginCpuMsPerDoc)} | ${span(g, (r) => r.intakePerSecond, 0)} | ${span(g, (r) => r.nodeCpuMs, 0)} | ${span(g, (r) => r.loadAverage)} |`,
+        `| ${g[0].sizing.name} | ${g[0].program} | ${span(g, (r) => r.linkPerSecond, 0)} | ${span(g, (r) => r.linkPerSecond / bound(r))} | ${span(g, (r) => r.marginCpuMsPerDoc)} | ${span(g, (r) => r.intakePerSecond, 0)} | ${span(g, (r) => r.whole.folders.perSecond / Math.min(r.intakePerSecond, r.linkPerSecond))} | ${span(g, (r) => r.whole.flat.perSecond / r.linkPerSecond)} | ${span(g, (r) => r.nodeCpuMs, 0)} | ${span(g, (r) => r.loadAverage)} |`,
     ),
     ...beforeAfter(rates),
     '',
-    `Whole runs: ${rates[0].whole.flat.docs.toLocaleString('en')} new invoices labelled and linked by one \`run --task link\`, as a scheduled run over a backlog does, with archive-link folders (on the sandboxes above, after the rounds' runs) and flat (the mapping's invoices without \`createParentALFolder\`, on sandboxes of their own). Invoices a second over the process's life, start-up included; "÷ slower phase" divides it by the slower of the intake alone and the link task alone above (same round); repository requests per invoice count every request of the run, searches and the mapping file included.`,
+    `Whole runs: ${rates[0].whole.flat.docs.toLocaleString('en')} new invoices labelled and linked by one \`run --task link\`, as a scheduled run over a backlog does, with archive-link folders (on the sandboxes above, after the rounds' runs) and flat (the mapping's invoices without \`createParentALFolder\`, on sandboxes of their own). Invoices a second over the run's own span, from its report's start to its end (the mapping file read, labelling and linking; the process's start-up aside, as the phases alone above are timed by their own durations). "÷ slower phase" divides it by the slower of the intake alone and the link task alone above (same round); flat, by the link task alone (the same calls and, per link, the same repository writes; a flat intake alone is faster than either). Repository requests per invoice count every request of the run, searches and the mapping file included.`,
     '',
-    '| sizing | program | with folders: invoices/s | ÷ slower phase | repository requests per invoice | flat: invoices/s | repository requests per invoice |',
-    '|---|---|---:|---:|---:|---:|---:|',
+    '| sizing | program | with folders: invoices/s | ÷ slower phase | repository requests per invoice | flat: invoices/s | ÷ link alone | repository requests per invoice |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
     ...rates.map(
       ({ sizing, program, whole, intakePerSecond, linkPerSecond }) =>
-        `| ${sizing.name} | ${program} | ${f(whole.folders.perSecond, 0)} | ${f(whole.folders.perSecond / Math.min(intakePerSecond, linkPerSecond))} | ${f(whole.folders.repositoryPerDoc, 3)} | ${f(whole.flat.perSecond, 0)} | ${f(whole.flat.repositoryPerDoc, 3)} |`,
+        `| ${sizing.name} | ${program} | ${f(whole.folders.perSecond, 0)} | ${f(whole.folders.perSecond / Math.min(intakePerSecond, linkPerSecond))} | ${f(whole.folders.repositoryPerDoc, 3)} | ${f(whole.flat.perSecond, 0)} | ${f(whole.flat.perSecond / linkPerSecond)} | ${f(whole.flat.repositoryPerDoc, 3)} |`,
     ),
     '',
     'Repository requests by kind, per invoice, in the last round:',
@@ -475,13 +477,6 @@ function groups(rates: LinkRate[]): LinkRate[][] {
     byKey.set(key, [...(byKey.get(key) ?? []), r]);
   }
   return [...byKey.values()];
-}
-
-/** The lowest and highest of a figure over rates: "a–b", or one figure when they print the same. */
-function span(rates: LinkRate[], figure: (r: LinkRate) => number, digits = 2): string {
-  const values = rates.map(figure);
-  const [low, high] = [f(Math.min(...values), digits), f(Math.max(...values), digits)];
-  return low === high ? low : `${low}–${high}`;
 }
 
 /** A duration's range over rates, in hours or days: the fastest round first. */
@@ -518,18 +513,19 @@ function beforeAfter(rates: LinkRate[]): string[] {
 const FIRST_START = '<!-- first link: written by npm run bench -->';
 const FIRST_END = '<!-- end of the first-link section -->';
 
-function firstLinkSection(rows: FirstLink[]): string[] {
+function firstLinkSection(rounds: FirstLink[][]): string[] {
+  const each = (i: number): FirstLink[] => rounds.map((rows) => rows[i]);
   return [
     FIRST_START,
     '## Time to the first document in SAP',
     '',
-    `A backlog of new workflow documents, the repository at 20 ms and SAP at 100 ms, the shipped defaults (intakeRoundSize 1,000): one \`run --task workflow\` stopped by its \`--max-duration\` as a scheduled run is. Seconds from the run's start (its process spawned) to SAP's first work item; what it had labelled and sent when it stopped.`,
+    `A backlog of new workflow documents, the repository at 20 ms and SAP at 100 ms, the shipped defaults (intakeRoundSize 1,000): one \`run --task workflow\` stopped by its \`--max-duration\` as a scheduled run is. Seconds from the run's start (its process spawned) to SAP's first work item; what it had labelled and sent when it stopped. Each figure is the range over ${ROUNDS} rounds.`,
     '',
     '| backlog | first work item after s | labelled | sent | run stopped after |',
     '|---:|---:|---:|---:|---:|',
-    ...rows.map(
-      (r) =>
-        `| ${r.backlog.toLocaleString('en')} | ${f(r.firstSeconds)} | ${r.labelled.toLocaleString('en')} | ${r.sent.toLocaleString('en')} | ${r.stoppedAfter} |`,
+    ...rounds[0].map(
+      (r, i) =>
+        `| ${r.backlog.toLocaleString('en')} | ${span(each(i), (x) => x.firstSeconds)} | ${span(each(i), (x) => x.labelled, 0)} | ${span(each(i), (x) => x.sent, 0)} | ${r.stoppedAfter} |`,
     ),
     FIRST_END,
   ];
@@ -547,12 +543,12 @@ function withSection(text: string, section: string[]): string {
 }
 
 /**
- * Links per second per sizing, LINK_ROUNDS rounds; with --baseline, the baseline's program and
+ * Links per second per sizing, ROUNDS rounds; with --baseline, the baseline's program and
  * this checkout's one after the other in each round, so both meet the machine as it is then.
  */
 async function linkRates(log: (line: string) => void): Promise<LinkRate[]> {
   const docs = 5_000 / scale;
-  const rounds = LINK_ROUNDS;
+  const rounds = ROUNDS;
   const programs = [
     ...(values.baseline === undefined
       ? []
@@ -569,9 +565,6 @@ async function linkRates(log: (line: string) => void): Promise<LinkRate[]> {
   return rates;
 }
 
-/** Rounds per sizing: a figure of the links section is a range over at least three runs. */
-const LINK_ROUNDS = 3;
-
 /** The commit a checkout is at (its short hash), or its folder's name when git cannot tell. */
 function commitOf(dir: string): string {
   try {
@@ -579,6 +572,108 @@ function commitOf(dir: string): string {
   } catch {
     return basename(dir);
   }
+}
+
+/** What one round of the head of BENCHMARKS.md measured: the throughput tables, memory and repository size. */
+interface HeadRound {
+  state: MachineState;
+  phases: PhaseRow[];
+  swept: PhaseRow[];
+  memories: Array<Awaited<ReturnType<typeof memory>>>;
+  alone: Awaited<ReturnType<typeof history>>;
+  beside: Awaited<ReturnType<typeof history>>;
+}
+
+async function headRound(log: (line: string) => void, round: number): Promise<HeadRound> {
+  const state = await machineState();
+  const phases: PhaseRow[] = [];
+  for (const n of SIZES.throughput) {
+    log(`round ${round}: throughput, ${n} documents per use case`);
+    phases.push(...(await throughput(n, latency)));
+  }
+  const slower = { ...latency, repositoryMs: SWEEP_REPOSITORY_MS };
+  log(`round ${round}: repository-bound phases at ${slower.repositoryMs} ms, ${SIZES.throughput[1]} documents`);
+  const swept = await throughput(SIZES.throughput[1], slower, true);
+  const memories = [];
+  for (const n of SIZES.memory) {
+    log(`round ${round}: memory, ${n} documents`);
+    memories.push(await memory(n));
+  }
+  log(`round ${round}: repository size, ${SIZES.fresh} new documents alone and beside ${SIZES.history} processed ones`);
+  return { state, phases, swept, memories, alone: await history(0), beside: await history(SIZES.history) };
+}
+
+/**
+ * The head of BENCHMARKS.md, everything above the content server's section: ROUNDS rounds, each
+ * figure the range over them.
+ */
+async function headSection(log: (line: string) => void, started: number): Promise<string[]> {
+  const rounds: HeadRound[] = [];
+  for (let round = 1; round <= ROUNDS; round++) rounds.push(await headRound(log, round));
+  const [first] = rounds;
+  const command = `npm run bench --${values.quick ? ' --quick' : ''} --repository-latency ${latency.repositoryMs} --erp-latency ${latency.erpMs}`;
+  const md: string[] = [];
+  md.push(
+    '# Benchmarks',
+    '',
+    `Reproduce with \`${command}\` (${values.quick ? 'reduced sizes, ' : ''}about ${Math.ceil((Date.now() - started) / 60_000)} minutes on the machine below${values['throughput-only'] ? ' for this part alone, with `--throughput-only`' : ''}).`,
+  );
+  md.push(
+    `Measured ${new Date().toISOString().slice(0, 10)}, Node.js ${process.version}, ${(await import('node:os')).cpus().length} cores; the job runs in its own process, both sandboxes in the benchmark's.`,
+  );
+  md.push(
+    `Injected latency: repository ${latency.repositoryMs} ms, ERP ${latency.erpMs} ms per request. In flight at most: ${IN_FLIGHT.repository} repository requests (storage.yaml \`maxConcurrentRequests\`), ${IN_FLIGHT.erp} ERP calls (erpHttp.yaml \`maxConcurrentCalls\`); shipped configuration otherwise.`,
+  );
+  md.push(
+    '',
+    `Every figure down to the content server's section is the range over ${ROUNDS} rounds of the same measurements, lowest to highest (one figure when they print the same). ${statesLine(rounds.map((r) => r.state))}`,
+  );
+  md.push('', '## Requests per document and throughput', '');
+  const real = rounds.map((r) => r.phases[r.phases.length - 1].real);
+  md.push(
+    'Requests per document count everything the phase sent (searches, the mapping file, CSRF fetches included); the lower bound in brackets is argued below ("How the benchmark works"). Seconds are the phase\'s own, from the run report (`durationMs`).',
+  );
+  md.push(
+    `The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client in the benchmark's process with (${span(real, (r) => r.repositoryMs)} ms and ${span(real, (r) => r.erpMs)} ms here: the sandbox answers after the injected latency on average, the client's and the loopback's own work come on top). "bare pair's ratio" is what this machine allows at all on the side that sets the bound: a bare undici client in its own process and a bare node:http server with the sandbox's latency injection, nothing behind either, at the same latency and in-flight limit (bench/floor.ts); the job cannot do better than it. "ms per request in the sandbox" is, on the same side, the mean time from a request's arrival at the sandbox to its answer, under the phase's load: when it is the injected latency, the rest of each round trip is spent in the job's process and on the loopback. CPU ms per request: the job's process (its start-up, measured by a run with nothing to do, taken off; – when a small phase used less than that, within the start-up's run-to-run spread) and both sandboxes; sandbox CPU is the share of one core the sandboxes used over the phase.`,
+    '',
+  );
+  md.push(...phaseTable(rounds.map((r) => r.phases)));
+  md.push('', `### The repository-bound phases at ${SWEEP_REPOSITORY_MS} ms`, '');
+  md.push(
+    `The same phases with the repository's latency at ${SWEEP_REPOSITORY_MS} ms (ERP unchanged): a quarter of the requests per second, so the CPU of the job and of the sandboxes is no longer what runs out on this machine.`,
+    '',
+  );
+  md.push(...phaseTable(rounds.map((r) => r.swept)));
+  md.push('', 'Requests by kind, per document, in the first round:', '');
+  for (const p of first.phases) md.push(`- ${p.phase}, ${p.docs}: ${p.detail}`);
+  md.push(
+    '',
+    '## Memory',
+    '',
+    "Peak RSS (Linux VmHWM) of one whole run (mapping file, intake, all tasks) over new workflow documents, latency 0. The same runs show the sandboxes' own overhead: their CPU per request, against the latency they stand in for.",
+    '',
+  );
+  md.push(
+    '| documents | job peak RSS MB | × the smallest | wall seconds | docs/s | sandbox CPU | sandbox CPU ms per request | bare request to the repository / ERP sandbox, ms |',
+  );
+  md.push('|---:|---:|---:|---:|---:|---:|---:|---|');
+  first.memories.forEach((m, i) => {
+    const each = rounds.map((r) => ({ m: r.memories[i], smallest: r.memories[0] }));
+    md.push(
+      `| ${m.n} | ${span(each, (e) => e.m.peakRssMb, 0)} | ${span(each, (e) => e.m.peakRssMb / e.smallest.peakRssMb)} | ${span(each, (e) => e.m.seconds)} | ${span(each, (e) => e.m.perSecond, 0)} | ${span(each, (e) => e.m.sandboxCpu)} | ${span(each, (e) => e.m.sandboxMsPerRequest, 3)} | ${span(each, (e) => e.m.overhead.repositoryMs, 3)} / ${span(each, (e) => e.m.overhead.erpMs, 3)} |`,
+    );
+  });
+  md.push('', '## Cost with repository size', '');
+  md.push(
+    `One whole run over ${SIZES.fresh} new documents (split over the three use cases), from run start to report; injected latency as above.`,
+    '',
+  );
+  md.push('| repository holds | seconds | repository requests | × alone |', '|---|---:|---:|---:|');
+  md.push(
+    `| ${SIZES.fresh} new only | ${span(rounds, (r) => r.alone.seconds)} | ${span(rounds, (r) => r.alone.repositoryRequests, 0)} | 1.00 |`,
+    `| ${SIZES.fresh} new + ${first.beside.processed} processed | ${span(rounds, (r) => r.beside.seconds)} | ${span(rounds, (r) => r.beside.repositoryRequests, 0)} | ${span(rounds, (r) => r.beside.seconds / r.alone.seconds)} |`,
+  );
+  return md;
 }
 
 async function main(): Promise<void> {
@@ -598,20 +693,29 @@ async function main(): Promise<void> {
     [
       values['first-link-only'],
       async () => {
-        const rows = [];
-        for (const backlog of [10_000 / scale, 100_000 / scale]) {
-          log(`time to the first work item, backlog ${backlog}`);
-          rows.push(await firstLinkBench(backlog));
+        const rounds: FirstLink[][] = [];
+        for (let round = 1; round <= ROUNDS; round++) {
+          const rows = [];
+          for (const backlog of [10_000 / scale, 100_000 / scale]) {
+            log(`round ${round}: time to the first work item, backlog ${backlog}`);
+            rows.push(await firstLinkBench(backlog));
+          }
+          rounds.push(rows);
         }
-        return firstLinkSection(rows);
+        return firstLinkSection(rounds);
       },
     ],
     [
       values['scale-out-only'],
       async () => {
         const backlog = 10_000 / scale;
-        log(`scale-out: 1, 2 and 4 runs with shards on ${backlog} documents`);
-        return scaleOutSection(await scaleOutBench(backlog, latency), backlog);
+        const rounds: Array<{ state: MachineState; rows: ScaleOut[] }> = [];
+        for (let round = 1; round <= ROUNDS; round++) {
+          log(`round ${round}: scale-out, 1, 2 and 4 runs with shards on ${backlog} documents`);
+          const state = await machineState();
+          rounds.push({ state, rows: await scaleOutBench(backlog, latency) });
+        }
+        return scaleOutSection(rounds, backlog);
       },
     ],
     [values['links-only'], async () => linksSection(await linkRates(log))],
@@ -622,6 +726,13 @@ async function main(): Promise<void> {
     const section = await asked[1]();
     writeFileSync(values.out, withSection(readFileSync(values.out, 'utf8'), section));
     return log(`${section[1]} written to ${values.out}`);
+  }
+  if (values['throughput-only']) {
+    const text = readFileSync(values.out, 'utf8');
+    const at = text.indexOf(SERVER_START);
+    if (at < 0) throw new Error(`${values.out} has no content server section to keep: run the whole benchmark`);
+    writeFileSync(values.out, `${(await headSection(log, started)).join('\n')}\n\n${text.slice(at)}`);
+    return log(`throughput, memory and repository size written to ${values.out}`);
   }
   log('content server: get through serve against a direct download, and a large component');
   const server = contentServerSection(
@@ -638,79 +749,8 @@ async function main(): Promise<void> {
     await separate[3][1](),
     await separate[4][1](),
   ];
-  const phases: PhaseRow[] = [];
-  for (const n of SIZES.throughput) {
-    log(`throughput, ${n} documents per use case`);
-    phases.push(...(await throughput(n, latency)));
-  }
-  const slower = { ...latency, repositoryMs: SWEEP_REPOSITORY_MS };
-  log(`repository-bound phases at ${slower.repositoryMs} ms, ${SIZES.throughput[1]} documents`);
-  const swept = await throughput(SIZES.throughput[1], slower, true);
-  const memories = [];
-  for (const n of SIZES.memory) {
-    log(`memory, ${n} documents`);
-    memories.push(await memory(n));
-  }
-  log(`repository size: ${SIZES.fresh} new documents, alone and beside ${SIZES.history} processed ones`);
-  const alone = await history(0);
-  const beside = await history(SIZES.history);
-
-  const command = `npm run bench --${values.quick ? ' --quick' : ''} --repository-latency ${latency.repositoryMs} --erp-latency ${latency.erpMs}`;
-  const md: string[] = [];
-  md.push(
-    '# Benchmarks',
-    '',
-    `Reproduce with \`${command}\` (${values.quick ? 'reduced sizes, ' : ''}about ${Math.ceil((Date.now() - started) / 60_000)} minutes on the machine below).`,
-  );
-  md.push(
-    `Measured ${new Date().toISOString().slice(0, 10)}, Node.js ${process.version}, ${(await import('node:os')).cpus().length} cores; the job runs in its own process, both sandboxes in the benchmark's.`,
-  );
-  md.push(
-    `Injected latency: repository ${latency.repositoryMs} ms, ERP ${latency.erpMs} ms per request. In flight at most: ${IN_FLIGHT.repository} repository requests (storage.yaml \`maxConcurrentRequests\`), ${IN_FLIGHT.erp} ERP calls (erpHttp.yaml \`maxConcurrentCalls\`); shipped configuration otherwise.`,
-  );
-  md.push('', '## Requests per document and throughput', '');
-  const { real } = phases[phases.length - 1];
-  md.push(
-    'Requests per document count everything the phase sent (searches, the mapping file, CSRF fetches included); the lower bound in brackets is argued below ("How the benchmark works"). Seconds are the phase\'s own, from the run report (`durationMs`).',
-  );
-  md.push(
-    `The bound is what the in-flight limits allow at those requests per document: min(repository in flight ÷ latency ÷ repository requests per document, ERP in flight ÷ latency ÷ ERP calls per document). "ratio" uses the injected latencies; "ratio, real latency" uses what the sandboxes really answer a bare client in the benchmark's process with (${f(real.repositoryMs)} ms and ${f(real.erpMs)} ms here: the sandbox answers after the injected latency on average, the client's and the loopback's own work come on top). "bare pair's ratio" is what this machine allows at all on the side that sets the bound: a bare undici client in its own process and a bare node:http server with the sandbox's latency injection, nothing behind either, at the same latency and in-flight limit (bench/floor.ts); the job cannot do better than it. "ms per request in the sandbox" is, on the same side, the mean time from a request's arrival at the sandbox to its answer, under the phase's load: when it is the injected latency, the rest of each round trip is spent in the job's process and on the loopback. CPU ms per request: the job's process (its start-up, measured by a run with nothing to do, taken off; – when a small phase used less than that, within the start-up's run-to-run spread) and both sandboxes; sandbox CPU is the share of one core the sandboxes used over the phase.`,
-    '',
-  );
-  md.push(...phaseTable(phases));
-  md.push('', `### The repository-bound phases at ${SWEEP_REPOSITORY_MS} ms`, '');
-  md.push(
-    `The same phases with the repository's latency at ${SWEEP_REPOSITORY_MS} ms (ERP unchanged): a quarter of the requests per second, so the CPU of the job and of the sandboxes is no longer what runs out on this machine.`,
-    '',
-  );
-  md.push(...phaseTable(swept));
-  md.push('', 'Requests by kind, per document:', '');
-  for (const p of phases) md.push(`- ${p.phase}, ${p.docs}: ${p.detail}`);
-  md.push(
-    '',
-    '## Memory',
-    '',
-    "Peak RSS (Linux VmHWM) of one whole run (mapping file, intake, all tasks) over new workflow documents, latency 0. The same runs show the sandboxes' own overhead: their CPU per request, against the latency they stand in for.",
-    '',
-  );
-  md.push(
-    '| documents | job peak RSS MB | × the smallest | wall seconds | docs/s | sandbox CPU | sandbox CPU ms per request | bare request to the repository / ERP sandbox, ms |',
-  );
-  md.push('|---:|---:|---:|---:|---:|---:|---:|---|');
-  for (const m of memories)
-    md.push(
-      `| ${m.n} | ${f(m.peakRssMb, 0)} | ${f(m.peakRssMb / memories[0].peakRssMb)} | ${f(m.seconds)} | ${f(m.perSecond, 0)} | ${f(m.sandboxCpu)} | ${f(m.sandboxMsPerRequest, 3)} | ${f(m.overhead.repositoryMs, 3)} / ${f(m.overhead.erpMs, 3)} |`,
-    );
-  md.push('', '## Cost with repository size', '');
-  md.push(
-    `One whole run over ${SIZES.fresh} new documents (split over the three use cases), from run start to report; injected latency as above.`,
-    '',
-  );
-  md.push('| repository holds | seconds | repository requests | × alone |', '|---|---:|---:|---:|');
-  md.push(`| ${SIZES.fresh} new only | ${f(alone.seconds)} | ${alone.repositoryRequests} | 1.00 |`);
-  md.push(
-    `| ${SIZES.fresh} new + ${beside.processed} processed | ${f(beside.seconds)} | ${beside.repositoryRequests} | ${f(beside.seconds / alone.seconds)} |`,
-  );
+  const head = await headSection(log, started);
+  const md = [...head];
   md.push('', ...server, '', ...startup, '', ...links, '', ...firstLink, '', ...scaleOut, '', ...badInput);
   writeFileSync(values.out, `${md.join('\n')}\n${keptNotes(values.out)}`);
   log(`written to ${values.out}`);

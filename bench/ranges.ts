@@ -1,0 +1,32 @@
+import { loadavg } from 'node:os';
+import { nodeCpuMs } from './startup.js';
+
+/** Runs per figure: a throughput or CPU figure of BENCHMARKS.md is a range over at least three. */
+export const ROUNDS = 3;
+
+/** A figure at `digits` decimals, '–' when there is none (a division by zero, a CPU below the start-up's). */
+export const f = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : '–');
+
+/** The lowest and highest of a figure over items: "a–b", or one figure when they print the same. */
+export function span<T>(items: T[], figure: (item: T) => number, digits = 2): string {
+  const values = items.map(figure).filter(Number.isFinite);
+  if (values.length === 0) return '–';
+  const [low, high] = [f(Math.min(...values), digits), f(Math.max(...values), digits)];
+  return low === high ? low : `${low}–${high}`;
+}
+
+/** The machine as a round meets it: `node -e 0`'s CPU and the load average over the last minute. */
+export interface MachineState {
+  nodeCpuMs: number;
+  loadAverage: number;
+}
+
+export async function machineState(): Promise<MachineState> {
+  return { nodeCpuMs: await nodeCpuMs(), loadAverage: loadavg()[0] };
+}
+
+/** One sentence giving each round's machine state, in order. */
+export function statesLine(states: MachineState[]): string {
+  const each = (figure: (s: MachineState) => string): string => states.map(figure).join(', ');
+  return `Before each round, \`node -e 0\`'s CPU: ${each((s) => f(s.nodeCpuMs, 0))} ms; the load average over the last minute: ${each((s) => f(s.loadAverage))}.`;
+}
