@@ -1,7 +1,8 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { addFiles, completeMapping } from './helpers/backlog.js';
 import { runJob } from '../src/job/run.js';
+import type { FaultRule } from '../sandbox/faults.js';
 
 /**
  * Scans whose bar code the mapping takes from their title (helpers/backlog.ts): ready when labelled.
@@ -148,5 +149,67 @@ t.test(
       'erpTaskStatus:message': /no ERP system "BC-0" with a RFC connection/,
       'erpTaskStatus:claimedBy': null,
     });
+  },
+);
+
+/**
+ * A scan ready as it is labelled, the clock moved 31 s on as its labels with its claim reach the
+ * repository (its slot came late, as behind a long list), so its claim is written again before its
+ * call: that write, and the writes after it, meet `fault` (`times` of them), and its reads `read`.
+ */
+async function lateRenewal(
+  t: Test,
+  fault: Omit<FaultRule, 'method' | 'path'>,
+  read?: Omit<FaultRule, 'method' | 'path'>,
+) {
+  const env = await sandboxEnv(t, { mapping: completeMapping() });
+  const [uid] = await scans(env, 1);
+  const start = Date.now();
+  let clock = start;
+  env.sandbox.faults.observe = (req) => {
+    if (req.method === 'PUT' && req.url?.endsWith(`/id/${uid}`) && clock === start) clock += 31_000;
+  };
+  env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, skip: 1, body: '{}', ...fault });
+  if (read !== undefined) env.sandbox.faults.add({ method: 'GET', path: `/id/${uid}`, ...read });
+  const report = await env.job({ now: () => new Date(clock) });
+  return { env, uid, documents: report.tasks.barcode.documents };
+}
+
+t.test(
+  'a claim that cannot be written again before its call (the scan edited meanwhile) is given back READY, not sent',
+  async (t) => {
+    const { env, uid, documents } = await lateRenewal(t, { status: 409, times: 1 });
+    t.equal(env.erp.tables.barcodes.length, 0, 'SAP never called');
+    t.match(documents, [
+      { uid, result: 'RELEASED', message: /^not sent: its claim could not be written again before its call \(/ },
+    ]);
+    t.match(env.props(uid), { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:claimedBy': null });
+    const next = await env.job();
+    t.same(next.tasks.barcode.counts, { DONE: 1 }, 'the next run sends it');
+    t.equal(env.erp.tables.barcodes.length, 1);
+  },
+);
+
+t.test('a renewal refused (409) that cannot be read back either is given back READY too', async (t) => {
+  const { env, uid, documents } = await lateRenewal(t, { status: 409, times: 1 }, { status: 503, times: 100 });
+  t.equal(env.erp.tables.barcodes.length, 0, 'SAP never called');
+  t.match(documents, [{ uid, result: 'RELEASED' }]);
+  t.equal(status(env, uid), 'READY');
+});
+
+t.test('a renewal whose answer was lost is found written, and the scan is sent under it', async (t) => {
+  const { env, uid, documents } = await lateRenewal(t, { loseAnswer: true, times: 1 });
+  t.match(documents, [{ uid, result: 'DONE' }]);
+  t.equal(env.erp.tables.barcodes.length, 1, 'sent once');
+  t.equal(status(env, uid), 'DONE');
+});
+
+t.test(
+  'a claim the repository will not write again nor take back (503) is recorded as still claimed, as it is',
+  async (t) => {
+    const { env, uid, documents } = await lateRenewal(t, { status: 503, times: 100 });
+    t.equal(env.erp.tables.barcodes.length, 0, 'SAP never called');
+    t.match(documents, [{ uid, result: 'ERROR', message: /503.*stays IN_PROGRESS until its claim expires/ }]);
+    t.equal(status(env, uid), 'IN_PROGRESS');
   },
 );

@@ -6,7 +6,7 @@ import { CLAIM_WAIT_MS } from '../../config/claim-budget.js';
 import { base, safeToRepeat, type TaskContext } from './context.js';
 import { release, settle } from './settle.js';
 import type { Outage, SystemHealth } from './system-health.js';
-import { take, type Claimed } from './take.js';
+import { renew, take, type Claimed } from './take.js';
 import { whenAll } from '../when-all.js';
 
 /**
@@ -218,14 +218,18 @@ export class Lane {
   /**
    * Claims that waited CLAIM_WAIT_MS or more for their slot, written again so that they hold for the
    * whole call: with a new token, as any claim, so that a 409 (a user's edit meanwhile) reads as
-   * the renewal not written, never as a claim that holds when its expiry was not moved on.
+   * the renewal not written, never as a claim that holds when its expiry was not moved on. A
+   * document whose renewal is not written goes back unsent (take.ts, `renew`).
    */
   private async renewed(claimed: ClaimedItem[]): Promise<ClaimedItem[]> {
     const now = this.ctx.now().getTime();
     return claimedOf(
-      claimed.map(async (item) =>
-        now - item.claimedAt.getTime() < CLAIM_WAIT_MS ? item : this.take(item, this.hooks.token()),
-      ),
+      claimed.map(async (item) => {
+        if (now - item.claimedAt.getTime() < CLAIM_WAIT_MS) return item;
+        const claimedAt = this.ctx.now();
+        const renewedItem = await renew(this.ctx, item, this.hooks.token());
+        return renewedItem && { ...item, ...renewedItem, claimedAt };
+      }),
     );
   }
 

@@ -1,9 +1,10 @@
-import { ConflictError } from '../../../common/errors.js';
+import { ConflictError, errorMessage } from '../../../common/errors.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import { heldBy } from '../../status/facet.js';
 import { inProgress } from '../../status/transitions.js';
 import { base, type TaskContext } from './context.js';
 import { leftAlone } from './record.js';
+import { release } from './settle.js';
 
 /** A document this attempt holds: its claim's token, and the changeToken its claim left. */
 export interface Claimed {
@@ -29,6 +30,39 @@ export async function take(ctx: TaskContext, doc: RepositoryDocument, token: str
   } catch (error) {
     if (!(error instanceof ConflictError)) return notTaken(ctx, doc, error);
     return ownClaim(ctx, doc, token);
+  }
+}
+
+/**
+ * A claim written again as its call goes out, with a new token (it waited long for its slot). Not
+ * written, the document was never sent and is still claimed: its claim is given back (READY; when
+ * even that write fails, it stays claimed until the claim expires, and its record says so), never
+ * recorded as not claimed while it is.
+ */
+export async function renew(ctx: TaskContext, claimed: Claimed, token: string): Promise<Claimed | undefined> {
+  const at = ctx.now();
+  try {
+    const renewed = await ctx.deps.writer.update(
+      claimed.doc,
+      inProgress(token, ctx.task.name, at, ctx.task.claimTimeoutMs),
+    );
+    return held(ctx, { ...claimed.doc, changeToken: renewed.changeToken }, token);
+  } catch (error) {
+    // A lost answer: the renewal went through, and the client sent it again with a used-up changeToken.
+    const now =
+      error instanceof ConflictError
+        ? await ctx.deps.client.getById(claimed.doc.uid).catch(() => undefined)
+        : undefined;
+    if (now !== undefined && heldBy(now.properties, token, ctx.task.name))
+      return held(ctx, { ...claimed.doc, changeToken: now.changeToken }, token);
+    ctx.onRecord(
+      await release(
+        ctx,
+        claimed,
+        `not sent: its claim could not be written again before its call (${errorMessage(error)})`,
+      ),
+    );
+    return undefined;
   }
 }
 
