@@ -3,6 +3,8 @@ import { quietLog, sandboxEnv, type Env } from './helpers/env.js';
 import { addFiles, completeMapping } from './helpers/backlog.js';
 import { runJob } from '../src/job/run.js';
 import type { FaultRule } from '../sandbox/faults.js';
+import type { TaskRecord } from '../src/job/records.js';
+import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 
 /**
  * Scans whose bar code the mapping takes from their title (helpers/backlog.ts): ready when labelled.
@@ -152,54 +154,95 @@ t.test(
   },
 );
 
+/** What happens to the scan's writes and reads from its renewal on, and whether a user edits it just before. */
+interface Renewal {
+  /** The renewal and the writes after it. */
+  write?: Omit<FaultRule, 'method' | 'path'>;
+  read?: Omit<FaultRule, 'method' | 'path'>;
+  /** A user changes the scan as its renewal arrives: the renewal's changeToken is out of date. */
+  edited?: boolean;
+}
+
 /**
  * A scan ready as it is labelled, the clock moved 31 s on as its labels with its claim reach the
  * repository (its slot came late, as behind a long list), so its claim is written again before its
- * call: that write, and the writes after it, meet `fault` (`times` of them), and its reads `read`.
+ * call, meeting `renewal`.
  */
-async function lateRenewal(
-  t: Test,
-  fault: Omit<FaultRule, 'method' | 'path'>,
-  read?: Omit<FaultRule, 'method' | 'path'>,
-) {
+async function lateRenewal(t: Test, renewal: Renewal) {
   const env = await sandboxEnv(t, { mapping: completeMapping() });
   const [uid] = await scans(env, 1);
   const start = Date.now();
   let clock = start;
+  let writes = 0;
   env.sandbox.faults.observe = (req) => {
-    if (req.method === 'PUT' && req.url?.endsWith(`/id/${uid}`) && clock === start) clock += 31_000;
+    if (req.method !== 'PUT' || req.url?.endsWith(`/id/${uid}`) !== true) return;
+    writes += 1;
+    if (writes === 1) clock += 31_000;
+    if (writes === 2 && renewal.edited === true) userEdit(env, uid);
   };
-  env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, skip: 1, body: '{}', ...fault });
-  if (read !== undefined) env.sandbox.faults.add({ method: 'GET', path: `/id/${uid}`, ...read });
+  if (renewal.write !== undefined)
+    env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, skip: 1, ...renewal.write });
+  if (renewal.read !== undefined) env.sandbox.faults.add({ method: 'GET', path: `/id/${uid}`, ...renewal.read });
   const report = await env.job({ now: () => new Date(clock) });
-  return { env, uid, documents: report.tasks.barcode.documents };
+  return { env, uid, report, records: report.tasks.barcode?.documents ?? [] };
+}
+
+/** A user's edit in the Web UI, which sends the document's changeToken: it changes the token. */
+function userEdit(env: Env, uid: string): void {
+  const { store } = env.sandbox;
+  const doc = store.get(uid) as StoredDoc;
+  store.update(env.sandbox.actor(), doc, { 'dc:description': 'edited meanwhile' }, NO_BLOBS, {
+    changeToken: store.changeToken(doc),
+  });
+}
+
+/** The one record a scan got. */
+function onlyRecord(t: Test, records: TaskRecord[]): TaskRecord {
+  t.equal(records.length, 1, 'one record');
+  return records[0];
 }
 
 t.test(
   'a claim that cannot be written again before its call (the scan edited meanwhile) is given back READY, not sent',
   async (t) => {
-    const { env, uid, documents } = await lateRenewal(t, { status: 409, times: 1 });
+    const { env, uid, records } = await lateRenewal(t, { edited: true });
+    const record = onlyRecord(t, records);
     t.equal(env.erp.tables.barcodes.length, 0, 'SAP never called');
-    t.match(documents, [
-      { uid, result: 'RELEASED', message: /^not sent: its claim could not be written again before its call \(/ },
-    ]);
-    t.match(env.props(uid), { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:claimedBy': null });
+    t.match(record, {
+      uid,
+      result: 'RELEASED',
+      message: /^not sent: its claim could not be written again before its call \(.*409/,
+    });
+    t.match(env.props(uid), {
+      'erpTaskStatus:status': 'READY',
+      'erpTaskStatus:claimedBy': null,
+      'dc:description': 'edited meanwhile',
+    });
     const next = await env.job();
     t.same(next.tasks.barcode.counts, { DONE: 1 }, 'the next run sends it');
     t.equal(env.erp.tables.barcodes.length, 1);
   },
 );
 
-t.test('a renewal refused (409) that cannot be read back either is given back READY too', async (t) => {
-  const { env, uid, documents } = await lateRenewal(t, { status: 409, times: 1 }, { status: 503, times: 100 });
+t.test('a renewal refused (409) that cannot be read back either is recorded as still claimed, not sent', async (t) => {
+  const { env, uid, records } = await lateRenewal(t, {
+    write: { status: 409, body: '{}' },
+    read: { status: 503, times: 100 },
+  });
+  const record = onlyRecord(t, records);
   t.equal(env.erp.tables.barcodes.length, 0, 'SAP never called');
-  t.match(documents, [{ uid, result: 'RELEASED' }]);
-  t.equal(status(env, uid), 'READY');
+  t.match(record, {
+    uid,
+    result: 'ERROR',
+    message: /503.*nor read back, so it was not sent; it stays IN_PROGRESS until its claim expires/,
+  });
+  t.equal(status(env, uid), 'IN_PROGRESS');
 });
 
 t.test('a renewal whose answer was lost is found written, and the scan is sent under it', async (t) => {
-  const { env, uid, documents } = await lateRenewal(t, { loseAnswer: true, times: 1 });
-  t.match(documents, [{ uid, result: 'DONE' }]);
+  const { env, uid, records } = await lateRenewal(t, { write: { loseAnswer: true } });
+  const record = onlyRecord(t, records);
+  t.match(record, { uid, result: 'DONE' });
   t.equal(env.erp.tables.barcodes.length, 1, 'sent once');
   t.equal(status(env, uid), 'DONE');
 });
@@ -207,9 +250,18 @@ t.test('a renewal whose answer was lost is found written, and the scan is sent u
 t.test(
   'a claim the repository will not write again nor take back (503) is recorded as still claimed, as it is',
   async (t) => {
-    const { env, uid, documents } = await lateRenewal(t, { status: 503, times: 100 });
+    const { env, uid, records } = await lateRenewal(t, { write: { status: 503, times: 100 } });
+    const record = onlyRecord(t, records);
     t.equal(env.erp.tables.barcodes.length, 0, 'SAP never called');
-    t.match(documents, [{ uid, result: 'ERROR', message: /503.*stays IN_PROGRESS until its claim expires/ }]);
+    t.match(record, { uid, result: 'ERROR', message: /503.*stays IN_PROGRESS until its claim expires/ });
     t.equal(status(env, uid), 'IN_PROGRESS');
   },
 );
+
+t.test('a renewal refused for the credentials (401) stops the run, the scan still claimed and not sent', async (t) => {
+  const { env, uid, report, records } = await lateRenewal(t, { write: { status: 401 } });
+  t.match(report.problems, [/401/]);
+  t.same(records, [], 'no record: the run stopped');
+  t.equal(env.erp.tables.barcodes.length, 0, 'SAP never called');
+  t.equal(status(env, uid), 'IN_PROGRESS');
+});

@@ -15,7 +15,7 @@ import { leftAlone } from './record.js';
 import type { Claimed } from './take.js';
 
 /** What a document claimed and not settled is left as, for the record of a write that failed. */
-const STILL_CLAIMED = 'it stays IN_PROGRESS until its claim expires, then a later run takes it over';
+export const STILL_CLAIMED = 'it stays IN_PROGRESS until its claim expires, then a later run takes it over';
 
 /** How often a settling write meets a user's edit before it is given up (a document being edited by the second). */
 const WRITES = 3;

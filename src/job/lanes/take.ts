@@ -1,10 +1,10 @@
-import { ConflictError, errorMessage } from '../../../common/errors.js';
+import { ConflictError, Connect2ErpError, errorMessage } from '../../../common/errors.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import { heldBy } from '../../status/facet.js';
 import { inProgress } from '../../status/transitions.js';
 import { base, type TaskContext } from './context.js';
 import { leftAlone } from './record.js';
-import { release } from './settle.js';
+import { release, STILL_CLAIMED } from './settle.js';
 
 /** A document this attempt holds: its claim's token, and the changeToken its claim left. */
 export interface Claimed {
@@ -41,6 +41,7 @@ export async function take(ctx: TaskContext, doc: RepositoryDocument, token: str
  */
 export async function renew(ctx: TaskContext, claimed: Claimed, token: string): Promise<Claimed | undefined> {
   const at = ctx.now();
+  let refused: unknown;
   try {
     const renewed = await ctx.deps.writer.update(
       claimed.doc,
@@ -48,22 +49,25 @@ export async function renew(ctx: TaskContext, claimed: Claimed, token: string): 
     );
     return held(ctx, { ...claimed.doc, changeToken: renewed.changeToken }, token);
   } catch (error) {
-    // A lost answer: the renewal went through, and the client sent it again with a used-up changeToken.
-    const now =
-      error instanceof ConflictError
-        ? await ctx.deps.client.getById(claimed.doc.uid).catch(() => undefined)
-        : undefined;
-    if (now !== undefined && heldBy(now.properties, token, ctx.task.name))
-      return held(ctx, { ...claimed.doc, changeToken: now.changeToken }, token);
-    ctx.onRecord(
-      await release(
-        ctx,
-        claimed,
-        `not sent: its claim could not be written again before its call (${errorMessage(error)})`,
-      ),
-    );
-    return undefined;
+    if (error instanceof Connect2ErpError && error.scope === 'run') throw error;
+    refused = error;
   }
+  // A user's edit meanwhile, or a lost answer: the renewal went through and the client sent it again with a used-up changeToken.
+  if (refused instanceof ConflictError) {
+    let now: RepositoryDocument;
+    try {
+      now = await ctx.deps.client.getById(claimed.doc.uid);
+    } catch (unread) {
+      const state = `its claim could not be written again nor read back, so it was not sent; ${STILL_CLAIMED}`;
+      ctx.onRecord(leftAlone(base(ctx, claimed.doc), unread, state));
+      return undefined;
+    }
+    if (heldBy(now.properties, token, ctx.task.name))
+      return held(ctx, { ...claimed.doc, changeToken: now.changeToken }, token);
+  }
+  const why = `not sent: its claim could not be written again before its call (${errorMessage(refused)})`;
+  ctx.onRecord(await release(ctx, claimed, why));
+  return undefined;
 }
 
 async function ownClaim(ctx: TaskContext, doc: RepositoryDocument, token: string): Promise<Claimed | undefined> {
