@@ -9,7 +9,7 @@ import { firstLinkBench, type FirstLink } from './first-link.js';
 import { floor } from './floor.js';
 import { linksBench, marginFrom, type LinkRate, type Sizing } from './links.js';
 import { scaleOutBench, type ScaleOut } from './scale-out.js';
-import { f, machineState, ROUNDS, span, statesLine, type MachineState } from './ranges.js';
+import { aligned, f, machineState, ROUNDS, span, statesLine, type MachineState } from './ranges.js';
 import { STARTUP_ROUNDS, startupBench, type Startup } from './startup.js';
 import { BenchSandboxes, BUNDLE, FOLDER, total, type JobRun, type UseCase } from './sandboxes.js';
 
@@ -282,7 +282,7 @@ function phaseTable(rounds: PhaseRow[][]): string[] {
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|',
   ];
   const perSecond = (p: PhaseRow): number => p.docs / p.seconds;
-  rounds[0].forEach((first, i) => {
+  aligned(rounds, (p) => `${p.phase} ${p.docs}`)[0].forEach((first, i) => {
     const p = rounds.map((round) => round[i]);
     lines.push(
       `| ${first.phase} | ${first.docs} | ${span(p, (r) => r.seconds)} | ${span(p, perSecond, 0)} | ${span(p, (r) => r.boundPerSecond, 0)} | ${span(p, (r) => perSecond(r) / r.boundPerSecond)} | ${span(p, (r) => perSecond(r) / r.effectiveBoundPerSecond)} | ${span(p, (r) => r.floorRatio)} | ${span(p, (r) => r.inSandbox.ms)} (${first.inSandbox.latencyMs}) | ${span(p, (r) => r.repositoryPerDoc, 3)} (${first.repositoryBound}) | ${span(p, (r) => r.erpPerDoc, 3)} (${first.erpBound}) | ${span(p, (r) => r.lookupsPerDoc, 3)} | ${span(p, (r) => r.peakRssMb, 0)} | ${span(p, (r) => r.jobMsPerRequest, 3)} / ${span(p, (r) => r.sandboxMsPerRequest, 3)} | ${span(p, (r) => r.sandboxCpu)} |`,
@@ -388,7 +388,10 @@ function scaleOutSection(rounds: Array<{ state: MachineState; rows: ScaleOut[] }
     '',
     '| runs | seconds | speed-up | × n | repository requests per document | extra over one run | 409 answers |',
     '|---:|---:|---:|---:|---:|---:|---:|',
-    ...rounds[0].rows.map((r, i) => {
+    ...aligned(
+      rounds.map((round) => round.rows),
+      (r) => String(r.processes),
+    )[0].map((r, i) => {
       const e = each(i);
       return `| ${r.processes} | ${span(e, (x) => x.r.seconds)} | ${span(e, (x) => x.one.seconds / x.r.seconds)} | ${span(e, (x) => x.one.seconds / x.r.seconds / x.r.processes)} | ${span(e, (x) => x.r.repositoryPerDoc, 3)} | ${span(e, (x) => x.r.repositoryPerDoc - x.one.repositoryPerDoc, 3)} | ${span(e, (x) => x.r.conflicts, 0)} |`;
     }),
@@ -523,7 +526,7 @@ function firstLinkSection(rounds: FirstLink[][]): string[] {
     '',
     '| backlog | first work item after s | labelled | sent | run stopped after |',
     '|---:|---:|---:|---:|---:|',
-    ...rounds[0].map(
+    ...aligned(rounds, (r) => String(r.backlog))[0].map(
       (r, i) =>
         `| ${r.backlog.toLocaleString('en')} | ${span(each(i), (x) => x.firstSeconds)} | ${span(each(i), (x) => x.labelled, 0)} | ${span(each(i), (x) => x.sent, 0)} | ${r.stoppedAfter} |`,
     ),
@@ -657,6 +660,10 @@ async function headSection(log: (line: string) => void, started: number): Promis
     '| documents | job peak RSS MB | × the smallest | wall seconds | docs/s | sandbox CPU | sandbox CPU ms per request | bare request to the repository / ERP sandbox, ms |',
   );
   md.push('|---:|---:|---:|---:|---:|---:|---:|---|');
+  aligned(
+    rounds.map((r) => r.memories),
+    (m) => String(m.n),
+  );
   first.memories.forEach((m, i) => {
     const each = rounds.map((r) => ({ m: r.memories[i], smallest: r.memories[0] }));
     md.push(

@@ -7,12 +7,24 @@ export const ROUNDS = 3;
 /** A figure at `digits` decimals, '–' when there is none (a division by zero, a CPU below the start-up's). */
 export const f = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 
-/** The lowest and highest of a figure over items: "a–b", or one figure when they print the same. */
+/**
+ * The lowest and highest of a figure over items: "a–b", or one figure when they print the same;
+ * "(k of n)" after it when only k of the items have one (a CPU below the start-up's), '–' when none.
+ */
 export function span<T>(items: T[], figure: (item: T) => number, digits = 2): string {
   const values = items.map(figure).filter(Number.isFinite);
   if (values.length === 0) return '–';
   const [low, high] = [f(Math.min(...values), digits), f(Math.max(...values), digits)];
-  return low === high ? low : `${low}–${high}`;
+  const range = low === high ? low : `${low}–${high}`;
+  return values.length === items.length ? range : `${range} (${values.length} of ${items.length})`;
+}
+
+/** Rounds' rows, each round's i-th row the same measurement (by `key`): a table's row i is their range. */
+export function aligned<T>(rounds: T[][], key: (row: T) => string): T[][] {
+  const keys = (rows: T[]): string => rows.map(key).join('\n');
+  if (rounds.some((rows) => keys(rows) !== keys(rounds[0])))
+    throw new Error(`benchmark run went wrong: rounds measured different rows: ${rounds.map(keys).join(' / ')}`);
+  return rounds;
 }
 
 /** The machine as a round meets it: `node -e 0`'s CPU and the load average over the last minute. */
