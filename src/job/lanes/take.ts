@@ -54,16 +54,14 @@ export async function renew(ctx: TaskContext, claimed: Claimed, token: string): 
   }
   // A user's edit meanwhile, or a lost answer: the renewal went through and the client sent it again with a used-up changeToken.
   if (refused instanceof ConflictError) {
-    let now: RepositoryDocument;
     try {
-      now = await ctx.deps.client.getById(claimed.doc.uid);
+      const mine = await readBack(ctx, claimed.doc, token);
+      if (mine !== undefined) return mine;
     } catch (unread) {
       const state = `its claim could not be written again nor read back, so it was not sent; ${STILL_CLAIMED}`;
       ctx.onRecord(leftAlone(base(ctx, claimed.doc), unread, state));
       return undefined;
     }
-    if (heldBy(now.properties, token, ctx.task.name))
-      return held(ctx, { ...claimed.doc, changeToken: now.changeToken }, token);
   }
   const why = `not sent: its claim could not be written again before its call (${errorMessage(refused)})`;
   ctx.onRecord(await release(ctx, claimed, why));
@@ -72,13 +70,23 @@ export async function renew(ctx: TaskContext, claimed: Claimed, token: string): 
 
 async function ownClaim(ctx: TaskContext, doc: RepositoryDocument, token: string): Promise<Claimed | undefined> {
   try {
-    const now = await ctx.deps.client.getById(doc.uid);
-    if (heldBy(now.properties, token, ctx.task.name)) return held(ctx, { ...doc, changeToken: now.changeToken }, token);
-    ctx.onRecord({ ...base(ctx, doc), result: 'CLAIMED_ELSEWHERE' });
-    return undefined;
+    const mine = await readBack(ctx, doc, token);
+    if (mine === undefined) ctx.onRecord({ ...base(ctx, doc), result: 'CLAIMED_ELSEWHERE' });
+    return mine;
   } catch (error) {
     return notTaken(ctx, doc, error);
   }
+}
+
+/**
+ * After a 409 on a claim: the document read again, claimed when it holds this attempt's `token`
+ * (the claim went through and its answer was lost), undefined when it does not; a read that fails throws.
+ */
+async function readBack(ctx: TaskContext, doc: RepositoryDocument, token: string): Promise<Claimed | undefined> {
+  const now = await ctx.deps.client.getById(doc.uid);
+  return heldBy(now.properties, token, ctx.task.name)
+    ? held(ctx, { ...doc, changeToken: now.changeToken }, token)
+    : undefined;
 }
 
 /** Claimed: listed as in flight until settled. The call works on the values as they were read. */
