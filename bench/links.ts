@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { BenchSandboxes, benchMapping, total } from './sandboxes.js';
+import { BenchSandboxes, benchMapping, reportSpanMs, total } from './sandboxes.js';
 import { nodeCpuMs } from './startup.js';
 
 /** The settings a sizing changes: erpHttp.yaml's calls, storage.yaml's requests, the link task's pages. */
@@ -142,8 +142,12 @@ async function wholeRun(sandboxes: BenchSandboxes, docs: number, entry: string |
     .sort((a, b) => b[1] - a[1])
     .map(([kind, n]) => `${kind} ${(n / docs).toFixed(3)}`)
     .join(', ');
-  const spanMs = Date.parse(run.report.finishedAt as string) - Date.parse(run.report.startedAt);
-  return { docs, perSecond: docs / (spanMs / 1000), repositoryPerDoc: total(run.repository) / docs, byKind };
+  return {
+    docs,
+    perSecond: docs / (reportSpanMs(run.report) / 1000),
+    repositoryPerDoc: total(run.repository) / docs,
+    byKind,
+  };
 }
 
 /** `docs` new invoices labelled by an intake-only run, then linked by a link-only run: that run, and the intake's time. */

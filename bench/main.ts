@@ -9,9 +9,9 @@ import { firstLinkBench, type FirstLink } from './first-link.js';
 import { floor } from './floor.js';
 import { linksBench, marginFrom, type LinkRate, type Sizing } from './links.js';
 import { scaleOutBench, type ScaleOut } from './scale-out.js';
-import { aligned, f, machineState, ROUNDS, span, statesLine, type MachineState } from './ranges.js';
+import { byRow, f, machineState, ROUNDS, span, statesLine, type MachineState } from './ranges.js';
 import { STARTUP_ROUNDS, startupBench, type Startup } from './startup.js';
-import { BenchSandboxes, BUNDLE, FOLDER, total, type JobRun, type UseCase } from './sandboxes.js';
+import { BenchSandboxes, BUNDLE, FOLDER, reportSpanMs, total, type JobRun, type UseCase } from './sandboxes.js';
 
 /**
  * `npm run bench`: the job against the sandboxes with injected latency, on generated backlogs.
@@ -268,8 +268,7 @@ async function history(processed: number): Promise<{ processed: number; seconds:
     const run = await sandboxes.run({});
     const done = Object.values(run.report.tasks).reduce((sum, t) => sum + (t.counts.DONE ?? 0), 0);
     check(done === SIZES.fresh, `history ${processed}: ${done} done`);
-    const ms = Date.parse(run.report.finishedAt as string) - Date.parse(run.report.startedAt);
-    return { processed, seconds: ms / 1000, repositoryRequests: total(run.repository) };
+    return { processed, seconds: reportSpanMs(run.report) / 1000, repositoryRequests: total(run.repository) };
   } finally {
     await sandboxes.stop();
   }
@@ -282,12 +281,12 @@ function phaseTable(rounds: PhaseRow[][]): string[] {
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|',
   ];
   const perSecond = (p: PhaseRow): number => p.docs / p.seconds;
-  aligned(rounds, (p) => `${p.phase} ${p.docs}`)[0].forEach((first, i) => {
-    const p = rounds.map((round) => round[i]);
+  for (const p of byRow(rounds, (r) => `${r.phase} ${r.docs}`)) {
+    const [first] = p;
     lines.push(
       `| ${first.phase} | ${first.docs} | ${span(p, (r) => r.seconds)} | ${span(p, perSecond, 0)} | ${span(p, (r) => r.boundPerSecond, 0)} | ${span(p, (r) => perSecond(r) / r.boundPerSecond)} | ${span(p, (r) => perSecond(r) / r.effectiveBoundPerSecond)} | ${span(p, (r) => r.floorRatio)} | ${span(p, (r) => r.inSandbox.ms)} (${first.inSandbox.latencyMs}) | ${span(p, (r) => r.repositoryPerDoc, 3)} (${first.repositoryBound}) | ${span(p, (r) => r.erpPerDoc, 3)} (${first.erpBound}) | ${span(p, (r) => r.lookupsPerDoc, 3)} | ${span(p, (r) => r.peakRssMb, 0)} | ${span(p, (r) => r.jobMsPerRequest, 3)} / ${span(p, (r) => r.sandboxMsPerRequest, 3)} | ${span(p, (r) => r.sandboxCpu)} |`,
     );
-  });
+  }
   return lines;
 }
 
@@ -379,7 +378,10 @@ const SCALE_START = '<!-- scale-out: written by npm run bench -->';
 const SCALE_END = '<!-- end of the scale-out section -->';
 
 function scaleOutSection(rounds: Array<{ state: MachineState; rows: ScaleOut[] }>, backlog: number): string[] {
-  const each = (i: number) => rounds.map(({ rows }) => ({ one: rows[0], r: rows[i] }));
+  const rows = byRow(
+    rounds.map((round) => round.rows),
+    (r) => String(r.processes),
+  );
   return [
     SCALE_START,
     '## Scale-out with shards',
@@ -388,11 +390,9 @@ function scaleOutSection(rounds: Array<{ state: MachineState; rows: ScaleOut[] }
     '',
     '| runs | seconds | speed-up | × n | repository requests per document | extra over one run | 409 answers |',
     '|---:|---:|---:|---:|---:|---:|---:|',
-    ...aligned(
-      rounds.map((round) => round.rows),
-      (r) => String(r.processes),
-    )[0].map((r, i) => {
-      const e = each(i);
+    ...rows.map((row) => {
+      const [r] = row;
+      const e = row.map((x, k) => ({ one: rows[0][k], r: x }));
       return `| ${r.processes} | ${span(e, (x) => x.r.seconds)} | ${span(e, (x) => x.one.seconds / x.r.seconds)} | ${span(e, (x) => x.one.seconds / x.r.seconds / x.r.processes)} | ${span(e, (x) => x.r.repositoryPerDoc, 3)} | ${span(e, (x) => x.r.repositoryPerDoc - x.one.repositoryPerDoc, 3)} | ${span(e, (x) => x.r.conflicts, 0)} |`;
     }),
     SCALE_END,
@@ -517,7 +517,6 @@ const FIRST_START = '<!-- first link: written by npm run bench -->';
 const FIRST_END = '<!-- end of the first-link section -->';
 
 function firstLinkSection(rounds: FirstLink[][]): string[] {
-  const each = (i: number): FirstLink[] => rounds.map((rows) => rows[i]);
   return [
     FIRST_START,
     '## Time to the first document in SAP',
@@ -526,9 +525,9 @@ function firstLinkSection(rounds: FirstLink[][]): string[] {
     '',
     '| backlog | first work item after s | labelled | sent | run stopped after |',
     '|---:|---:|---:|---:|---:|',
-    ...aligned(rounds, (r) => String(r.backlog))[0].map(
-      (r, i) =>
-        `| ${r.backlog.toLocaleString('en')} | ${span(each(i), (x) => x.firstSeconds)} | ${span(each(i), (x) => x.labelled, 0)} | ${span(each(i), (x) => x.sent, 0)} | ${r.stoppedAfter} |`,
+    ...byRow(rounds, (r) => String(r.backlog)).map(
+      (row) =>
+        `| ${row[0].backlog.toLocaleString('en')} | ${span(row, (x) => x.firstSeconds)} | ${span(row, (x) => x.labelled, 0)} | ${span(row, (x) => x.sent, 0)} | ${row[0].stoppedAfter} |`,
     ),
     FIRST_END,
   ];
@@ -660,16 +659,17 @@ async function headSection(log: (line: string) => void, started: number): Promis
     '| documents | job peak RSS MB | × the smallest | wall seconds | docs/s | sandbox CPU | sandbox CPU ms per request | bare request to the repository / ERP sandbox, ms |',
   );
   md.push('|---:|---:|---:|---:|---:|---:|---:|---|');
-  aligned(
+  const memories = byRow(
     rounds.map((r) => r.memories),
     (m) => String(m.n),
   );
-  first.memories.forEach((m, i) => {
-    const each = rounds.map((r) => ({ m: r.memories[i], smallest: r.memories[0] }));
+  for (const row of memories) {
+    const [m] = row;
+    const each = row.map((x, k) => ({ m: x, smallest: memories[0][k] }));
     md.push(
       `| ${m.n} | ${span(each, (e) => e.m.peakRssMb, 0)} | ${span(each, (e) => e.m.peakRssMb / e.smallest.peakRssMb)} | ${span(each, (e) => e.m.seconds)} | ${span(each, (e) => e.m.perSecond, 0)} | ${span(each, (e) => e.m.sandboxCpu)} | ${span(each, (e) => e.m.sandboxMsPerRequest, 3)} | ${span(each, (e) => e.m.overhead.repositoryMs, 3)} / ${span(each, (e) => e.m.overhead.erpMs, 3)} |`,
     );
-  });
+  }
   md.push('', '## Cost with repository size', '');
   md.push(
     `One whole run over ${SIZES.fresh} new documents (split over the three use cases), from run start to report; injected latency as above.`,

@@ -19,12 +19,15 @@ export function span<T>(items: T[], figure: (item: T) => number, digits = 2): st
   return values.length === items.length ? range : `${range} (${values.length} of ${items.length})`;
 }
 
-/** Rounds' rows, each round's i-th row the same measurement (by `key`): a table's row i is their range. */
-export function aligned<T>(rounds: T[][], key: (row: T) => string): T[][] {
+/**
+ * A table's rows over the rounds: row i holds each round's i-th measurement, checked to be the same
+ * one in every round (by `key`), so that a figure never prints under another row's label.
+ */
+export function byRow<T>(rounds: T[][], key: (row: T) => string): T[][] {
   const keys = (rows: T[]): string => rows.map(key).join('\n');
   if (rounds.some((rows) => keys(rows) !== keys(rounds[0])))
     throw new Error(`benchmark run went wrong: rounds measured different rows: ${rounds.map(keys).join(' / ')}`);
-  return rounds;
+  return rounds[0].map((_, i) => rounds.map((rows) => rows[i]));
 }
 
 /** The machine as a round meets it: `node -e 0`'s CPU and the load average over the last minute. */

@@ -134,6 +134,10 @@ function repositoryKind(req: IncomingMessage): string {
   return `${req.method as string} ${path.split('/')[0]}`;
 }
 
+/** A run's own span, its report's start to end: the process's start-up aside. */
+export const reportSpanMs = (report: RunReport): number =>
+  Date.parse(report.finishedAt as string) - Date.parse(report.startedAt);
+
 /** The requests counted, of the kinds `include` keeps (all by default). */
 export const total = (counts: Map<string, number>, include: (key: string) => boolean = () => true): number =>
   [...counts].reduce((sum, [key, n]) => sum + (include(key) ? n : 0), 0);
