@@ -78,6 +78,7 @@ t.test('on a landscape set up as the guides say, every check passes: exit 0, and
     /^adminPath \/default-domain\/workspaces\/admin found$/,
     /^facet fct_erp_barcode deployed \(erp_barcode\)$/,
     /^facet fct_erp_config_file_connect2erp deployed \(no schema\)$/,
+    /^the Automation chain connect2erp\.PlaceInArchiveLinkFolder deployed$/,
     /^mapping file .*Connect to ERP Feature Configuration valid: 3 folder\(s\) mapped$/,
     /^mapping file readable by administrators only$/,
     /^may write in \/default-domain\/workspaces\/ERP\/Invoices$/,
@@ -135,7 +136,11 @@ t.test(
         properties: { ...workflow.properties, 'erpStartWorkflow:erpOTyp': 'XX' },
       });
     });
-    const env = await sandboxEnv(t, { mapping, undeployedFacets: ['fct_erp_barcode'] });
+    const env = await sandboxEnv(t, {
+      mapping,
+      undeployedFacets: ['fct_erp_barcode'],
+      undeployedChains: ['connect2erp.PlaceInArchiveLinkFolder'],
+    });
     env.sandbox.store.setAcls(env.sandbox.actor(), env.sandbox.store.getByPath(MAPPING_PATH) as StoredDoc, [
       { name: 'local', aces: [ace('Everyone', 'Read')] },
     ]);
@@ -172,6 +177,10 @@ t.test(
     t.equal(code, 2);
     const expectations: Array<[RegExp, RegExp]> = [
       [/^facet fct_erp_barcode is not deployed$/, /install this version's Nuxeo package/],
+      [
+        /^the Automation chain connect2erp\.PlaceInArchiveLinkFolder is not deployed: the package is older than this version/,
+        /install this version's Nuxeo package/,
+      ],
       [
         /^facet fct_erp_start_workflow: schema erp_start_workflow lacks erpBarcode, erpDocumentTyp, erpLateArchiving, erpOTyp, erpObjId, erpStartWorkflow$/,
         /install this version's Nuxeo package/,

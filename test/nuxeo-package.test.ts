@@ -7,6 +7,7 @@ import { jarManifest } from '../nuxeo-package/builder/manifest.js';
 import { marketplacePackage } from '../nuxeo-package/builder/marketplace.js';
 import { STATUSES } from '../src/status/facet.js';
 import { USE_CASE_FACETS } from '../src/status/readiness.js';
+import { FOLDER_CHAIN } from '../src/repository/client.js';
 import { PROJECT } from './helpers/run-cli.js';
 
 /**
@@ -16,8 +17,32 @@ import { PROJECT } from './helpers/run-cli.js';
  */
 
 const { version } = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')) as { version: string };
+/** The extension points' components: schemas and facets, Automation chains (nuxeo/nuxeo 2021 and 2023). */
+const TARGETS = ['org.nuxeo.ecm.core.schema.TypeService', 'org.nuxeo.ecm.core.operation.OperationServiceComponent'];
+/**
+ * Operation ids of nuxeo-automation-core, 2021 and 2023 (each class's `ID`: CreateDocument, AddFacet,
+ * UpdateDocument, SetInputAsVar, FetchDocument, MoveDocument): a chain naming another fails at call time.
+ */
+const NUXEO_OPERATIONS = [
+  'Document.Create',
+  'Document.AddFacet',
+  'Document.Update',
+  'Context.SetInputAsVar',
+  'Repository.GetDocument',
+  'Document.Move',
+];
 const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', isArray: (name) => ARRAYS.has(name) });
-const ARRAYS = new Set(['package', 'extension', 'schema', 'facet', 'append', 'include', 'update']);
+const ARRAYS = new Set([
+  'package',
+  'extension',
+  'schema',
+  'facet',
+  'append',
+  'include',
+  'update',
+  'chain',
+  'operation',
+]);
 
 async function open(): Promise<{ zip: Buffer; outer: JSZip; jar: JSZip; jarName: string }> {
   const built = await marketplacePackage(join(PROJECT, 'nuxeo-package'), version);
@@ -94,11 +119,20 @@ t.test('the bundle: its manifest, components and deployment fragment name files 
   t.ok(components.length > 0);
   const schemas = new Set<string>();
   const facets = new Set<string>();
+  const chains = new Set<string>();
   for (const path of components) {
     t.ok(names.includes(path), `${path} is in the JAR`);
     const { component } = xml.parse(await text(jar, path)) as { component: { extension: Array<Record<string, any>> } };
     for (const extension of component.extension) {
-      t.equal(extension['@target'], 'org.nuxeo.ecm.core.schema.TypeService');
+      t.ok(TARGETS.includes(extension['@target']), `${String(extension['@target'])}: a component Nuxeo has`);
+      for (const chain of extension.chain ?? []) {
+        for (const operation of chain.operation)
+          t.ok(
+            NUXEO_OPERATIONS.includes(operation['@id']),
+            `${chain['@id']}: ${operation['@id']} is an operation of Nuxeo's`,
+          );
+        chains.add(chain['@id']);
+      }
       for (const schema of extension.schema ?? []) {
         t.ok(names.includes(schema['@src']), `${schema['@src']} is in the JAR`);
         schemas.add(schema['@name']);
@@ -117,6 +151,7 @@ t.test('the bundle: its manifest, components and deployment fragment name files 
     'fct_erp_config_file_connect2erp',
   ])
     t.ok(facets.has(facet), `${facet} is declared`);
+  t.same([...chains], [FOLDER_CHAIN], 'the chain the job calls is declared');
 
   // DeploymentPreprocessor reads OSGI-INF/deployment-fragment.xml; Web UI's bundle is org.nuxeo.web.ui.
   const { fragment } = xml.parse(await text(jar, 'OSGI-INF/deployment-fragment.xml')) as {

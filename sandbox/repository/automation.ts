@@ -20,7 +20,7 @@ export type OperationResult =
   | { page: ReturnType<typeof runQuery>; pageSize: number; pageIndex: number; paginated: boolean }
   | null;
 
-type Operation = (ctx: OperationContext) => OperationResult;
+export type Operation = (ctx: OperationContext) => OperationResult;
 
 const str = (ctx: OperationContext, name: string): string | undefined => {
   const value = ctx.params[name];
@@ -40,7 +40,7 @@ function eachDoc(ctx: OperationContext, fn: (doc: StoredDoc) => StoredDoc): Stor
   return ctx.inputIsList ? out : out[0];
 }
 
-/** The `properties` parameter: an object (scalars as text) or `key=value` lines. */
+/** The `properties` parameter: an object (read as JsonNodeToProperties reads it) or `key=value` lines. */
 function propertiesParam(value: unknown): Record<string, unknown> {
   if (value === undefined || value === null) return {};
   if (typeof value === 'string') {
@@ -51,11 +51,23 @@ function propertiesParam(value: unknown): Record<string, unknown> {
         .map((line) => [line.slice(0, line.indexOf('=')).trim(), line.slice(line.indexOf('=') + 1)]),
     );
   }
+  return jsonNodeToProperties(value);
+}
+
+/**
+ * JsonNodeToProperties (nuxeo-automation-core, 2021 and 2023): a JSON object given for a `properties`
+ * parameter, field by field as text: text as it is, `[]` as null, a list's items' text joined with
+ * commas (an item that is an object is not modelled), anything else as its JSON (so null is the
+ * text "null", a number its digits). Anything but an object has no adapter to Properties.
+ */
+function jsonNodeToProperties(value: unknown): Record<string, string | null> {
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new RepositoryError(500, 'No type adapter found for input and output Properties');
   return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>).map(([k, v]) => [
-      k,
-      v === null || typeof v !== 'object' ? (v === null ? null : String(v)) : JSON.stringify(v),
-    ]),
+    Object.entries(value as Record<string, unknown>).map(([key, field]) => {
+      if (Array.isArray(field)) return [key, field.length === 0 ? null : field.map(String).join(',')];
+      return [key, typeof field === 'string' ? field : JSON.stringify(field)];
+    }),
   );
 }
 

@@ -1,13 +1,14 @@
 import { NUXEO_TOKEN_PATH, NuxeoTokens } from './oauth2.js';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Faults } from '../faults.js';
 import { basicCredentials, close, listen, readBody, sendEmpty, sendJson } from '../http.js';
 import { EVERYONE, KNOWN_PERMISSIONS } from './acl.js';
 import { configAnswer } from './config-endpoint.js';
 import { OPERATIONS, type OperationResult } from './automation.js';
+import { loadChains, runChain, type Chain } from './chains.js';
 import { type SortKey } from './query.js';
 import { SearchIndex } from './search-index.js';
 import { renderAcls, renderDocument, renderException, renderPage, type SchemaSelection } from './render.js';
@@ -36,6 +37,8 @@ export interface RepositorySandboxOptions {
    * or not wholly, deployed. Adding one to a document fails as on such a server.
    */
   undeployedFacets?: string[];
+  /** Automation chains of the package this server lacks: a Nuxeo with an older package. */
+  undeployedChains?: string[];
 }
 
 /** The users made over REST, in a data folder. */
@@ -84,6 +87,8 @@ export class RepositorySandbox {
   /** OAuth 2.0 client credentials: the `oauth2Clients` directory, the token endpoint, bearer tokens. */
   readonly oauth2 = new NuxeoTokens((name) => this.users[name] !== undefined);
   private readonly batches = new Batches();
+  /** The package's Automation chains (its OSGI-INF components). */
+  private readonly chains: Map<string, Chain>;
   private server?: Server;
   private base = '';
 
@@ -91,6 +96,8 @@ export class RepositorySandbox {
     const registry = new SchemaRegistry();
     registry.loadContribution(FEATURE_CONTRIBUTION);
     for (const facet of options.undeployedFacets ?? []) registry.removeFacet(facet);
+    this.chains = loadChains(dirname(FEATURE_CONTRIBUTION));
+    for (const chain of options.undeployedChains ?? []) this.chains.delete(chain);
     this.store = new Store(registry, options.dataDir);
     this.index = new SearchIndex(this.store, options.searchLagMs);
     this.users = { ...DEFAULT_USERS, ...options.users, ...this.savedUsers() };
@@ -536,20 +543,30 @@ export class RepositorySandbox {
         id: actor.name,
         isAdministrator: actor.isAdministrator,
       });
+    const chain = this.chains.get(operationId.replace(/^Chain\./, ''));
     const operation = OPERATIONS[operationId];
-    if (operation === undefined) throw new RepositoryError(404, `No operation with id ${operationId}`);
+    // AutomationResource.getExecutable: an unknown id is a 404, for a GET (its description) as for a call.
+    if (operation === undefined && chain === undefined)
+      throw new RepositoryError(404, `No operation with id ${operationId}`);
+    // OperationResource.doGet: the operation's or chain's documentation (its id is what a client checks).
+    if (req.method === 'GET') return sendJson(res, 200, { id: operationId });
     const body = await this.jsonBody(req);
     const { input, list } = adapted ? { input: [adapted], list: false } : this.resolveInput(body.input);
     const params = (body.params as Record<string, unknown> | undefined) ?? {};
+    // One transaction a request: an operation or a chain that fails leaves nothing behind.
     const result = this.withBlobs(req, (resolveBlob) =>
-      operation({
-        store: this.store,
-        actor,
-        users: this.principalNames(),
-        resolveBlob,
-        input,
-        inputIsList: list,
-        params,
+      this.store.transaction(() => {
+        const context = {
+          store: this.store,
+          actor,
+          users: this.principalNames(),
+          resolveBlob,
+          input,
+          inputIsList: list,
+        };
+        return chain === undefined
+          ? operation({ ...context, params })
+          : runChain(chain, { ...context, chainParameters: params });
       }),
     );
     const voidOp = adapted === undefined && req.headers['x-nxvoidoperation'] === 'true';

@@ -84,6 +84,8 @@ export class Store {
   /** Every uid in order, for keyset pages (`ecm:uuid > … ORDER BY ecm:uuid`); built on first use. */
   private ordered?: string[];
   private readonly journal?: string;
+  /** The changes of the transaction under way, to be undone if it fails. */
+  private open?: Array<{ before: StoredDoc | undefined; after: StoredDoc | undefined }>;
   readonly rootId: string;
   /** Sees every committed change, in order: what the search index is fed from. */
   onCommit: (uid: string, after: StoredDoc | undefined) => void = () => undefined;
@@ -541,7 +543,43 @@ export class Store {
     }
   }
 
+  /**
+   * Run `work` as one transaction: its writes are seen by what follows inside it, and kept, journaled
+   * and fed to the search index only when it ends without an error; an error undoes them all. A REST
+   * or Automation request is one transaction in Nuxeo (the web engine's request transaction,
+   * rolled back when the request fails).
+   */
+  transaction<T>(work: () => T): T {
+    if (this.open !== undefined) return work();
+    const open: Array<{ before: StoredDoc | undefined; after: StoredDoc | undefined }> = [];
+    this.open = open;
+    try {
+      const result = work();
+      this.open = undefined;
+      for (const { before, after } of open) this.publish((after ?? before) as StoredDoc, after);
+      return result;
+    } catch (error) {
+      this.open = undefined;
+      for (const { before, after } of open.reverse()) this.apply(after, before);
+      throw error;
+    }
+  }
+
   private commit(before: StoredDoc | undefined, after: StoredDoc | undefined): void {
+    this.apply(before, after);
+    if (this.open !== undefined) this.open.push({ before, after });
+    else this.publish((after ?? before) as StoredDoc, after);
+  }
+
+  /** The journal and the search index hear of a change once it is committed. */
+  private publish({ uid }: StoredDoc, after: StoredDoc | undefined): void {
+    if (this.journal !== undefined) {
+      appendFileSync(this.journal, `${JSON.stringify(after ? { put: after } : { del: uid })}\n`);
+    }
+    this.onCommit(uid, after);
+  }
+
+  private apply(before: StoredDoc | undefined, after: StoredDoc | undefined): void {
     if (before && after && before.path === after.path) this.reindex(before, after);
     else {
       if (before) this.unindex(before);
@@ -554,10 +592,6 @@ export class Store {
       if (after) this.ordered.splice(at, 0, uid);
       else this.ordered.splice(at, 1);
     }
-    if (this.journal !== undefined) {
-      appendFileSync(this.journal, `${JSON.stringify(after ? { put: after } : { del: uid })}\n`);
-    }
-    this.onCommit(uid, after);
   }
 
   private index(doc: StoredDoc): void {
@@ -668,10 +702,38 @@ function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
 const UNCHANGED = Symbol('unchanged');
 
 /** Check and normalise one value against its field; a wrong type is a 400 as on the real server. */
+/**
+ * A list property given as text through Automation (DocumentHelper.setListProperty): a list of
+ * scalars split at commas, a backslash escaping a comma or a backslash (readStringList); a list of
+ * complex values read as JSON (ComplexTypeJSONDecoder).
+ */
+function textList(field: FieldDef, text: string): unknown {
+  if (field.type === 'complex') return JSON.parse(text) as unknown;
+  const items: string[] = [];
+  let item = '';
+  // As readStringList: a backslash escapes the next backslash or comma, and stays pending over any other character.
+  let escaped = false;
+  for (const c of text) {
+    if (c !== '\\' && c !== ',') item += c;
+    else if (escaped) [item, escaped] = [item + c, false];
+    else if (c === '\\') escaped = true;
+    else {
+      items.push(item);
+      item = '';
+    }
+  }
+  return [...items, item];
+}
+
+/**
+ * A value as the field stores it. `fromText`: Automation's properties, all text (DocumentHelper.setProperty,
+ * 2021 and 2023): "" clears the field whatever its type, and a boolean is true for "true" in any case,
+ * false for any other text. A number that does not parse is refused here, where Nuxeo stores 0: stricter.
+ */
 function coerce(field: FieldDef, raw: unknown, key: string, fromText: boolean, resolveBlob: BlobResolver): unknown {
-  if (raw === null || raw === undefined) return null;
+  if (raw === null || raw === undefined || (fromText && raw === '')) return null;
   if (field.list) {
-    const items = fromText && typeof raw === 'string' ? (JSON.parse(raw) as unknown) : raw;
+    const items = fromText && typeof raw === 'string' ? textList(field, raw) : raw;
     if (!Array.isArray(items)) throw mismatch(key, raw);
     return items.map((item) => coerce({ ...field, list: false }, item, key, fromText, resolveBlob));
   }
@@ -681,7 +743,7 @@ function coerce(field: FieldDef, raw: unknown, key: string, fromText: boolean, r
       return String(raw);
     case 'boolean':
       if (typeof raw === 'boolean') return raw;
-      if (fromText && (raw === 'true' || raw === 'false')) return raw === 'true';
+      if (fromText && typeof raw === 'string') return raw.toLowerCase() === 'true';
       throw mismatch(key, raw);
     case 'long':
     case 'double': {

@@ -37,6 +37,7 @@ import { claimAtLabel } from './sources/claim-at-label.js';
 import { Lanes } from './lanes/lanes.js';
 import { dueSource } from './sources/due.js';
 import { intakeSource } from './sources/intake.js';
+import { folderChainProbe } from './intake/folder-chain.js';
 import { LabelledFeed } from './sources/labelled-feed.js';
 import type { LaneDeps } from './lanes/context.js';
 import type { MappingFile } from './intake/mapping-schema.js';
@@ -250,6 +251,7 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
     limits: fieldLimits(config.tasks),
     found: intakeCounted(mapping.mapping.length, options),
     scope: deps.scope,
+    folderChain: folderChainProbe(deps.client, deps.log),
     claimAtLabel:
       options.dryRun || deps.budget.limit !== undefined
         ? undefined

@@ -1,4 +1,4 @@
-import type { RepositoryClient } from '../repository/client.js';
+import type { NewFolder, RepositoryClient } from '../repository/client.js';
 import type { RepositoryDocument } from '../repository/document.js';
 
 /**
@@ -16,6 +16,12 @@ export interface RepositoryWriter {
     properties: Record<string, unknown>,
   ): Promise<RepositoryDocument>;
   move(doc: RepositoryDocument, target: RepositoryDocument): Promise<RepositoryDocument>;
+  /** A new folder in `parent` with its facets and values, and `file` moved into it, at once; answers the file as moved. */
+  placeInNewFolder(
+    file: RepositoryDocument,
+    parent: { uid: string; path: string },
+    folder: NewFolder,
+  ): Promise<RepositoryDocument>;
   /** The facet and its values off the document (`unlabel`). */
   removeFacet(doc: RepositoryDocument, facet: string): Promise<void>;
   /** Into the trash, from where an administrator can restore it. */
@@ -29,6 +35,7 @@ export function liveWriter(client: RepositoryClient): RepositoryWriter {
     update: (doc, properties) => client.update(doc, properties),
     createFolder: (parent, name, properties) => client.create(parent.uid, { type: 'Folder', name, properties }),
     move: (doc, target) => client.move(doc.uid, target.uid),
+    placeInNewFolder: (file, parent, folder) => client.placeInNewFolder(file.uid, parent.uid, folder),
     removeFacet: (doc, facet) => client.removeFacet(doc.uid, facet),
     trash: (doc) => client.trash(doc.uid),
   };
@@ -54,6 +61,11 @@ export function dryRunWriter(): RepositoryWriter {
       ...doc,
       parentRef: target.uid,
       path: `${target.path}/${doc.path.slice(doc.path.lastIndexOf('/') + 1)}`,
+    }),
+    placeInNewFolder: async (file, parent, folder) => ({
+      ...file,
+      parentRef: `(new folder in ${parent.path})`,
+      path: `${parent.path}/${folder.name}/${file.path.slice(file.path.lastIndexOf('/') + 1)}`,
     }),
     removeFacet: async () => undefined,
     trash: async () => undefined,

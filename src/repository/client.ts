@@ -43,6 +43,27 @@ export class PropertiesDroppedError extends DocumentError {
 
 const ALL_PROPERTIES = { properties: '*' };
 
+/**
+ * The Automation chain of the repository package (nuxeo-package/OSGI-INF/connect2erp-operations-contrib.xml)
+ * that makes an archive-link folder and moves its file in, and the chain parameters it reads.
+ */
+export const FOLDER_CHAIN = 'connect2erp.PlaceInArchiveLinkFolder';
+const FOLDER_CHAIN_PARAMS = {
+  name: 'folderName',
+  properties: 'folderProperties',
+  useCaseFacet: 'useCaseFacet',
+  values: 'folderValues',
+  file: 'fileId',
+} as const;
+
+/** An archive-link folder to create: its name and dublincore properties, then its use-case facet (besides fct_erp_http_content) and the values of both. */
+export interface NewFolder {
+  name: string;
+  properties: Record<string, unknown>;
+  useCaseFacet: string;
+  values: Record<string, unknown>;
+}
+
 function sameValue(sent: unknown, stored: unknown): boolean {
   if (sent === null || sent === undefined)
     return stored === null || stored === undefined || (Array.isArray(stored) && stored.length === 0);
@@ -57,7 +78,7 @@ function sameValue(sent: unknown, stored: unknown): boolean {
 /** What the job's phases and the operator commands may call on the repository: reads only; every write goes through the writer (src/ports). */
 export type RepositoryReader = Pick<
   RepositoryClient,
-  'search' | 'getById' | 'getByPath' | 'getAcl' | 'downloadBlob' | 'openBlob'
+  'search' | 'getById' | 'getByPath' | 'getAcl' | 'downloadBlob' | 'openBlob' | 'operationInstalled'
 >;
 
 /** A schema (`name`, `@prefix`, `fields`) or a facet (`name`, `schemas`) as `config/…` answers it. */
@@ -378,6 +399,41 @@ export class RepositoryClient {
     await this.http.discard({ what: `delete ${uid}`, method: 'DELETE', path: `id/${encodeURIComponent(uid)}` });
   }
 
+  /** Whether the server has this Automation operation or chain (`GET automation/<id>` answers its description, or 404). */
+  async operationInstalled(id: string): Promise<boolean> {
+    const described = await unlessMissing(
+      this.http.json<unknown>({
+        what: `look up operation ${id}`,
+        method: 'GET',
+        path: `automation/${encodeURIComponent(id)}`,
+      }),
+    );
+    return described !== undefined;
+  }
+
+  /**
+   * The repository package's chain (FOLDER_CHAIN): a folder created in `parentUid` with its facets
+   * and values, and the file moved into it, in one request and one transaction. Answers the file
+   * as moved. Never retried: a lost answer must not create a second folder.
+   */
+  async placeInNewFolder(fileUid: string, parentUid: string, folder: NewFolder): Promise<RepositoryDocument> {
+    const params: Record<string, unknown> = {
+      [FOLDER_CHAIN_PARAMS.name]: folder.name,
+      [FOLDER_CHAIN_PARAMS.properties]: withoutNulls(folder.properties),
+      [FOLDER_CHAIN_PARAMS.useCaseFacet]: folder.useCaseFacet,
+      [FOLDER_CHAIN_PARAMS.values]: withoutNulls(folder.values),
+      [FOLDER_CHAIN_PARAMS.file]: fileUid,
+    };
+    return this.http.json({
+      what: `create the folder ${folder.name} and move ${fileUid} into it`,
+      method: 'POST',
+      path: `automation/${FOLDER_CHAIN}`,
+      json: { input: `doc:${parentUid}`, params },
+      headers: ALL_PROPERTIES,
+      once: true,
+    });
+  }
+
   async move(uid: string, targetUid: string): Promise<RepositoryDocument> {
     return this.http.json({
       what: `move ${uid}`,
@@ -387,6 +443,14 @@ export class RepositoryClient {
       headers: ALL_PROPERTIES,
     });
   }
+}
+
+/**
+ * A new folder's properties as a chain parameter: JsonNodeToProperties reads a JSON null as the
+ * text "null", so a value left unset is left out (on a new document it is unset anyway).
+ */
+function withoutNulls(properties: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(properties).filter(([, value]) => value !== null && value !== undefined));
 }
 
 /** Each path segment is URL-encoded (spaces and all), the slashes kept. */

@@ -51,7 +51,7 @@ export async function sandboxEnv(
   t: Test,
   options: { mapping?: string; storage?: Record<string, string>; sandbox?: Record<string, unknown> } & Pick<
     RepositorySandboxOptions,
-    'users' | 'webUiDir' | 'undeployedFacets'
+    'users' | 'webUiDir' | 'undeployedFacets' | 'undeployedChains'
   > = {},
 ): Promise<Env> {
   const settings = sandboxSettingsSchema.parse(options.sandbox ?? {});
@@ -59,6 +59,7 @@ export async function sandboxEnv(
     users: options.users,
     webUiDir: options.webUiDir,
     undeployedFacets: options.undeployedFacets,
+    undeployedChains: options.undeployedChains,
     searchLagMs: settings.repository.searchLagMs,
     maxPageSize: settings.repository.maxPageSize,
     version: settings.repository.version,

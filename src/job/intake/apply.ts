@@ -6,6 +6,7 @@ import { nxqlString } from '../../nxql/literal.js';
 import type { Logger } from '../../log.js';
 import type { DocumentPlan } from './plan.js';
 import { claimedBy, claimExpires, STATUS_FACET } from '../../status/facet.js';
+import { HTTP_CONTENT_FACET } from '../../status/http-content.js';
 import { claim, failed, runOf, UNCLAIMED } from '../../status/transitions.js';
 
 export interface IntakeOutcome {
@@ -38,6 +39,8 @@ export interface IntakeDeps {
   found: (count: number) => void;
   /** The claim of a task to write with a document's labels, if any: one write for both. */
   claimAtLabel?: (plan: DocumentPlan) => LabelWrite | undefined;
+  /** Whether the repository package's folder chain is installed (asked once a run): a new folder in one request. */
+  folderChain: () => Promise<boolean>;
 }
 const CHANGED_FIRST =
   'changed by another run or a user while being labelled; the next run looks at it again if it is still unlabelled';
@@ -166,23 +169,33 @@ async function claimForFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<Rep
   }
 }
 
-/** A claimed file and its archive-link folder, found or created. */
+/** A claimed file and its archive-link folder, found or created empty: the folder is filled, the file moved in. */
 interface Placed {
   plan: DocumentPlan;
   claimed: RepositoryDocument;
   folder: RepositoryDocument;
 }
 
+/** A claimed file already in its new folder, the folder labelled: the file's own values are what is left. */
+interface Moved {
+  plan: DocumentPlan;
+  moved: RepositoryDocument;
+  folderPath: string;
+}
+
 /**
- * Files into archive-link folders, a page at a time: claim each file and find or create its
- * folder, add the folders' facets for the page at once, then fill each folder and move its
- * file in.
+ * Files into archive-link folders, a page at a time: claim each file, then either make its folder
+ * with its facets and values and move the file in (one request, the package's chain), or find
+ * the folder an earlier run made, or create it empty, add the folders' facets for the page at
+ * once, fill each folder and move its file in (a package without the chain).
  */
 async function labelWithFolders(plans: DocumentPlan[], deps: IntakeDeps): Promise<IntakeOutcome[]> {
   const outcomes: IntakeOutcome[] = [];
   const placed: Placed[] = [];
+  const moved: Moved[] = [];
   for (const result of await Promise.all(plans.map((plan) => placeInFolder(plan, deps)))) {
     if ('folder' in result) placed.push(result);
+    else if ('moved' in result) moved.push(result);
     else outcomes.push(result);
   }
   const withFacets = await addFacets(
@@ -192,7 +205,12 @@ async function labelWithFolders(plans: DocumentPlan[], deps: IntakeDeps): Promis
     deps,
     (p, error) => outcomes.push({ ...failure(p.plan, error), folderPath: p.folder.path }),
   );
-  outcomes.push(...(await Promise.all(withFacets.map((p) => fillFolder(p, deps)))));
+  outcomes.push(
+    ...(await Promise.all([
+      ...withFacets.map((p) => fillFolder(p, deps)),
+      ...moved.map((m) => writeValues(m.plan, m.moved, deps, m.folderPath)),
+    ])),
+  );
   return outcomes;
 }
 
@@ -200,22 +218,30 @@ async function labelWithFolders(plans: DocumentPlan[], deps: IntakeDeps): Promis
  * The folder is found again by `dc:source` = the file's UUID, so a run that died after
  * creating it never creates a second one.
  */
-async function placeInFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<Placed | IntakeOutcome> {
+async function placeInFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<Placed | Moved | IntakeOutcome> {
   const folderSpec = plan.folder as { name: string; title: string };
   try {
+    // Asked before the claim: a failed look-up leaves the file as it was, for the next run.
+    const inOneRequest = await deps.folderChain();
     const claimed = await claimForFolder(plan, deps);
     if (typeof claimed === 'string') return { plan, skipped: claimed };
-    const parentPath = plan.doc.path.slice(0, plan.doc.path.lastIndexOf('/'));
-    const folder =
-      (await earlierFolder(plan, deps)) ??
-      (await deps.writer.createFolder({ uid: plan.doc.parentRef as string, path: parentPath }, folderSpec.name, {
-        'dc:title': folderSpec.title,
-        'dc:source': plan.doc.uid,
-      }));
-    return { plan, claimed, folder };
+    const parent = { uid: plan.doc.parentRef as string, path: plan.doc.path.slice(0, plan.doc.path.lastIndexOf('/')) };
+    const properties = { 'dc:title': folderSpec.title, 'dc:source': plan.doc.uid };
+    const earlier = await earlierFolder(plan, deps);
+    if (earlier !== undefined) return { plan, claimed, folder: earlier };
+    if (!inOneRequest)
+      return { plan, claimed, folder: await deps.writer.createFolder(parent, folderSpec.name, properties) };
+    const folder = { name: folderSpec.name, properties, useCaseFacet: useCaseFacetOf(plan), values: plan.values };
+    const moved = await deps.writer.placeInNewFolder(claimed, parent, folder);
+    return { plan, moved, folderPath: moved.path.slice(0, moved.path.lastIndexOf('/')) };
   } catch (error) {
     return failure(plan, error);
   }
+}
+
+/** The entry's facet besides fct_erp_http_content: a valid mapping entry has exactly one (mapping-schema.ts). */
+function useCaseFacetOf(plan: DocumentPlan): string {
+  return plan.entry.facets.find((facet) => facet !== HTTP_CONTENT_FACET) as string;
 }
 
 /**

@@ -6,7 +6,12 @@ import { findMappingDocuments, readMappingEntries, readers } from '../../job/int
 import { mappingRules } from '../../job/intake/mapping-schema.js';
 import type { MappingFile } from '../../job/intake/mapping-schema.js';
 import { referenceOf } from '../../job/intake/substitute.js';
-import type { Declaration, RepositoryClient, RepositoryReader } from '../../repository/client.js';
+import {
+  FOLDER_CHAIN,
+  type Declaration,
+  type RepositoryClient,
+  type RepositoryReader,
+} from '../../repository/client.js';
 import { withoutCredentials } from '../../http-options.js';
 import { Section } from './check.js';
 
@@ -50,6 +55,7 @@ export async function checkRepository(
   );
   for (const [facet, schemas] of featureFacets(registry))
     await section.attempt(`facet ${facet}`, PACKAGE, () => checkFacet(section, client, facet, schemas));
+  await section.attempt(`the Automation chain ${FOLDER_CHAIN}`, PACKAGE, () => checkFolderChain(section, client));
   const mapping = await checkMapping(section, client, config, registry);
   if (mapping === undefined) return { section, signedIn: true };
   await section.attempt('the declared schemas', 'check that the account may read /api/v1/config/schemas', () =>
@@ -120,6 +126,16 @@ async function checkFacet(
   const gaps = schemas.flatMap((schema) => schemaGaps(schema, declaredSchemas));
   if (gaps.length > 0) return section.fail(`facet ${facet}: ${gaps.join('; ')}`, PACKAGE);
   section.pass(`facet ${facet} deployed (${schemas.map((s) => s.name).join(', ') || 'no schema'})`);
+}
+
+/** The package's chain that makes an archive-link folder in one request; a package older than the job lacks it. */
+async function checkFolderChain(section: Section, client: DoctorRepository): Promise<void> {
+  if (await client.operationInstalled(FOLDER_CHAIN))
+    return section.pass(`the Automation chain ${FOLDER_CHAIN} deployed`);
+  section.fail(
+    `the Automation chain ${FOLDER_CHAIN} is not deployed: the package is older than this version, and each archive-link folder takes three requests more`,
+    PACKAGE,
+  );
 }
 
 /** How the server's schema falls short of this version's: missing, another prefix, fields missing. */
