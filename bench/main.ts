@@ -191,7 +191,7 @@ async function throughput(n: number, injected: Latency, repositoryBound = false)
     const intakes: Array<[UseCase, string, { repository: string; erp: string }]> = [
       ['workflow', 'intake, flat (workflow)', { repository: '1 + 4/100', erp: '0' }],
       ['barcode', 'intake, flat (barcode)', { repository: '1 + 4/100', erp: '0' }],
-      ['link', 'intake, with folders (invoices)', { repository: '3 + 4/100', erp: '0' }],
+      ['link', 'intake, with folders (invoices)', { repository: '2 + 4/100', erp: '0' }],
     ];
     for (const [useCase, phase, bounds] of intakes.filter(([u]) => !repositoryBound || u === 'barcode')) {
       sandboxes.addNew(useCase, n);

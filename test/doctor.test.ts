@@ -7,6 +7,7 @@ import { FIXTURE_AUTH_ID, fixture, servedEnv } from './helpers/content-server.js
 import { MAPPING, sandboxEnv, type Env } from './helpers/env.js';
 import { cli, PROJECT } from './helpers/run-cli.js';
 import { templateYaml } from '../src/config/templates.js';
+import { FOLDER_CHAIN } from '../src/repository/client.js';
 
 /** `connect2erp doctor` against the sandboxes: all well, then with each fault a landscape can have. */
 t.setTimeout(300_000);
@@ -139,7 +140,7 @@ t.test(
     const env = await sandboxEnv(t, {
       mapping,
       undeployedFacets: ['fct_erp_barcode'],
-      undeployedChains: ['connect2erp.PlaceInArchiveLinkFolder'],
+      undeployedChains: [FOLDER_CHAIN],
     });
     env.sandbox.store.setAcls(env.sandbox.actor(), env.sandbox.store.getByPath(MAPPING_PATH) as StoredDoc, [
       { name: 'local', aces: [ace('Everyone', 'Read')] },

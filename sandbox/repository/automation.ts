@@ -127,33 +127,34 @@ const move: Operation = (ctx) => {
   return eachDoc(ctx, (doc) => ctx.store.move(ctx.actor, doc, destination, str(ctx, 'name')));
 };
 
+/**
+ * Unlike REST, Automation fails (500) on a property whose schema the document lacks
+ * (DocumentHelper.setProperty: PropertyNotFoundException), when creating as when updating.
+ */
+function checkSchemas(ctx: OperationContext, doc: StoredDoc, properties: Record<string, unknown>): void {
+  for (const key of Object.keys(properties)) {
+    const prop = ctx.store.registry.property(key);
+    if (prop === undefined || !ctx.store.schemasOf(doc).includes(prop.schema.name))
+      throw new RepositoryError(500, `No such property: ${key}`);
+  }
+}
+
 const create: Operation = (ctx) => {
   const type = required(ctx, 'type');
-  return eachDoc(ctx, (parent) =>
-    ctx.store.create(
-      ctx.actor,
-      parent,
-      {
-        type,
-        name: str(ctx, 'name') ?? 'Untitled',
-        properties: propertiesParam(ctx.params.properties),
-        rawName: true,
-        fromText: true,
-      },
-      ctx.resolveBlob,
-    ),
-  );
+  const properties = propertiesParam(ctx.params.properties);
+  return eachDoc(ctx, (parent) => {
+    const input = { type, name: str(ctx, 'name') ?? 'Untitled', properties, rawName: true, fromText: true };
+    const created = ctx.store.create(ctx.actor, parent, input, ctx.resolveBlob);
+    // Checked once it exists (its type's schemas); the request's transaction undoes it.
+    checkSchemas(ctx, created, properties);
+    return created;
+  });
 };
 
-/** Unlike the REST PUT, Automation fails (500) on a property whose schema the document lacks. */
 const update: Operation = (ctx) => {
   const properties = propertiesParam(ctx.params.properties);
   return eachDoc(ctx, (doc) => {
-    for (const key of Object.keys(properties)) {
-      const prop = ctx.store.registry.property(key);
-      if (prop === undefined || !ctx.store.schemasOf(doc).includes(prop.schema.name))
-        throw new RepositoryError(500, `No such property: ${key}`);
-    }
+    checkSchemas(ctx, doc, properties);
     return ctx.store.update(ctx.actor, doc, properties, ctx.resolveBlob, {
       changeToken: str(ctx, 'changeToken'),
       fromText: true,

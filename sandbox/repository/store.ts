@@ -701,7 +701,6 @@ function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
 
 const UNCHANGED = Symbol('unchanged');
 
-/** Check and normalise one value against its field; a wrong type is a 400 as on the real server. */
 /**
  * A list property given as text through Automation (DocumentHelper.setListProperty): a list of
  * scalars split at commas, a backslash escaping a comma or a backslash (readStringList); a list of
@@ -726,9 +725,11 @@ function textList(field: FieldDef, text: string): unknown {
 }
 
 /**
- * A value as the field stores it. `fromText`: Automation's properties, all text (DocumentHelper.setProperty,
- * 2021 and 2023): "" clears the field whatever its type, and a boolean is true for "true" in any case,
- * false for any other text. A number that does not parse is refused here, where Nuxeo stores 0: stricter.
+ * Check and normalise one value against its field; a wrong type is a 400 as on the real server.
+ * `fromText`: Automation's properties, all text (DocumentHelper.setProperty, 2021 and 2023): ""
+ * clears the field whatever its type, and a number that does not parse is 0 (LongType and
+ * DoubleType.decode). Text for a number or a boolean is read as REST reads it too
+ * (DocumentPropertiesJsonReader: parsed, a number that does not parse refused).
  */
 function coerce(field: FieldDef, raw: unknown, key: string, fromText: boolean, resolveBlob: BlobResolver): unknown {
   if (raw === null || raw === undefined || (fromText && raw === '')) return null;
@@ -743,14 +744,17 @@ function coerce(field: FieldDef, raw: unknown, key: string, fromText: boolean, r
       return String(raw);
     case 'boolean':
       if (typeof raw === 'boolean') return raw;
-      if (fromText && typeof raw === 'string') return raw.toLowerCase() === 'true';
+      // Text is "true" in any case, or false: Automation's BooleanType.decode, REST's Boolean.parseBoolean.
+      if (typeof raw === 'string') return raw.toLowerCase() === 'true';
       throw mismatch(key, raw);
     case 'long':
     case 'double': {
-      const value = fromText && typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
-      if (typeof value !== 'number' || Number.isNaN(value) || (field.type === 'long' && !Number.isInteger(value)))
-        throw mismatch(key, raw);
-      return value;
+      const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw.trim()) : raw;
+      if (typeof value === 'number' && !Number.isNaN(value) && (field.type === 'double' || Number.isInteger(value)))
+        return value;
+      // Automation's text that does not parse is 0 (LongType and DoubleType.decode); REST refuses it.
+      if (fromText) return 0;
+      throw mismatch(key, raw);
     }
     case 'date': {
       const time = typeof raw === 'string' ? Date.parse(raw) : Number.NaN;

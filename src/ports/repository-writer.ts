@@ -33,7 +33,8 @@ export function liveWriter(client: RepositoryClient): RepositoryWriter {
     dryRun: false,
     addFacet: (uids, facet) => client.addFacet(uids, facet),
     update: (doc, properties) => client.update(doc, properties),
-    createFolder: (parent, name, properties) => client.create(parent.uid, { type: 'Folder', name, properties }),
+    // Automation's create, as the folder chain's: the file's whole name (a REST create cuts it to 24 characters).
+    createFolder: (parent, name, properties) => client.createNamed(parent.uid, { type: 'Folder', name, properties }),
     move: (doc, target) => client.move(doc.uid, target.uid),
     placeInNewFolder: (file, parent, folder) => client.placeInNewFolder(file.uid, parent.uid, folder),
     removeFacet: (doc, facet) => client.removeFacet(doc.uid, facet),

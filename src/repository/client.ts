@@ -294,32 +294,21 @@ export class RepositoryClient {
     return [...names].join(',');
   }
 
-  /** Create a child document. Never retried: a lost answer must not create a second document. */
-  async create(
-    parentUid: string,
-    input: { type: string; name: string; properties: Record<string, unknown> },
-  ): Promise<RepositoryDocument> {
-    return this.http.json({
-      what: `create ${input.name}`,
-      method: 'POST',
-      path: `id/${encodeURIComponent(parentUid)}`,
-      json: { 'entity-type': 'document', ...input },
-      headers: ALL_PROPERTIES,
-      once: true,
-    });
-  }
-
   /**
    * Create a child with exactly this name (Automation's Document.Create; REST's POST cuts names
    * to 24 characters). A sibling of the same name makes the repository add a suffix instead of
    * failing: callers compare the name they get. Never retried.
    */
-  async createNamed(parentUid: string, input: { type: string; name: string }): Promise<RepositoryDocument> {
+  async createNamed(
+    parentUid: string,
+    input: { type: string; name: string; properties?: Record<string, unknown> },
+  ): Promise<RepositoryDocument> {
+    const properties = input.properties === undefined ? {} : { properties: withoutNulls(input.properties) };
     return this.http.json({
       what: `create ${input.name}`,
       method: 'POST',
       path: `id/${encodeURIComponent(parentUid)}/@op/Document.Create`,
-      json: { params: { type: input.type, name: input.name } },
+      json: { params: { type: input.type, name: input.name, ...properties } },
       headers: ALL_PROPERTIES,
       once: true,
     });

@@ -175,6 +175,14 @@ t.test('document operations through Automation', async (t) => {
   const unparsable = await op('Document.Update', { input: file.uid, params: { properties: 'files:files=[not json' } });
   t.equal(unparsable.statusCode, 500, 'a list of complex values whose JSON text does not parse');
   t.same(sandbox.store.get(file.uid)?.properties['dc:subjects'], ['a', 'b'], '…changes nothing');
+  const noSuchSchema = await op('Document.Create', {
+    input: WS,
+    params: { type: 'Note', name: 'flagged', properties: { 'erpHttpContent:docId': 'x' } },
+  });
+  t.equal(noSuchSchema.statusCode, 500, 'Automation create fails on a property of a schema the type lacks');
+  t.notOk(sandbox.store.getByPath(`${WS}/flagged`), '…and creates nothing');
+  const zero = await op('Document.Update', { input: file.uid, params: { properties: 'uid:minor_version=two' } });
+  t.equal(zero.body.properties['uid:minor_version'], 0, 'a number that does not parse is 0 (LongType.decode)');
   const untitled = await op('Document.Create', { input: WS, params: { type: 'Note' } });
   t.equal(untitled.body.path, `${WS}/Untitled`, 'no name: Untitled');
   const flagged = await op('Document.AddFacet', {

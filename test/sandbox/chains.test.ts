@@ -40,9 +40,11 @@ dc:description=</param>
         <param type="properties" name="properties">expr:ChainParameters['values']</param>
       </operation>
       <operation id="Repository.GetDocument"><param type="document" name="value">expr:Context['first']</param></operation>
-      <operation id="Document.AddFacet">
-        <param type="string" name="facet">fct_erp_http_content</param>
-        <param type="boolean" name="save">FALSE</param>
+      <operation id="Document.AddFacet"><param type="string" name="facet">fct_erp_http_content</param></operation>
+      <operation id="Document.SetACE">
+        <param name="user">Administrator</param>
+        <param name="permission">Read</param>
+        <param type="boolean" name="grant">FALSE</param>
       </operation>
     </chain>
     <chain id="delete">
@@ -79,7 +81,7 @@ function setUp() {
       runChain(CHAINS.get(id) as Chain, {
         store,
         actor,
-        users: new Set(),
+        users: new Set(['Administrator']),
         resolveBlob: NO_BLOBS,
         input,
         inputIsList: input.length > 1,
@@ -108,7 +110,12 @@ t.test('values reach operations as Nuxeo gives them', async (t) => {
   t.equal(first.path, `${WS}/first`, 'the answer is the last output: the note a variable kept');
   t.equal(first.properties['dc:title'], 'From text', 'properties as key=value text');
   t.notOk('dc:description' in first.properties, 'empty text clears');
-  t.ok(first.facets.includes('fct_erp_http_content'), 'a boolean from any case of its text');
+  t.ok(first.facets.includes('fct_erp_http_content'));
+  t.same(
+    first.acls.flatMap((acl) => acl.aces.map((ace) => [ace.username, ace.permission, ace.granted])),
+    [['Administrator', 'Read', false]],
+    'a boolean from any case of its text',
+  );
   const second = notes(store).find((d) => d.uid !== first.uid) as StoredDoc;
   t.equal(second.properties['dc:title'], 'null', 'a JSON null is the text "null" (JsonNodeToProperties)');
   t.same(second.properties['dc:subjects'], ['x', '7'], "a list's items joined with commas, then split again");

@@ -39,8 +39,8 @@ export interface IntakeDeps {
   found: (count: number) => void;
   /** The claim of a task to write with a document's labels, if any: one write for both. */
   claimAtLabel?: (plan: DocumentPlan) => LabelWrite | undefined;
-  /** Whether the repository package's folder chain is installed (asked once a run): a new folder in one request. */
-  folderChain: () => Promise<boolean>;
+  /** Whether the repository package's folder chain is installed (folder-chain.ts): a new folder in one request. */
+  folderChainInstalled: () => Promise<boolean>;
 }
 const CHANGED_FIRST =
   'changed by another run or a user while being labelled; the next run looks at it again if it is still unlabelled';
@@ -57,7 +57,7 @@ export async function applyPlans(plans: DocumentPlan[], deps: IntakeDeps): Promi
   const ready: DocumentPlan[] = [];
   for (const plan of plans) {
     if (plan.unresolved.length > 0) record({ plan, error: `no value for ${plan.unresolved.join(', ')}` });
-    else if (plan.tooLong.length > 0) record({ plan, error: plan.tooLong.join('; ') });
+    else if (plan.unfit.length > 0) record({ plan, error: plan.unfit.join('; ') });
     else ready.push(plan);
   }
   // A file with its facets but without docId is found again by the next run's intake query.
@@ -184,10 +184,10 @@ interface Moved {
 }
 
 /**
- * Files into archive-link folders, a page at a time: claim each file, then either make its folder
- * with its facets and values and move the file in (one request, the package's chain), or find
- * the folder an earlier run made, or create it empty, add the folders' facets for the page at
- * once, fill each folder and move its file in (a package without the chain).
+ * Files into archive-link folders, a page at a time: claim each file, then make its folder with its
+ * facets and values and move the file in (one request, the package's chain). A folder an earlier
+ * run made, or one created empty where the package has no chain, is labelled the longer way: the
+ * folders' facets for the page at once, then each folder's values, then its file moved in.
  */
 async function labelWithFolders(plans: DocumentPlan[], deps: IntakeDeps): Promise<IntakeOutcome[]> {
   const outcomes: IntakeOutcome[] = [];
@@ -222,7 +222,7 @@ async function placeInFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<Plac
   const folderSpec = plan.folder as { name: string; title: string };
   try {
     // Asked before the claim: a failed look-up leaves the file as it was, for the next run.
-    const inOneRequest = await deps.folderChain();
+    const inOneRequest = await deps.folderChainInstalled();
     const claimed = await claimForFolder(plan, deps);
     if (typeof claimed === 'string') return { plan, skipped: claimed };
     const parent = { uid: plan.doc.parentRef as string, path: plan.doc.path.slice(0, plan.doc.path.lastIndexOf('/')) };

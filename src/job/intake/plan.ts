@@ -8,6 +8,7 @@ import { joinUserInput, userInputFor } from '../../status/user-input.js';
 import { HTTP_CONTENT_FACET, useCaseOf, type MappingEntry } from './mapping-schema.js';
 import { tooLongFor, tooLongText, type FieldLimit } from '../../config/field-limits.js';
 import { referenceOf, resolveValue } from './substitute.js';
+import { typedValue } from './value-type.js';
 
 export interface DocumentPlan {
   doc: RepositoryDocument;
@@ -24,8 +25,8 @@ export interface DocumentPlan {
   missing: string[];
   /** `$` references with no value on this document: nothing is written. */
   unresolved: string[];
-  /** `$` values too long for the SAP field they go to: nothing is written. */
-  tooLong: string[];
+  /** `$` values that cannot be written as they are: too long for their SAP field, or not of their property's type. Nothing is written. */
+  unfit: string[];
 }
 
 /** Files under the entry's path that are not labelled yet, minus deeper mapped paths (the deepest path wins). */
@@ -73,6 +74,22 @@ function folderName(doc: RepositoryDocument): string {
   return dot > 0 ? name.slice(0, dot) : name;
 }
 
+/**
+ * A value a `$` reference found, as its property takes it (value-type.ts) and not too long for the
+ * SAP field it goes to (a task's transform that shortens it is the task's to check).
+ */
+function typed(
+  key: string,
+  found: unknown,
+  limits: Map<string, FieldLimit[]>,
+  useCase: UseCase,
+): { value: unknown } | { problem: string } {
+  const result = typedValue(key, found);
+  if (!('value' in result) || typeof result.value !== 'string') return result;
+  const limit = tooLongFor(limits, key, useCase, result.value);
+  return limit === undefined ? result : { problem: tooLongText(result.value, limit) };
+}
+
 export function planDocument(
   entry: MappingEntry,
   doc: RepositoryDocument,
@@ -80,16 +97,15 @@ export function planDocument(
 ): DocumentPlan {
   const values: Record<string, unknown> = {};
   const unresolved: string[] = [];
-  const tooLong: string[] = [];
+  const unfitValues: string[] = [];
   const useCase = useCaseOf(entry);
   for (const [key, raw] of Object.entries(entry.properties)) {
     const resolved = resolveValue(raw, doc);
     if (!resolved.ok) unresolved.push(`${key} = ${resolved.reference}`);
-    else if (typeof resolved.value === 'string' && resolved.value !== raw) {
-      // As it is, it goes to an SAP field too short for it; a task's transform that shortens it is the task's to check.
-      const limit = tooLongFor(limits, key, useCase, resolved.value);
-      if (limit === undefined) values[key] = resolved.value;
-      else tooLong.push(`${key} = ${String(raw)}: ${tooLongText(resolved.value, limit)}`);
+    else if (resolved.value !== raw) {
+      const found = typed(key, resolved.value, limits, useCase);
+      if ('value' in found) values[key] = found.value;
+      else unfitValues.push(`${key} = ${String(raw)}: ${found.problem}`);
     } else values[key] = resolved.value;
   }
   const missing = missingValues(useCase, doc.properties, values);
@@ -99,7 +115,7 @@ export function planDocument(
     useCase,
     values,
     unresolved,
-    tooLong,
+    unfit: unfitValues,
     missing,
     facets: [...entry.facets, STATUS_FACET],
     // The intake claim a folder needs (apply.ts) ends with the labelling.

@@ -133,7 +133,7 @@ async function checkFolderChain(section: Section, client: DoctorRepository): Pro
   if (await client.operationInstalled(FOLDER_CHAIN))
     return section.pass(`the Automation chain ${FOLDER_CHAIN} deployed`);
   section.fail(
-    `the Automation chain ${FOLDER_CHAIN} is not deployed: the package is older than this version, and each archive-link folder takes three requests more`,
+    `the Automation chain ${FOLDER_CHAIN} is not deployed: the package is older than this version, and each archive-link folder takes two requests more`,
     PACKAGE,
   );
 }
