@@ -547,10 +547,9 @@ export class Store {
    * Run `work` as one transaction: its writes are seen by what follows inside it, and kept, journaled
    * and fed to the search index only when it ends without an error; an error undoes them all. A REST
    * or Automation request is one transaction in Nuxeo (the web engine's request transaction,
-   * rolled back when the request fails).
+   * rolled back when the request fails). Transactions do not nest: each request opens its own.
    */
   transaction<T>(work: () => T): T {
-    if (this.open !== undefined) return work();
     const open: Array<{ before: StoredDoc | undefined; after: StoredDoc | undefined }> = [];
     this.open = open;
     try {
