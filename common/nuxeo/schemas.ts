@@ -109,7 +109,8 @@ const XSD_TYPES: Record<string, ScalarType> = {
   content: 'blob',
 };
 
-const asArray = <T>(value: T | T[] | undefined): T[] =>
+/** An XML element fast-xml-parser gives as one object, several as a list, or none: as a list. */
+export const asArray = <T>(value: T | T[] | undefined): T[] =>
   value === undefined ? [] : Array.isArray(value) ? value : [value];
 const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', removeNSPrefix: true });
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { OPERATIONS, type Operation, type OperationContext, type OperationResult } from './automation.js';
 import { RepositoryError, type StoredDoc } from './store.js';
+import { asArray } from '../../common/nuxeo/schemas.js';
 
 /**
  * Automation chains as Nuxeo runs them (nuxeo-automation-core, 2021 and 2023), read from the
@@ -38,8 +39,6 @@ interface ParamXml {
   '#text'?: string;
 }
 
-const asArray = <T>(value: T | T[] | undefined): T[] =>
-  value === undefined ? [] : Array.isArray(value) ? value : [value];
 // Values stay text: `false` and `12` are what the XML says, typed by the param's `type` as Nuxeo does.
 const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', parseTagValue: false });
 
