@@ -97,6 +97,43 @@ t.test("an answer's character references are read as their characters", async (t
   t.same(parseAnswer('BAPI_X', answer), { kind: 'response', values: { RETURN: { MESSAGE: 'line\r\ntwo & A' } } });
 });
 
+t.test("an answer is read with XML's references and no others", async (t) => {
+  const answer = (message: string, doctype = ''): string =>
+    `<?xml version="1.0"?>${doctype}<soap-env:Envelope xmlns:soap-env="http://schemas.xmlsoap.org/soap/envelope/"><soap-env:Body>` +
+    `<urn:BAPI_X.Response xmlns:urn="urn:sap-com:document:sap:rfc:functions"><MESSAGE>${message}</MESSAGE></urn:BAPI_X.Response>` +
+    '</soap-env:Body></soap-env:Envelope>';
+  const message = (xml: string): unknown => {
+    const read = parseAnswer('BAPI_X', xml);
+    return read.kind === 'response' ? read.values.MESSAGE : read.kind;
+  };
+  t.equal(
+    message(answer('&lt;&gt;&amp;&apos;&quot; &#x1F600;&#233;')),
+    `<>&'" 😀é`,
+    'the five entities and any character',
+  );
+  t.equal(message(answer('&amp;#13; &amp;lt;')), '&#13; &lt;', 'read once: an escaped reference is text');
+  t.equal(message(answer('&nbsp;&copy;')), '&nbsp;&copy;', "HTML's entities are not XML's");
+  t.equal(message(answer('&#0;&#x1;&#xFFFE;')), '&#0;&#x1;&#xFFFE;', 'a character XML cannot carry is not made one');
+  t.equal(
+    message(answer('&x;', '<!DOCTYPE e [<!ENTITY x "expanded">]>')),
+    '&x;',
+    "a DOCTYPE's entities are not expanded",
+  );
+  const sent = fc.string({ unit: fc.constantFrom('a', '&', '<', '>', '"', "'", '#', ';', 'x', '1', 'é', '😀', '\r') });
+  t.doesNotThrow(
+    () =>
+      fc.assert(
+        fc.property(sent, (value) => {
+          // The way the request escapes a value is the way SAP's runtime escapes an answer's.
+          const escaped = requestEnvelope('F', { V: value }).match(/<V>(.*)<\/V>|<V\/>/)?.[1] ?? '';
+          assert.equal(message(answer(escaped)), value);
+        }),
+        { numRuns: 300 },
+      ),
+    'any text SAP answers comes back as it was',
+  );
+});
+
 t.test('the characters a request cannot carry are named before it is written', async (t) => {
   t.same(
     ['a\tb\nc\rd é 中 😀', 'x\u0000', '\u000b', '\u001f', '\ufffe', 'a\ud800', '\udc00b'].map(notInXml),

@@ -1,4 +1,4 @@
-import { XMLParser } from 'fast-xml-parser';
+import { XMLParser, type EntityDecoderOptions } from 'fast-xml-parser';
 
 /** RFC values as SOAP-RFC carries them: scalars, structures (nested elements) and tables (rows as `<item>`). */
 export type RfcScalar = string;
@@ -9,14 +9,45 @@ export type RfcParams = Record<string, RfcScalar | RfcStructure | RfcTable>;
 export const RFC_NAMESPACE = 'urn:sap-com:document:sap:rfc:functions';
 const SOAP_ENV = 'http://schemas.xmlsoap.org/soap/envelope/';
 
+const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' };
+const REFERENCE = /&(?:#x([0-9a-fA-F]{1,6})|#([0-9]{1,7})|(lt|gt|amp|apos|quot));/g;
+
+/** Whether a code point is a character XML 1.0 can carry (its Char production, §2.2). */
+const isXmlChar = (code: number): boolean =>
+  code === 0x9 ||
+  code === 0xa ||
+  code === 0xd ||
+  (code >= 0x20 && code <= 0xd7ff) ||
+  (code >= 0xe000 && code <= 0xfffd) ||
+  (code >= 0x10000 && code <= 0x10ffff);
+
+function referenced(reference: string, hex?: string, decimal?: string, name?: string): string {
+  if (name !== undefined) return PREDEFINED[name];
+  const code = hex === undefined ? Number(decimal) : parseInt(hex, 16);
+  // A reference to a character XML cannot carry is not well-formed: it stays as it was written.
+  return isXmlChar(code) ? String.fromCodePoint(code) : reference;
+}
+
+/**
+ * XML 1.0's references and no others (§4.1, §4.6): the five predefined entities and character
+ * references (`&#xD;`). A DOCTYPE's entities are not expanded and HTML's (`&nbsp;`) are not XML's:
+ * both stay as written. One decoder, stateless, for every answer: fast-xml-parser's own is built
+ * with its entity tables for each document parsed, which cost more than the parse.
+ */
+const xmlReferences: EntityDecoderOptions = {
+  decode: (text) => (text.includes('&') ? text.replace(REFERENCE, referenced) : text),
+  reset: () => undefined,
+  setXmlVersion: () => undefined,
+  setExternalEntities: () => undefined,
+  addInputEntities: () => undefined,
+};
+
 // Every value stays text: SAP's CHAR and NUMC fields keep their leading zeros.
 const parser = new XMLParser({
   ignoreAttributes: true,
   removeNSPrefix: true,
   parseTagValue: false,
-  // Character references (`&#xD;`) read as their characters, as XML 1.0 §4.1 says; fast-xml-parser
-  // decodes them only with its HTML entities, which SAP's answers never hold.
-  htmlEntities: true,
+  entityDecoder: xmlReferences,
   isArray: (name) => name === 'item',
 });
 

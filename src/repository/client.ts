@@ -91,6 +91,7 @@ export interface Declaration {
 
 export class RepositoryClient {
   private readonly http: RepositoryTransport;
+  private readonly headerOf = new Map<string, string>();
 
   /** `schemas` names the schemas of the properties the job writes, so an update asks back only those. */
   constructor(
@@ -283,15 +284,19 @@ export class RepositoryClient {
     return updated;
   }
 
-  /** The `properties` header naming the schemas of `keys` (`file:content.name` is in file:content's); every schema when one is unknown. */
+  /**
+   * The `properties` header naming the schemas of `keys` (`file:content.name` is in file:content's);
+   * every schema when one is unknown. Kept per set of keys: a run writes a handful of sets, each
+   * twice a document.
+   */
   private schemasOf(keys: string[]): string {
-    const names = new Set<string>();
-    for (const key of keys) {
-      const name = this.schemas?.property(key.split(/[./]/)[0])?.schema.name;
-      if (name === undefined) return '*';
-      names.add(name);
+    const asked = keys.join('\n');
+    let header = this.headerOf.get(asked);
+    if (header === undefined) {
+      header = schemaNames(keys, this.schemas);
+      this.headerOf.set(asked, header);
     }
-    return [...names].join(',');
+    return header;
   }
 
   /**
@@ -438,6 +443,16 @@ export class RepositoryClient {
  * A new folder's properties as a chain parameter: JsonNodeToProperties reads a JSON null as the
  * text "null", so a value left unset is left out (on a new document it is unset anyway).
  */
+function schemaNames(keys: string[], schemas: SchemaRegistry | undefined): string {
+  const names = new Set<string>();
+  for (const key of keys) {
+    const name = schemas?.property(key.split(/[./]/)[0])?.schema.name;
+    if (name === undefined) return '*';
+    names.add(name);
+  }
+  return [...names].join(',');
+}
+
 function withoutNulls(properties: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(properties).filter(([, value]) => value !== null && value !== undefined));
 }
