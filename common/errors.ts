@@ -66,6 +66,11 @@ export class BusinessRefusal extends PermanentError {}
 
 export class BadRequestError extends PermanentError {}
 export class NotFoundError extends PermanentError {}
+/**
+ * A 404 without the server's error entity: the address is not served to this caller (a REST binding
+ * refusing an Automation chain, a proxy's rule), rather than a thing the server does not have.
+ */
+export class NotServedError extends NotFoundError {}
 export class ForbiddenError extends PermanentError {}
 
 /** The repository refused the credentials: a configuration problem that stops the run. */

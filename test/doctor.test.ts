@@ -79,7 +79,7 @@ t.test('on a landscape set up as the guides say, every check passes: exit 0, and
     /^adminPath \/default-domain\/workspaces\/admin found$/,
     /^facet fct_erp_barcode deployed \(erp_barcode\)$/,
     /^facet fct_erp_config_file_connect2erp deployed \(no schema\)$/,
-    /^the Automation chain connect2erp\.PlaceInArchiveLinkFolder deployed$/,
+    /^the Automation chain connect2erp\.PlaceInArchiveLinkFolder deployed, and run for this user$/,
     /^mapping file .*Connect to ERP Feature Configuration valid: 3 folder\(s\) mapped$/,
     /^mapping file readable by administrators only$/,
     /^may write in \/default-domain\/workspaces\/ERP\/Invoices$/,
@@ -541,6 +541,18 @@ t.test('a user who may not read the customizing tables leaves them unchecked, no
     found: /NOT_AUTHORIZED/,
     advice: /S_TABU_NAM \(ACTVT 03\) for BDS_BAR_EX .*a document whose answer was lost waits for an operator/,
   });
+});
+
+t.test("the folder chain refused to the job's user by a REST binding is a failed line", async (t) => {
+  const env = await sandboxEnv(t, { refusedChains: [FOLDER_CHAIN] });
+  const before = env.snapshot();
+  const { checks } = await doctor(env);
+  t.match(find(checks, /^the Automation chain connect2erp\.PlaceInArchiveLinkFolder/), {
+    outcome: 'fail',
+    found: /is deployed but refused to this user \(a call is answered an empty 404\)/,
+    advice: /a REST binding of Automation .* allow the chain to the job's user/,
+  });
+  t.equal(env.snapshot(), before, 'the call that tells writes nothing');
 });
 
 t.test('a mapping file that cannot be downloaded is a failed line', async (t) => {

@@ -414,6 +414,31 @@ for (const pkg of PACKAGES) {
   });
 }
 
+t.test('a folder chain the repository refuses to the job (a REST binding): the longer way, said once', async (t) => {
+  const env = await sandboxEnv(t, { refusedChains: [FOLDER_CHAIN], storage: { pageSize: '10' } });
+  const uids: string[] = [];
+  for (let i = 0; i < 30; i++) uids.push(await env.upload('ERP/Invoices', `refused-${i}.pdf`));
+  const chainCalls: string[] = [];
+  env.sandbox.faults.observe = (req) => void (req.url?.includes(FOLDER_CHAIN) && chainCalls.push(req.method as string));
+  const logged: string[] = [];
+  const stream = new Writable({ write: (chunk, _encoding, done) => void (logged.push(String(chunk)), done()) });
+  env.sandbox.index.catchUp();
+  const report = await runJob({ dryRun: false, location: env.location }, createLogger({ stream, json: true }));
+  t.equal(report.intake.counts.errors, 0, 'no file fails for it');
+  const store = env.sandbox.store;
+  for (const [i, uid] of uids.entries()) {
+    const doc = store.get(uid) as StoredDoc;
+    const folder = store.getByPath(`${INVOICES}/refused-${i}`) as StoredDoc;
+    if (doc.parentId !== folder?.uid || folder.properties['erpHttpContent:docId'] !== uid)
+      t.fail(`refused-${i}.pdf is not in its labelled folder`);
+  }
+  t.pass('every file is in its folder, the folder labelled');
+  t.equal(chainCalls.filter((m) => m === 'GET').length, 1, 'the chain is there, as far as its description goes');
+  const tried = chainCalls.filter((m) => m === 'POST').length;
+  t.ok(tried < 30, `the pages begun after the first refusal go the longer way at once (${tried} of 30 tried it)`);
+  t.equal(logged.filter((line) => line.includes('refuses the folder chain')).length, 1, 'said once');
+});
+
 t.test(
   "the intake writes who may change what on the ERP tab: the entry's userInput, else the defaults and what it leaves unset",
   async (t) => {

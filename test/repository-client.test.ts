@@ -14,11 +14,12 @@ import {
   ConflictError,
   ForbiddenError,
   NotFoundError,
+  NotServedError,
   PermanentError,
   TransientError,
   UntrustedServerError,
 } from '../common/errors.js';
-import { RepositoryClient, PropertiesDroppedError } from '../src/repository/client.js';
+import { FOLDER_CHAIN, RepositoryClient, PropertiesDroppedError } from '../src/repository/client.js';
 import { shardCondition } from '../src/job/shard.js';
 import { drain, eachPage, pagesAtOnce } from '../src/repository/pager.js';
 import { featureRegistry } from '../common/nuxeo/schemas.js';
@@ -51,8 +52,8 @@ function capturingLog(): { log: winston.Logger; lines: Record<string, unknown>[]
   };
 }
 
-async function setUp(t: Test, storage: Record<string, unknown> = {}) {
-  const sandbox = new RepositorySandbox({ users: { jdoe: { password: 'jdoe', groups: ['members'] } } });
+async function setUp(t: Test, storage: Record<string, unknown> = {}, refusedChains?: string[]) {
+  const sandbox = new RepositorySandbox({ users: { jdoe: { password: 'jdoe', groups: ['members'] } }, refusedChains });
   const url = await sandbox.start();
   t.teardown(() => sandbox.stop());
   const config = storageSchema.parse({
@@ -293,6 +294,29 @@ t.test('errors are typed by status and keep the server message', async (t) => {
   t.type(refused, AuthenticationError);
   t.match((refused as Error).message, /check the credentials in storage\.yaml/);
   t.ok(url);
+});
+
+t.test('whether the repository runs a chain for its user is asked with a call on no document', async (t) => {
+  const { sandbox, client } = await setUp(t);
+  const before = JSON.stringify([...sandbox.store.all()]);
+  t.equal(
+    await client.operationAccepted(FOLDER_CHAIN),
+    true,
+    "let through: it fails on its input, with the server's error",
+  );
+  t.equal(JSON.stringify([...sandbox.store.all()]), before, 'nothing written');
+  sandbox.faults.add({ method: 'POST', path: FOLDER_CHAIN, status: 503 });
+  await t.rejects(client.operationAccepted(FOLDER_CHAIN), TransientError, 'a failure to ask is not an answer');
+
+  const refusing = await setUp(t, {}, [FOLDER_CHAIN]);
+  t.equal(await refusing.client.operationInstalled(FOLDER_CHAIN), true, 'its description answers');
+  t.equal(await refusing.client.operationAccepted(FOLDER_CHAIN), false, 'a call is refused: an empty 404');
+  const call = await refusing.client
+    .placeInNewFolder('f', 'p', { name: 'n', properties: {}, useCaseFacet: 'fct_erp_barcode', values: {} })
+    .catch((e: unknown) => e);
+  t.type(call, NotServedError, 'a call refused so is told from a document not found');
+  const missing = await refusing.client.getById('00000000-0000-0000-0000-000000000000').catch((e: unknown) => e);
+  t.ok(missing instanceof NotFoundError && !(missing instanceof NotServedError), '…which the server names');
 });
 
 t.test('token authentication', async (t) => {

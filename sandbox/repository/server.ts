@@ -39,6 +39,13 @@ export interface RepositorySandboxOptions {
   undeployedFacets?: string[];
   /** Automation chains of the package this server lacks: a Nuxeo with an older package. */
   undeployedChains?: string[];
+  /**
+   * Automation chains a REST binding refuses to the caller (an automation-server `binding`
+   * contribution: disabled, administrators only, some groups only). AutomationServer.accept is asked
+   * by ExecutableResource.doPost alone: a call is answered an empty 404 (ResponseHelper.notFound),
+   * the chain's description (GET) as usual. Nuxeo 2021 and 2023 alike.
+   */
+  refusedChains?: string[];
 }
 
 /** The users made over REST, in a data folder. */
@@ -550,6 +557,7 @@ export class RepositorySandbox {
       throw new RepositoryError(404, `No operation with id ${operationId}`);
     // OperationResource.doGet: the operation's or chain's documentation (its id is what a client checks).
     if (req.method === 'GET') return sendJson(res, 200, { id: operationId });
+    if (chain !== undefined && this.options.refusedChains?.includes(chain.id)) return sendEmpty(res, 404);
     const body = await this.jsonBody(req);
     const { input, list } = adapted ? { input: [adapted], list: false } : this.resolveInput(body.input);
     const params = (body.params as Record<string, unknown> | undefined) ?? {};

@@ -251,7 +251,7 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
     limits: fieldLimits(config.tasks),
     found: intakeCounted(mapping.mapping.length, options),
     scope: deps.scope,
-    folderChainInstalled: folderChainProbe(deps.client, deps.log),
+    folderChain: folderChainProbe(deps.client, deps.log),
     claimAtLabel:
       options.dryRun || deps.budget.limit !== undefined
         ? undefined

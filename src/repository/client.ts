@@ -1,4 +1,4 @@
-import { DocumentError, NotFoundError } from '../../common/errors.js';
+import { DocumentError, NotFoundError, NotServedError, TransientError } from '../../common/errors.js';
 import type { StorageConfig } from '../config/storage-schema.js';
 import type { Logger } from '../log.js';
 import type { SchemaRegistry } from '../../common/nuxeo/schemas.js';
@@ -42,6 +42,8 @@ export class PropertiesDroppedError extends DocumentError {
 }
 
 const ALL_PROPERTIES = { properties: '*' };
+/** An id no document has: Nuxeo's ids are random (version 4) UUIDs, never the nil one. */
+const NO_DOCUMENT = '00000000-0000-0000-0000-000000000000';
 
 /**
  * The Automation chain of the repository package (nuxeo-package/OSGI-INF/connect2erp-operations-contrib.xml)
@@ -403,6 +405,30 @@ export class RepositoryClient {
       }),
     );
     return described !== undefined;
+  }
+
+  /**
+   * Whether the server runs this operation or chain for the signed-in user. A REST binding of
+   * Automation may refuse a call (an empty 404, ExecutableResource.doPost) while the description
+   * answers (`operationInstalled`). Asked with an input no document has (the nil UUID, which Nuxeo
+   * never gives): a call let through fails on its input before anything is written, with the
+   * server's error entity.
+   */
+  async operationAccepted(id: string): Promise<boolean> {
+    const failure = await this.http
+      .json<unknown>({
+        what: `call operation ${id} on no document`,
+        method: 'POST',
+        path: `automation/${encodeURIComponent(id)}`,
+        json: { input: `doc:${NO_DOCUMENT}`, params: {} },
+        once: true,
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    if (failure instanceof TransientError) throw failure;
+    return !(failure instanceof NotServedError);
   }
 
   /**

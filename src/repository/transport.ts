@@ -11,6 +11,7 @@ import {
   ConflictError,
   ForbiddenError,
   NotFoundError,
+  NotServedError,
   PermanentError,
   TransientError,
   UntrustedServerError,
@@ -318,7 +319,10 @@ function typedError(error: unknown, what: string): Connect2ErpError {
     const details = { status, target: what };
     if (status === 401) return new AuthenticationError(`${message} (check the credentials in storage.yaml)`, details);
     if (status === 403) return new ForbiddenError(message, details);
-    if (status === 404) return new NotFoundError(message, details);
+    if (status === 404)
+      return error.serverMessage === undefined
+        ? new NotServedError(message, details)
+        : new NotFoundError(message, details);
     if (status === 409) return new ConflictError(message, details);
     if (TRANSIENT_STATUS.has(status)) return new TransientError(message, details);
     if (status < 500) return new BadRequestError(message, details);

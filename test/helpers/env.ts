@@ -51,7 +51,7 @@ export async function sandboxEnv(
   t: Test,
   options: { mapping?: string; storage?: Record<string, string>; sandbox?: Record<string, unknown> } & Pick<
     RepositorySandboxOptions,
-    'users' | 'webUiDir' | 'undeployedFacets' | 'undeployedChains'
+    'users' | 'webUiDir' | 'undeployedFacets' | 'undeployedChains' | 'refusedChains'
   > = {},
 ): Promise<Env> {
   const settings = sandboxSettingsSchema.parse(options.sandbox ?? {});
@@ -60,6 +60,7 @@ export async function sandboxEnv(
     webUiDir: options.webUiDir,
     undeployedFacets: options.undeployedFacets,
     undeployedChains: options.undeployedChains,
+    refusedChains: options.refusedChains,
     searchLagMs: settings.repository.searchLagMs,
     maxPageSize: settings.repository.maxPageSize,
     version: settings.repository.version,

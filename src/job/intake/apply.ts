@@ -1,10 +1,11 @@
-import { ConflictError, errorMessage, type Connect2ErpError } from '../../../common/errors.js';
+import { ConflictError, errorMessage, NotServedError, type Connect2ErpError } from '../../../common/errors.js';
 import { PropertiesDroppedError, type RepositoryReader } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import type { RepositoryWriter } from '../../ports/repository-writer.js';
 import { nxqlString } from '../../nxql/literal.js';
 import type { Logger } from '../../log.js';
 import type { DocumentPlan } from './plan.js';
+import type { FolderChain } from './folder-chain.js';
 import { claimedBy, claimExpires, STATUS_FACET } from '../../status/facet.js';
 import { HTTP_CONTENT_FACET } from '../../status/http-content.js';
 import { claim, failed, runOf, UNCLAIMED } from '../../status/transitions.js';
@@ -39,8 +40,8 @@ export interface IntakeDeps {
   found: (count: number) => void;
   /** The claim of a task to write with a document's labels, if any: one write for both. */
   claimAtLabel?: (plan: DocumentPlan) => LabelWrite | undefined;
-  /** Whether the repository package's folder chain is installed (folder-chain.ts): a new folder in one request. */
-  folderChainInstalled: () => Promise<boolean>;
+  /** Whether a new folder is made in one request, the repository package's chain (folder-chain.ts). */
+  folderChain: FolderChain;
 }
 const CHANGED_FIRST =
   'changed by another run or a user while being labelled; the next run looks at it again if it is still unlabelled';
@@ -219,24 +220,44 @@ async function labelWithFolders(plans: DocumentPlan[], deps: IntakeDeps): Promis
  * creating it never creates a second one.
  */
 async function placeInFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<Placed | Moved | IntakeOutcome> {
-  const folderSpec = plan.folder as { name: string; title: string };
   try {
     // Asked before the claim: a failed look-up leaves the file as it was, for the next run.
-    const inOneRequest = await deps.folderChainInstalled();
+    const inOneRequest = await deps.folderChain.installed();
     const claimed = await claimForFolder(plan, deps);
     if (typeof claimed === 'string') return { plan, skipped: claimed };
-    const parent = { uid: plan.doc.parentRef as string, path: plan.doc.path.slice(0, plan.doc.path.lastIndexOf('/')) };
-    const properties = { 'dc:title': folderSpec.title, 'dc:source': plan.doc.uid };
     const earlier = await earlierFolder(plan, deps);
     if (earlier !== undefined) return { plan, claimed, folder: earlier };
-    if (!inOneRequest)
-      return { plan, claimed, folder: await deps.writer.createFolder(parent, folderSpec.name, properties) };
-    const folder = { name: folderSpec.name, properties, useCaseFacet: useCaseFacetOf(plan), values: plan.values };
-    const moved = await deps.writer.placeInNewFolder(claimed, parent, folder);
-    return { plan, moved, folderPath: moved.path.slice(0, moved.path.lastIndexOf('/')) };
+    return await newFolder(plan, claimed, inOneRequest, deps);
   } catch (error) {
     return failure(plan, error);
   }
+}
+
+/**
+ * A new folder made, labelled and given its file in one request (the package's chain), or created
+ * bare for the longer way: without the chain, or when the repository refuses it to the job's user.
+ */
+async function newFolder(
+  plan: DocumentPlan,
+  claimed: RepositoryDocument,
+  inOneRequest: boolean,
+  deps: IntakeDeps,
+): Promise<Placed | Moved> {
+  const { name, title } = plan.folder as { name: string; title: string };
+  const parent = { uid: plan.doc.parentRef as string, path: plan.doc.path.slice(0, plan.doc.path.lastIndexOf('/')) };
+  const properties = { 'dc:title': title, 'dc:source': plan.doc.uid };
+  if (inOneRequest) {
+    const folder = { name, properties, useCaseFacet: useCaseFacetOf(plan), values: plan.values };
+    try {
+      const moved = await deps.writer.placeInNewFolder(claimed, parent, folder);
+      return { plan, moved, folderPath: moved.path.slice(0, moved.path.lastIndexOf('/')) };
+    } catch (error) {
+      // Refused before it ran (AutomationServer.accept): nothing was made, the longer way makes it.
+      if (!(error instanceof NotServedError)) throw error;
+      deps.folderChain.refused();
+    }
+  }
+  return { plan, claimed, folder: await deps.writer.createFolder(parent, name, properties) };
 }
 
 /** The entry's facet besides fct_erp_http_content: a valid mapping entry has exactly one (mapping-schema.ts). */

@@ -17,7 +17,10 @@ import { Section } from './check.js';
 
 /** What the repository's checks read: requests that change nothing. */
 export type DoctorRepository = RepositoryReader &
-  Pick<RepositoryClient, 'me' | 'capabilities' | 'declaration' | 'declaredSchemas' | 'permissionsAt'>;
+  Pick<
+    RepositoryClient,
+    'me' | 'capabilities' | 'declaration' | 'declaredSchemas' | 'permissionsAt' | 'operationAccepted'
+  >;
 
 const SET_UP = 'docs/nuxeo-setup.md';
 const PACKAGE = `install this version's Nuxeo package (npm run nuxeo-package, ${SET_UP})`;
@@ -130,12 +133,17 @@ async function checkFacet(
 
 /** The package's chain that makes an archive-link folder in one request; a package older than the job lacks it. */
 async function checkFolderChain(section: Section, client: DoctorRepository): Promise<void> {
-  if (await client.operationInstalled(FOLDER_CHAIN))
-    return section.pass(`the Automation chain ${FOLDER_CHAIN} deployed`);
-  section.fail(
-    `the Automation chain ${FOLDER_CHAIN} is not deployed: the package is older than this version, and each archive-link folder takes two requests more`,
-    PACKAGE,
-  );
+  if (!(await client.operationInstalled(FOLDER_CHAIN)))
+    return section.fail(
+      `the Automation chain ${FOLDER_CHAIN} is not deployed: the package is older than this version, and each archive-link folder takes two requests more`,
+      PACKAGE,
+    );
+  if (!(await client.operationAccepted(FOLDER_CHAIN)))
+    return section.fail(
+      `the Automation chain ${FOLDER_CHAIN} is deployed but refused to this user (a call is answered an empty 404): each archive-link folder takes two requests more`,
+      `a REST binding of Automation (an automation-server 'binding' contribution) refuses it: allow the chain to the job's user (${SET_UP})`,
+    );
+  section.pass(`the Automation chain ${FOLDER_CHAIN} deployed, and run for this user`);
 }
 
 /** How the server's schema falls short of this version's: missing, another prefix, fields missing. */
