@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { badInputBench, type BadInput } from './bad-input.js';
@@ -440,13 +440,13 @@ function linksSection(rates: LinkRate[]): string[] {
     ),
     ...beforeAfter(rates),
     '',
-    `Whole runs: ${rates[0].whole.flat.docs.toLocaleString('en')} new invoices labelled and linked by one \`run --task link\`, as a scheduled run over a backlog does, with archive-link folders (on the sandboxes above, after the rounds' runs) and flat (the mapping's invoices without \`createParentALFolder\`, on sandboxes of their own). Invoices a second over the run's own span, from its report's start to its end (the mapping file read, labelling and linking; the process's start-up aside, as the phases alone above are timed by their own durations). "÷ slower phase" divides it by the slower of the intake alone and the link task alone above (same round); flat, by the link task alone (the same calls and, per link, the same repository writes; a flat intake alone is faster than either). Repository requests per invoice count every request of the run, searches and the mapping file included.`,
+    `Whole runs: ${rates[0].whole.flat.docs.toLocaleString('en')} new invoices labelled and linked by one \`run --task link\`, as a scheduled run over a backlog does, with archive-link folders (on the sandboxes above, after the rounds' runs) and flat (the mapping's invoices without \`createParentALFolder\`, on sandboxes of their own). Invoices a second over the run's own span, from its report's start to its end (the mapping file read, labelling and linking; the process's start-up aside, as the phases alone above are timed by their own durations). "÷ slower phase" divides it by the slower of the intake alone and the link task alone above (same round); flat, by the link task alone (the same calls and, per link, the same repository writes; a flat intake alone is faster than either). Repository requests per invoice count every request of the run, searches and the mapping file included. "Machine CPU" is the CPU the job and both sandboxes used over the run's process (spawned to exit), as a share of all ${availableParallelism()} cores: near 1, the machine set the pace, not the requests or the calls.`,
     '',
-    '| sizing | program | with folders: invoices/s | ÷ slower phase | repository requests per invoice | flat: invoices/s | ÷ link alone | repository requests per invoice |',
-    '|---|---|---:|---:|---:|---:|---:|---:|',
+    '| sizing | program | with folders: invoices/s | ÷ slower phase | repository requests per invoice | machine CPU | flat: invoices/s | ÷ link alone | repository requests per invoice | machine CPU |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rates.map(
       ({ sizing, program, whole, intakePerSecond, linkPerSecond }) =>
-        `| ${sizing.name} | ${program} | ${f(whole.folders.perSecond, 0)} | ${f(whole.folders.perSecond / Math.min(intakePerSecond, linkPerSecond))} | ${f(whole.folders.repositoryPerDoc, 3)} | ${f(whole.flat.perSecond, 0)} | ${f(whole.flat.perSecond / linkPerSecond)} | ${f(whole.flat.repositoryPerDoc, 3)} |`,
+        `| ${sizing.name} | ${program} | ${f(whole.folders.perSecond, 0)} | ${f(whole.folders.perSecond / Math.min(intakePerSecond, linkPerSecond))} | ${f(whole.folders.repositoryPerDoc, 3)} | ${f(whole.folders.machineCpuShare)} | ${f(whole.flat.perSecond, 0)} | ${f(whole.flat.perSecond / linkPerSecond)} | ${f(whole.flat.repositoryPerDoc, 3)} | ${f(whole.flat.machineCpuShare)} |`,
     ),
     '',
     'Repository requests by kind, per invoice, in the last round:',
