@@ -22,6 +22,8 @@ import { RepositoryClient } from '../src/repository/client.js';
  * script made, links a document.
  */
 const run = promisify(execFile);
+// bash, curl and the CLI spawned over and over: some 15 s idle, more than tap's 30 s on a slow machine.
+t.setTimeout(120_000);
 const GUIDE = readFileSync(join(PROJECT, 'docs', 'nuxeo-setup.md'), 'utf8');
 const SCRIPT = /<!-- set-up script[^>]*-->\s*```bash\n([\s\S]*?)```/.exec(GUIDE)?.[1] as string;
 const basic = (user: string, password: string): string =>

@@ -34,12 +34,13 @@ function referenced(reference: string, hex?: string, decimal?: string, name?: st
  * both stay as written. One decoder, stateless, for every answer: fast-xml-parser's own is built
  * with its entity tables for each document parsed, which cost more than the parse.
  */
+const nothingToKeep = (): void => undefined;
 const xmlReferences: EntityDecoderOptions = {
   decode: (text) => (text.includes('&') ? text.replace(REFERENCE, referenced) : text),
-  reset: () => undefined,
-  setXmlVersion: () => undefined,
-  setExternalEntities: () => undefined,
-  addInputEntities: () => undefined,
+  reset: nothingToKeep,
+  setXmlVersion: nothingToKeep,
+  setExternalEntities: nothingToKeep,
+  addInputEntities: nothingToKeep,
 };
 
 // Every value stays text: SAP's CHAR and NUMC fields keep their leading zeros.

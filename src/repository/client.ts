@@ -423,10 +423,7 @@ export class RepositoryClient {
         json: { input: `doc:${NO_DOCUMENT}`, params: {} },
         once: true,
       })
-      .then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+      .catch((error: unknown) => error);
     if (failure instanceof TransientError) throw failure;
     return !(failure instanceof NotServedError);
   }
