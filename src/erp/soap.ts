@@ -28,13 +28,14 @@ function referenced(reference: string, hex?: string, decimal?: string, name?: st
   return isXmlChar(code) ? String.fromCodePoint(code) : reference;
 }
 
+const nothingToKeep = (): void => undefined;
+
 /**
  * XML 1.0's references and no others (§4.1, §4.6): the five predefined entities and character
  * references (`&#xD;`). A DOCTYPE's entities are not expanded and HTML's (`&nbsp;`) are not XML's:
  * both stay as written. One decoder, stateless, for every answer: fast-xml-parser's own is built
  * with its entity tables for each document parsed, which cost more than the parse.
  */
-const nothingToKeep = (): void => undefined;
 const xmlReferences: EntityDecoderOptions = {
   decode: (text) => (text.includes('&') ? text.replace(REFERENCE, referenced) : text),
   reset: nothingToKeep,

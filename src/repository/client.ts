@@ -462,10 +462,7 @@ export class RepositoryClient {
   }
 }
 
-/**
- * A new folder's properties as a chain parameter: JsonNodeToProperties reads a JSON null as the
- * text "null", so a value left unset is left out (on a new document it is unset anyway).
- */
+/** The schemas of `keys`, comma-separated, or `*` when one is unknown. */
 function schemaNames(keys: string[], schemas: SchemaRegistry | undefined): string {
   const names = new Set<string>();
   for (const key of keys) {
@@ -476,6 +473,10 @@ function schemaNames(keys: string[], schemas: SchemaRegistry | undefined): strin
   return [...names].join(',');
 }
 
+/**
+ * A new folder's properties as a chain parameter: JsonNodeToProperties reads a JSON null as the
+ * text "null", so a value left unset is left out (on a new document it is unset anyway).
+ */
 function withoutNulls(properties: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(properties).filter(([, value]) => value !== null && value !== undefined));
 }
