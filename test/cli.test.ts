@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { sandboxEnv } from './helpers/env.js';
-import { CLI, cli, PROJECT } from './helpers/run-cli.js';
+import { CHILD_EXEC_ARGV, CLI, cli, PROJECT } from './helpers/run-cli.js';
 import { loadPart } from '../src/commands/optional-part.js';
 import { ConfigError } from '../common/errors.js';
 
@@ -281,7 +281,7 @@ t.test(
       ].join('\n'),
     );
     const child = spawn(process.execPath, [
-      ...process.execArgv,
+      ...CHILD_EXEC_ARGV,
       CLI,
       'sandbox',
       '--repo-port',

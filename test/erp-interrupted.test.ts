@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sandboxEnv, type Env } from './helpers/env.js';
-import { CLI } from './helpers/run-cli.js';
+import { CHILD_EXEC_ARGV, CLI } from './helpers/run-cli.js';
 
 // Three runs in processes of their own, killed on purpose: 23 s on an idle machine, a time-out of
 // several times that for a busy one.
@@ -20,7 +20,7 @@ async function killAfterErpCall(env: Env, task: string, uid: string, landed: () 
   env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, delayMs: 1500, times: 2 });
   const child = spawn(
     process.execPath,
-    [...process.execArgv, CLI, 'run', '--task', task, '--config', env.location.configDir],
+    [...CHILD_EXEC_ARGV, CLI, 'run', '--task', task, '--config', env.location.configDir],
     {
       env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
       stdio: 'ignore',

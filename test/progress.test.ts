@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import t from 'tap';
 import { sandboxEnv } from './helpers/env.js';
-import { CLI, PROJECT } from './helpers/run-cli.js';
+import { CHILD_EXEC_ARGV, CLI, PROJECT } from './helpers/run-cli.js';
 import { cli } from './helpers/run-cli.js';
 
 /** The progress line of `run`: on a terminal only, where a person watches a long run. */
@@ -14,7 +14,7 @@ const quote = (word: string): string => `'${word.replace(/'/g, "'\\''")}'`;
 
 /** `connect2erp ARGS` with a terminal for its output, as `script` gives one (util-linux). */
 async function onTerminal(args: string[]): Promise<{ code: number | null; output: string }> {
-  const command = [process.execPath, ...process.execArgv, CLI, ...args].map(quote).join(' ');
+  const command = [process.execPath, ...CHILD_EXEC_ARGV, CLI, ...args].map(quote).join(' ');
   const child = spawn('script', ['-qec', command, '/dev/null'], {
     cwd: PROJECT,
     env: { ...process.env, NUXEO_PASSWORD: 'Administrator', SAP_PASSWORD: 'sandbox' },
