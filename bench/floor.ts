@@ -10,6 +10,7 @@ import { close, listen, readBody } from '../dist/sandbox/http.js';
  * process of its own, as the job's; the server waits with the sandbox's latency injection and
  * answers every PUT with a document-sized JSON body. Their ratio to the bound is the most any
  * client can reach here; what is left between it and the job's is the job's and the sandbox's work.
+ * The client's CPU per request is the least any client spends on one here.
  */
 const ANSWER = JSON.stringify({
   'entity-type': 'document',
@@ -49,6 +50,8 @@ export interface Floor {
   inFlight: number;
   perSecond: number;
   bound: number;
+  /** The bare client's CPU ms per request, warmed up: its start-up and first requests aside. */
+  cpuMsPerRequest: number;
 }
 
 export async function floor(latencyMs: number, inFlight: number): Promise<Floor> {
@@ -75,13 +78,17 @@ export async function floor(latencyMs: number, inFlight: number): Promise<Floor>
     });
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     if (code !== 0) throw new Error(`the bare client exited with ${code}`);
-    return { latencyMs, inFlight, perSecond: Number(out), bound };
+    const { perSecond, cpuMsPerRequest } = JSON.parse(out) as Pick<Floor, 'perSecond' | 'cpuMsPerRequest'>;
+    return { latencyMs, inFlight, perSecond, bound, cpuMsPerRequest };
   } finally {
     await close(server);
   }
 }
 
-/** The client: `requests` PUTs, `inFlight` at a time; prints requests per second. */
+/**
+ * The client: `requests` PUTs, `inFlight` at a time, after four a connection to warm up (its
+ * connections opened, its code compiled); prints their requests per second and CPU ms per request.
+ */
 async function client(port: number, inFlight: number, requests: number): Promise<void> {
   const agent = new Agent({ connections: inFlight });
   const body = JSON.stringify({
@@ -89,8 +96,9 @@ async function client(port: number, inFlight: number, requests: number): Promise
     properties: { 'erpTaskStatus:status': 'READY', 'erpTaskStatus:task': 'barcode' },
   });
   let sent = 0;
+  let until = 0;
   const worker = async (): Promise<void> => {
-    while (sent < requests) {
+    while (sent < until) {
       sent++;
       const res = await agent.request({
         origin: `http://127.0.0.1:${port}`,
@@ -102,9 +110,17 @@ async function client(port: number, inFlight: number, requests: number): Promise
       await res.body.json();
     }
   };
+  const batch = async (count: number): Promise<void> => {
+    until = sent + count;
+    await Promise.all(Array.from({ length: inFlight }, worker));
+  };
+  await batch(inFlight * 4);
+  const cpu = process.cpuUsage();
   const started = performance.now();
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  process.stdout.write(String((requests / (performance.now() - started)) * 1000));
+  await batch(requests);
+  const { user, system } = process.cpuUsage(cpu);
+  const perSecond = (requests / (performance.now() - started)) * 1000;
+  process.stdout.write(JSON.stringify({ perSecond, cpuMsPerRequest: (user + system) / 1000 / requests }));
   await agent.close();
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
+import { floor, type Floor } from './floor.js';
 import { BenchSandboxes, benchMapping, reportSpanMs, total } from './sandboxes.js';
 import { nodeCpuMs } from './startup.js';
 
@@ -30,6 +31,11 @@ export interface LinkRate {
   marginCpuMsPerDoc: number;
   /** `node -e 0`'s CPU ms on the machine as it was, just before (the median of three). */
   nodeCpuMs: number;
+  /**
+   * A bare undici client against a bare server at SAP's latency and the sizing's calls, just
+   * before: what this machine allows at all, and the CPU a request costs any client here.
+   */
+  bare: Floor;
   /** The machine's load average over the last minute when the link run ended. */
   loadAverage: number;
   /** New invoices labelled and linked by one run, with archive-link folders, and flat (no folder). */
@@ -81,6 +87,7 @@ export async function linksBench(
   const sandboxes = await sized(latency, sizing);
   try {
     const nodeMs = await nodeCpuMs();
+    const bare = await floor(latency.erpMs, sizing.maxConcurrentCalls);
     const run = await linkRun(sandboxes, docs, program.entry);
     const loadAverage = loadavg()[0];
     const margin = await linkRun(sandboxes, marginFrom(docs), program.entry);
@@ -98,6 +105,7 @@ export async function linksBench(
       peakRssMb: run.peakRssKb / 1024,
       marginCpuMsPerDoc: (run.cpuMs - margin.cpuMs) / (docs - marginFrom(docs)),
       nodeCpuMs: nodeMs,
+      bare,
       loadAverage,
       whole: { folders, flat: await flatRun(latency, sizing, docs, program.entry) },
     };
