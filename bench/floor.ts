@@ -10,7 +10,7 @@ import { close, listen, readBody } from '../dist/sandbox/http.js';
  * process of its own, as the job's; the server waits with the sandbox's latency injection and
  * answers every PUT with a document-sized JSON body. Their ratio to the bound is the most any
  * client can reach here; what is left between it and the job's is the job's and the sandbox's work.
- * The client's CPU per request is the least any client spends on one here.
+ * The client's CPU per request is what a request costs a client that does nothing else, at that rate.
  */
 const ANSWER = JSON.stringify({
   'entity-type': 'document',

@@ -33,7 +33,7 @@ export interface LinkRate {
   nodeCpuMs: number;
   /**
    * A bare undici client against a bare server at SAP's latency and the sizing's calls, just
-   * before: what this machine allows at all, and the CPU a request costs any client here.
+   * before: what this machine allows at all, and the CPU a request costs a client doing nothing else.
    */
   bare: Floor;
   /** The machine's load average over the last minute when the link run ended. */

@@ -6,7 +6,7 @@ import { EXIT } from '../exit-codes.js';
 import { RfcClient } from '../erp/rfc-client.js';
 import { RestClient } from '../erp/rest-client.js';
 import { commandLogger } from '../log.js';
-import { renderChecks, Section } from '../operator/doctor/check.js';
+import { renderChecks, Section, type Check } from '../operator/doctor/check.js';
 import { checkContentServer, checkContentServerRepository } from '../operator/doctor/content-server.js';
 import { checkErp } from '../operator/doctor/erp.js';
 import { checkRepository } from '../operator/doctor/repository.js';
@@ -23,13 +23,18 @@ const CONTENT_SERVER_TIMEOUT_MS = 10_000;
  * tells less, later.
  */
 async function doctor(location: Required<ConfigLocation>, json: boolean): Promise<number> {
+  const { ok, checks } = await doctorChecks(location);
+  process.stdout.write(json ? `${JSON.stringify({ ok, checks }, null, 2)}\n` : renderChecks(checks));
+  return ok ? EXIT.ok : EXIT.configuration;
+}
+
+/** Every check, in the order doctor prints them, and whether none failed. */
+export async function doctorChecks(location: Required<ConfigLocation>): Promise<{ ok: boolean; checks: Check[] }> {
   const configuration = new Section('configuration');
   const config = loadChecked(configuration, location);
   const sections = [configuration, ...(await checkLandscape(config))];
   const checks = sections.flatMap((section) => section.checks);
-  const ok = !checks.some((check) => check.outcome === 'fail');
-  process.stdout.write(json ? `${JSON.stringify({ ok, checks }, null, 2)}\n` : renderChecks(checks));
-  return ok ? EXIT.ok : EXIT.configuration;
+  return { ok: !checks.some((check) => check.outcome === 'fail'), checks };
 }
 
 /** The configuration as `validate` checks it; a problem stops here, as every command stops on one (exit 2). */
