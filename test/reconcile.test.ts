@@ -11,6 +11,7 @@ import { renderReconciliation } from '../src/operator/reconcile/render.js';
 import { erpPorts } from '../src/job/erp-ports.js';
 import { portsFor } from '../src/ports/ports.js';
 import { NEVER } from '../src/stop.js';
+import { reconciliation, type ReconcileOptions } from '../src/commands/reconcile.js';
 
 /** `connect2erp reconcile` against the sandboxes: SAP changed behind the job's back, found both ways. */
 
@@ -19,14 +20,19 @@ t.setTimeout(180_000);
 const uploadMany = (env: Env, folder: string, prefix: string, n: number) =>
   Promise.all(Array.from({ length: n }, (_, i) => env.upload(folder, `${prefix}-${i}.pdf`)));
 
+/**
+ * `reconcile --json`'s result and exit code, run in this process as the command runs it (over HTTP
+ * against the sandboxes), without a process of its own for each; `options` as its command line
+ * gives them. The command's text and JSON as printed, with their exit codes, are run as processes
+ * in the tests that read them.
+ */
 async function reconcile(
   env: Env,
-  ...args: string[]
-): Promise<{ code: number | null; result: Reconciliation; stdout: string }> {
+  options: Partial<ReconcileOptions> & { task: string },
+): Promise<{ code: number; result: Reconciliation }> {
   env.sandbox.index.catchUp();
-  const json = await cli(['reconcile', '--json', ...args, '--config', env.location.configDir]);
-  if (!json.stdout.startsWith('{')) throw new Error(`no JSON (exit ${String(json.code)}): ${json.stderr}`);
-  return { code: json.code, result: JSON.parse(json.stdout) as Reconciliation, stdout: json.stdout };
+  const { code, result } = await reconciliation(env.location, { requeue: false, dryRun: false, ...options });
+  return { code, result: JSON.parse(JSON.stringify(result)) as Reconciliation };
 }
 
 const kinds = (result: Reconciliation) => result.findings.map((f) => [f.kind, f.docId]).sort();
@@ -39,7 +45,7 @@ t.test("links: one deleted in SAP, one added there for a document not sent, one 
   invoices.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `10000000${i}2026` }));
   await env.job({ task: 'link' });
   t.equal(env.erp.tables.links.length, 4);
-  const clean = await reconcile(env, '--task', 'link');
+  const clean = await reconcile(env, { task: 'link' });
   t.equal(clean.code, 0, 'SAP and the repository agree');
   t.same(clean.result.findings, []);
   t.match(clean.result.tasks, [{ task: 'link', looked: 4, sapRows: 4, foreign: 0 }]);
@@ -51,7 +57,7 @@ t.test("links: one deleted in SAP, one added there for a document not sent, one 
   links.push({ ...row, OBJECT_ID: '999999', ARC_DOC_ID: waiting });
   links.push({ ...row, SAP_OBJECT: 'BUS2081', OBJECT_ID: '5100000001' });
   links.push({ ...row, ARC_DOC_ID: 'SAP-OWN-DOCUMENT' });
-  const found = await reconcile(env, '--task', 'link');
+  const found = await reconcile(env, { task: 'link' });
   t.equal(found.code, 1, 'differences: exit 1');
   t.same(
     kinds(found.result),
@@ -78,16 +84,16 @@ t.test("links: one deleted in SAP, one added there for a document not sent, one 
   );
   t.match(text.stdout, /\n1 absent from SAP, 1 in SAP but not DONE, 1 twice in SAP, 0 not checked\n$/);
 
-  const dry = await reconcile(env, '--task', 'link', '--requeue', '--dry-run');
+  const dry = await reconcile(env, { task: 'link', requeue: true, dryRun: true });
   t.equal(env.props(invoices[0])['erpTaskStatus:status'], 'DONE', '--dry-run changes nothing');
   t.equal(dry.result.findings.find((f) => f.kind === 'absent')?.requeued, true, 'and says what it would do');
   t.match(renderReconciliation(dry.result), /^ABSENT .*invoice-0\.pdf .* → would be put back to READY$/m);
-  await reconcile(env, '--task', 'link', '--requeue');
+  await reconcile(env, { task: 'link', requeue: true });
   t.equal(env.props(invoices[0])['erpTaskStatus:status'], 'READY', '--requeue puts it back');
   await env.job({ task: 'link' });
   t.equal(env.erp.tables.links.filter((l) => l.ARC_DOC_ID === invoices[0]).length, 1, 'the next run links it again');
   t.same(
-    kinds((await reconcile(env, '--task', 'link')).result),
+    kinds((await reconcile(env, { task: 'link' })).result),
     [
       ['not done', waiting],
       ['twice', row.ARC_DOC_ID],
@@ -123,7 +129,7 @@ t.test('bar codes: one missing in SAP is absent; one SAP matched and linked is f
     env.erp.tables.barcodes.findIndex((b) => b.BARCODE === 'BC-2'),
     1,
   );
-  const { code, result } = await reconcile(env, '--task', 'barcode');
+  const { code, result } = await reconcile(env, { task: 'barcode' });
   t.equal(code, 1);
   t.same(kinds(result), [['absent', scans[2]]]);
   t.match(result.tasks[0], { looked: 3, sapRows: 2 }, 'one bar code row and one link listed');
@@ -152,7 +158,7 @@ t.test('bar codes: one missing in SAP is absent; one SAP matched and linked is f
   // No S_TABU_NAM for BDS_BAR_EX: those lookups and that listing cannot be made, and say so.
   env.erp.customizing.users.CONNECTOR.tables = ['TOAAR'];
   env.fill(scans[0], { 'erpHttpContent:source': 'ZZZ' });
-  const refused = await reconcile(env, '--task', 'barcode');
+  const refused = await reconcile(env, { task: 'barcode' });
   t.same(
     refused.result.findings.map((f) => [f.kind, f.docId]).sort(),
     [
@@ -179,7 +185,7 @@ t.test(
     const env = await sandboxEnv(t);
     await env.upload('ERP/Workflow', 'approval.pdf');
     await env.job();
-    const workflow = await reconcile(env, '--task', 'workflow');
+    const workflow = await reconcile(env, { task: 'workflow' });
     t.equal(workflow.code, 0);
     t.match(workflow.result.tasks[0].notChecked, [/the call has no lookup/, /no read lists this call's work/]);
 
@@ -211,7 +217,7 @@ t.test(
     invoices.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': String(i + 1) }));
     await env.job({ task: 'link' });
     env.erp.tables.links.splice(0);
-    const empty = await reconcile(env, '--task', 'link');
+    const empty = await reconcile(env, { task: 'link' });
     t.same(kinds(empty.result), invoices.map((uid) => ['absent', uid]).sort(), 'SAP has none of them');
     t.match(empty.result.tasks[0], { sapRows: 0 }, 'and lists none (NOTHING_FOUND)');
     const text = await cli(['reconcile', '--task', 'workflow', '--config', env.location.configDir]);
@@ -223,7 +229,7 @@ t.test(
       status: 500,
       body: exceptionXml('ARCHIV_GET_CONNECTIONS', { name: 'ERROR_CONNECTIONTABLE', text: 'Link table not readable' }),
     });
-    const listing = await reconcile(env, '--task', 'link');
+    const listing = await reconcile(env, { task: 'link' });
     t.match(listing.result.tasks[0].notChecked, [
       /^SAP's rows in content repository Z1 of S4H: .*ERROR_CONNECTIONTABLE/,
     ]);
@@ -231,25 +237,25 @@ t.test(
     t.equal(listing.code, 4, 'and the comparison is incomplete: exit 4');
     // SAP stops answering while it lists: the system's checks stop, said once.
     env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', skip: 2, status: 503, times: 50 });
-    const unanswered = await reconcile(env, '--task', 'link');
+    const unanswered = await reconcile(env, { task: 'link' });
     t.equal(unanswered.code, 4);
     t.match(unanswered.result.tasks[0].notChecked, [/^ERP system S4H: .*503/]);
     env.erp.faults.clear();
     // Over Rest, no read lists SAP's side.
     const job = join(env.location.jobsDir, 'link.yaml');
     writeFileSync(job, readFileSync(job, 'utf8').replace(/^function: RFC/m, 'function: Rest'));
-    const rest = await reconcile(env, '--task', 'link');
+    const rest = await reconcile(env, { task: 'link' });
     t.match(rest.result.tasks[0].notChecked, [/no read lists this call's work/]);
     writeFileSync(job, readFileSync(job, 'utf8').replace(/^function: Rest/m, 'function: RFC'));
     env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 503, times: 2 });
-    const both = await reconcile(env, '--task', 'link');
+    const both = await reconcile(env, { task: 'link' });
     t.equal(both.code, 4, 'incomplete: exit 4');
     t.equal(both.result.tasks[0].notChecked.length, 1, 'two lookups failed at once, said once');
     // One call at a time, as agreed with an SAP team: the second document waits for the first's answer.
     const erpHttp = join(env.location.configDir, 'erpHttp.yaml');
     writeFileSync(erpHttp, readFileSync(erpHttp, 'utf8').replace(/maxConcurrentCalls: \d+/, 'maxConcurrentCalls: 1'));
     env.erp.faults.add({ functionName: 'ARCHIV_GET_CONNECTIONS', status: 503, times: 10 });
-    const down = await reconcile(env, '--task', 'link');
+    const down = await reconcile(env, { task: 'link' });
     t.equal(down.code, 4);
     t.match(down.result.tasks[0].notChecked, [/^ERP system S4H: /]);
     t.equal(down.result.tasks[0].notChecked.length, 1, 'said once, the second document not asked');
@@ -275,19 +281,19 @@ t.test(
 
     // A write that fails (the document changed meanwhile) leaves it for the next reconciliation.
     env.sandbox.faults.add({ method: 'PUT', path: `/id/${stored.uid}`, status: 409, body: '{}', times: 1 });
-    const conflict = await reconcile(env, '--task', 'link');
+    const conflict = await reconcile(env, { task: 'link' });
     t.match(conflict.result.tasks, [{ sapStored: 0 }]);
     t.equal(env.props(stored.uid)['erpSapDocument:businessObjects'] ?? null, null);
     const dryText = await cli(['reconcile', '--task', 'link', '--dry-run', '--config', env.location.configDir]);
     t.match(dryText.stdout, '1 document(s) SAP stored would get the business objects SAP linked them to');
-    const dry = await reconcile(env, '--task', 'link', '--dry-run');
+    const dry = await reconcile(env, { task: 'link', dryRun: true });
     t.match(dry.result.tasks, [{ foreign: 1, sapStored: 1 }]);
     t.equal(env.props(stored.uid)['erpSapDocument:businessObjects'] ?? null, null, 'a dry run writes nothing');
     const text = await cli(['reconcile', '--task', 'link', '--config', env.location.configDir]);
     t.match(text.stdout, '1 document(s) SAP stored got the business objects SAP linked them to');
     t.equal(env.props(stored.uid)['erpSapDocument:businessObjects'], 'BUS2081 51056001012026');
     t.equal(text.code, 0, "SAP's own documents are no difference");
-    const again = await reconcile(env, '--task', 'link');
+    const again = await reconcile(env, { task: 'link' });
     t.match(again.result.tasks, [{ sapStored: 0 }], 'written once');
   },
 );

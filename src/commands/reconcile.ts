@@ -41,13 +41,30 @@ function exitCode(result: Reconciliation): number {
 
 async function reconcileCommand(
   where: Required<ConfigLocation>,
-  options: { task?: string; from?: string; until?: string; requeue: boolean; dryRun: boolean; json: boolean },
+  options: ReconcileOptions & { json: boolean },
 ): Promise<number> {
+  const { code, result } = await reconciliation(where, options);
+  process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderReconciliation(result));
+  return code;
+}
+
+export interface ReconcileOptions {
+  task?: string;
+  from?: string;
+  until?: string;
+  requeue: boolean;
+  dryRun: boolean;
+}
+
+/** The reconciliation `reconcile` prints, and the exit code it ends with. */
+export async function reconciliation(
+  where: Required<ConfigLocation>,
+  options: ReconcileOptions,
+): Promise<{ code: number; result: Reconciliation }> {
   const range = rangeOf(options.from, options.until);
   const { tasks, deps } = await erpOperatorSetUp(where, options.task, options.dryRun);
   const result = await reconcile(tasks, range, options.requeue, deps);
-  process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : renderReconciliation(result));
-  return exitCode(result);
+  return { code: exitCode(result), result };
 }
 
 export const command: Command = {
