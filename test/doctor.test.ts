@@ -9,7 +9,6 @@ import { cli, PROJECT } from './helpers/run-cli.js';
 import { templateYaml } from '../src/config/templates.js';
 import { FOLDER_CHAIN } from '../src/repository/client.js';
 import { doctorChecks } from '../src/commands/doctor.js';
-import { EXIT } from '../src/exit-codes.js';
 
 /** `connect2erp doctor` against the sandboxes: all well, then with each fault a landscape can have. */
 t.setTimeout(300_000);
@@ -33,8 +32,8 @@ async function doctor(env: Env, vars: Record<string, string> = {}): Promise<{ co
   const saved = Object.keys(vars).map((name) => [name, process.env[name]] as const);
   Object.assign(process.env, vars);
   try {
-    const { ok, checks } = await doctorChecks(env.location);
-    return { code: ok ? EXIT.ok : EXIT.configuration, checks: JSON.parse(JSON.stringify(checks)) as Check[] };
+    const { code, checks } = await doctorChecks(env.location);
+    return { code, checks: JSON.parse(JSON.stringify(checks)) as Check[] };
   } finally {
     for (const [name, value] of saved) {
       if (value === undefined) delete process.env[name];

@@ -23,18 +23,19 @@ const CONTENT_SERVER_TIMEOUT_MS = 10_000;
  * tells less, later.
  */
 async function doctor(location: Required<ConfigLocation>, json: boolean): Promise<number> {
-  const { ok, checks } = await doctorChecks(location);
+  const { code, checks } = await doctorChecks(location);
+  const ok = code === EXIT.ok;
   process.stdout.write(json ? `${JSON.stringify({ ok, checks }, null, 2)}\n` : renderChecks(checks));
-  return ok ? EXIT.ok : EXIT.configuration;
+  return code;
 }
 
-/** Every check, in the order doctor prints them, and whether none failed. */
-export async function doctorChecks(location: Required<ConfigLocation>): Promise<{ ok: boolean; checks: Check[] }> {
+/** Every check, in the order doctor prints them, and the exit code they make: 2 when one failed. */
+export async function doctorChecks(location: Required<ConfigLocation>): Promise<{ code: number; checks: Check[] }> {
   const configuration = new Section('configuration');
   const config = loadChecked(configuration, location);
   const sections = [configuration, ...(await checkLandscape(config))];
   const checks = sections.flatMap((section) => section.checks);
-  return { ok: !checks.some((check) => check.outcome === 'fail'), checks };
+  return { code: checks.some((check) => check.outcome === 'fail') ? EXIT.configuration : EXIT.ok, checks };
 }
 
 /** The configuration as `validate` checks it; a problem stops here, as every command stops on one (exit 2). */
