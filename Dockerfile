@@ -14,7 +14,7 @@ COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 # The product only: the sandboxes (sandbox/) are not copied, built or shipped.
 COPY src ./src
 COPY common ./common
-COPY deploy/bundle.mjs ./deploy/
+COPY deploy/bundle.mjs deploy/undici-entry.cjs ./deploy/
 RUN npm ci --ignore-scripts --no-audit --no-fund && npm run build:product
 
 # Runtime stage: the bundle only, with the libraries inside it: no node_modules. Nothing is written

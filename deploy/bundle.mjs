@@ -1,13 +1,22 @@
 // The program as the image runs it: `node deploy/bundle.mjs OUTDIR` bundles src/main.ts and what it
 // imports into OUTDIR (main.js, and a chunk per command and per optional library, loaded when used).
-// A few files to compile instead of some 150 modules: a run with nothing to do starts in
-// under half a second of CPU (BENCHMARKS.md, "Start-up"). OUTDIR sits two folders below the
-// project's root (package.json, nuxeo-package/), as dist/bundle does in the image.
+// A few files to compile instead of some 150 modules, and undici's dispatchers without the rest
+// of its entry: what a run with nothing to do costs is in BENCHMARKS.md, "Start-up". OUTDIR sits
+// two folders below the project's root (package.json, nuxeo-package/), as dist/bundle does in the
+// image.
 import { build } from 'esbuild';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
+
+/** undici's dispatchers alone in place of its whole entry (deploy/undici-entry.cjs says why). */
+const undiciDispatchers = {
+  name: 'undici-dispatchers',
+  setup(build) {
+    build.onResolve({ filter: /^undici$/ }, () => ({ path: join(root, 'deploy', 'undici-entry.cjs') }));
+  },
+};
 
 /**
  * Bundles the program into `outdir`, rejecting with esbuild's errors. The `.js` files an earlier
@@ -31,6 +40,7 @@ export async function bundle(outdir) {
     banner: {
       js: "import { createRequire as bundleRequire } from 'node:module'; const require = bundleRequire(import.meta.url);",
     },
+    plugins: [undiciDispatchers],
     logLevel: 'warning',
   });
 }

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { parseAllDocuments, parseDocument } from 'yaml';
 import { Cron } from 'croner';
@@ -312,6 +313,35 @@ t.test(
     t.match(await info.text(), /serverStatus="running";.*contRep="Z1";contRepDescription/s);
     serve.kill('SIGTERM');
     t.equal(await exited, 0, 'a graceful end on SIGTERM');
+  },
+);
+
+t.test(
+  "the bundle's undici: each name the program imports from undici, undici's own, with its request API",
+  async (t) => {
+    const require = createRequire(import.meta.url);
+    const bundled = require(join(PROJECT, 'deploy', 'undici-entry.cjs')) as Record<string, unknown>;
+    const undici = require('undici') as Record<string, unknown>;
+    const sources = readdirSync(join(PROJECT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) =>
+      f.endsWith('.ts'),
+    );
+    const imported = new Set<string>();
+    for (const file of sources) {
+      const text = readFileSync(join(PROJECT, 'src', file), 'utf8');
+      for (const [, clause] of text.matchAll(/^import (?!type\b)([^;]*?) from 'undici';/gms)) {
+        t.match(clause, /^\{[^}]*\}$/, `${file}: named imports only, which the bundle's entry can give`);
+        for (const name of clause
+          .slice(1, -1)
+          .split(',')
+          .map((n) => n.trim()))
+          if (name !== '' && !name.startsWith('type ')) imported.add(name);
+      }
+    }
+    t.ok(imported.size > 0, 'the program imports from undici');
+    for (const name of imported) t.equal(bundled[name], undici[name], `${name} is undici's own`);
+    const agent = new (bundled.Agent as new () => { request: unknown; close(): Promise<void> })();
+    t.type(agent.request, 'function', "a dispatcher's request, as the clients call it");
+    await agent.close();
   },
 );
 

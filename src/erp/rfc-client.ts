@@ -1,4 +1,4 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
 import { FunctionRefusalError, SystemFailureError, SystemRefusalError } from '../../common/errors.js';
 import { readBounded } from '../bounded-body.js';
@@ -44,7 +44,8 @@ interface RfcAnswer {
 
 export class RfcClient implements ErpConnection<RfcRequest> {
   private readonly dispatcher: Dispatcher;
-  private readonly url: string;
+  /** The service's origin and path with the client (and language) in its query, as every call is sent. */
+  private readonly target: { origin: string; path: string };
   private readonly headers: Record<string, string>;
   private readonly limit: StoppableLimit;
   /** Set when the system signs in with a client certificate: checked before the first call. */
@@ -60,7 +61,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
     const url = new URL(rfc.url);
     url.searchParams.set('sap-client', system.client);
     if (system.language !== undefined) url.searchParams.set('sap-language', system.language);
-    this.url = url.href;
+    this.target = { origin: url.origin, path: `${url.pathname}${url.search}` };
     this.headers = {
       ...('type' in rfc.auth ? {} : { authorization: basicAuthorization(rfc.auth) }),
       'content-type': 'text/xml; charset=utf-8',
@@ -69,7 +70,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
     this.dispatcher = dispatcherFor(system.rfc.url, system);
     if ('type' in rfc.auth) {
       const head = async (): Promise<number> => {
-        const answer = await request(this.url, { method: 'HEAD', dispatcher: this.dispatcher });
+        const answer = await this.dispatcher.request({ ...this.target, method: 'HEAD' });
         await answer.body.dump();
         return answer.statusCode;
       };
@@ -87,11 +88,11 @@ export class RfcClient implements ErpConnection<RfcRequest> {
       await this.certificate?.passed();
       let answer: RfcAnswer | undefined;
       try {
-        const response = await request(this.url, {
+        const response = await this.dispatcher.request({
+          ...this.target,
           method: 'POST',
           headers: this.headers,
           body: requestEnvelope(functionName, params),
-          dispatcher: this.dispatcher,
         });
         const { location } = response.headers;
         const body = await readBounded(response.body);

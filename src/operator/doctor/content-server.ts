@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import { errorMessage } from '../../../common/errors.js';
 import type { ContentServerConfig, ContentServerConnection } from '../../config/content-server-schema.js';
 import type { StorageConfig } from '../../config/storage-schema.js';
@@ -6,6 +5,7 @@ import { CertificateStore, signsAt, type StoredCertificate } from '../../content
 import type { Logger } from '../../log.js';
 import { RepositoryClient } from '../../repository/client.js';
 import { Section } from './check.js';
+import { getOnce } from './get-once.js';
 
 const GUIDE = 'docs/sap-setup.md';
 
@@ -26,13 +26,15 @@ export async function checkContentServer(config: ContentServerConfig, timeoutMs:
     );
     url.search = `serverInfo&pVersion=0047&contRep=${encodeURIComponent(connection.contentRepositories[0].contRep)}`;
     try {
-      const answer = await request(url, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-      await answer.body.dump();
-      if (answer.statusCode === 200)
+      const statusCode = await getOnce(url, timeoutMs, async (answer) => {
+        await answer.body.dump();
+        return answer.statusCode;
+      });
+      if (statusCode === 200)
         section.pass(`connection ${connection.name} answers serverInfo at ${url.origin}${url.pathname}`);
       else
         section.fail(
-          `connection ${connection.name} answered serverInfo with HTTP ${answer.statusCode}`,
+          `connection ${connection.name} answered serverInfo with HTTP ${statusCode}`,
           `check that serve runs with this contentServer.yaml and that publicUrl reaches it (${GUIDE}, OAC0)`,
         );
     } catch (error) {

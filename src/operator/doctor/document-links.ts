@@ -1,9 +1,9 @@
-import { request } from 'undici';
 import { ANSWER_MAX_TEXT, readBounded } from '../../bounded-body.js';
 import type { DocumentLinksConfig } from '../../config/erp-schema.js';
 import { failureText } from '../../http-options.js';
 import { signedLink } from '../../document-link.js';
 import type { Section } from './check.js';
+import { getOnce } from './get-once.js';
 import { shortened } from '../../../common/quote.js';
 
 /** serve's answers to a link it takes, to a document it does not have (content-server/documents/linked.ts). */
@@ -33,15 +33,15 @@ export async function checkDocumentLinks(
   const url = signedLink(links.url, links.key, names, Math.floor(Date.now() / 1000) + 300);
   await section.attempt(`documentLinks: serve at ${links.url}`, ADVICE, async () => {
     // A redirect is an answer too (undici follows none): serve never sends one for a link.
-    const response = await request(url, { headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS }).catch(
-      (error: unknown) => {
-        throw new Error(`no answer: ${failureText(error as Error)}`);
-      },
-    );
-    const body = await readBounded(response.body);
+    const { statusCode, body } = await getOnce(new URL(url), TIMEOUT_MS, async (answer) => ({
+      statusCode: answer.statusCode,
+      body: await readBounded(answer.body),
+    })).catch((error: unknown) => {
+      throw new Error(`no answer: ${failureText(error as Error)}`);
+    });
     const text = body === undefined ? `more than ${ANSWER_MAX_TEXT}` : body.toString('utf8').trim();
-    if (response.statusCode === 404 && SERVE_NOT_FOUND.test(text))
+    if (statusCode === 404 && SERVE_NOT_FOUND.test(text))
       return section.pass(`documentLinks: serve at ${links.url} takes links signed with the job's key`);
-    throw new Error(`a link signed with the job's key is answered HTTP ${response.statusCode}: ${shortened(text)}`);
+    throw new Error(`a link signed with the job's key is answered HTTP ${statusCode}: ${shortened(text)}`);
   });
 }
