@@ -1,7 +1,7 @@
 // undici as the image's bundle carries it: the dispatchers the program uses (Agent, ProxyAgent)
 // and their request API, without the rest of undici's entry (fetch, WebSocket, cookies, caches,
 // mock agents), which a run would otherwise load and compile at every start, and which reaches
-// Node's own copy of undici too (BENCHMARKS.md, Start-up). deploy/bundle.mjs puts this file in
+// Node's own copy of undici too (BENCHMARKS.md, issue 39's seventh part). deploy/bundle.mjs puts this file in
 // place of the package's entry; a clone's modules load undici whole, the same classes.
 // undici 7 publishes no "exports" map: these are its files, at the version package-lock.json
 // pins. The image test runs the bundle against the sandboxes, and test/deploy.test.ts checks that

@@ -4,10 +4,10 @@ import { setFlagsFromString } from 'node:v8';
 import { StopSignals } from './signals.js';
 
 // undici parses HTTP with llhttp, compiled to WebAssembly. On Node 20 and 22, V8 recompiles its
-// large parsing function with its optimizing compiler after the first few answers: some 100 to 200 ms
-// of CPU on a helper thread, a third of a run with nothing to do, and no saving on the parsing of
-// the answers that come after it (BENCHMARKS.md, Start-up). The baseline code is kept. The flag
-// is V8's (node --v8-options), present in Node 20, 22 and 26, and it changes only WebAssembly.
+// large parsing function with its optimizing compiler after the first few answers, on a helper
+// thread: a large share of a run with nothing to do, and nothing saved on the answers after it
+// (BENCHMARKS.md, issue 39's seventh part). The baseline code is kept. The flag is V8's
+// (node --v8-options), present in Node 20, 22 and 26, and it changes only WebAssembly.
 setFlagsFromString('--liftoff-only');
 
 const signals = new StopSignals();
