@@ -115,6 +115,11 @@ export function dispatcherFor(target: string, config: ConnectionConfig): Dispatc
   });
 }
 
+/** An address as a dispatcher's request takes it: its origin, and its path with its query. */
+export function requestTarget(url: URL): { origin: string; path: string } {
+  return { origin: url.origin, path: `${url.pathname}${url.search}` };
+}
+
 /** The `Authorization` header value for Basic auth; its encoded credentials are masked in logs like the password. */
 export function basicAuthorization(auth: z.infer<typeof basicAuth>): string {
   const credentials = Buffer.from(`${auth.username}:${auth.password}`).toString('base64');

@@ -6,7 +6,7 @@ import { RfcFault } from './rfc-fault.js';
 import { answerTooLarge, networkFailure, statusFailure } from './failure.js';
 import { CertificateCheck } from './certificate-check.js';
 import { NEVER, StoppableLimit } from '../stop.js';
-import { basicAuthorization, dispatcherFor } from '../http-options.js';
+import { basicAuthorization, dispatcherFor, requestTarget } from '../http-options.js';
 import type { Logger } from '../log.js';
 import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
 import { parseAnswer, requestEnvelope, type RfcParams } from './soap.js';
@@ -61,7 +61,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
     const url = new URL(rfc.url);
     url.searchParams.set('sap-client', system.client);
     if (system.language !== undefined) url.searchParams.set('sap-language', system.language);
-    this.target = { origin: url.origin, path: `${url.pathname}${url.search}` };
+    this.target = requestTarget(url);
     this.headers = {
       ...('type' in rfc.auth ? {} : { authorization: basicAuthorization(rfc.auth) }),
       'content-type': 'text/xml; charset=utf-8',

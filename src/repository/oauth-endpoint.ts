@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { AuthenticationError, TransientError, UntrustedServerError } from '../../common/errors.js';
-import { certificateRefused, failureCode, failureText } from '../http-options.js';
+import { certificateRefused, failureCode, failureText, requestTarget } from '../http-options.js';
 import { ANSWER_MAX_TEXT, readBounded } from '../bounded-body.js';
 import type { TokenEndpoint } from '../oauth/client-credentials.js';
 
@@ -14,10 +14,8 @@ export function nuxeoTokenEndpoint(tokenUrl: string, dispatcher: Dispatcher): To
   const where = `the repository's OAuth token endpoint (${tokenUrl})`;
   return {
     post: async (form, headers) => {
-      const url = new URL(tokenUrl);
       const response = await dispatcher.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
+        ...requestTarget(new URL(tokenUrl)),
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams(form).toString(),

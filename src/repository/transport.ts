@@ -17,7 +17,14 @@ import {
   UntrustedServerError,
   Connect2ErpError,
 } from '../../common/errors.js';
-import { basicAuthorization, certificateRefused, dispatcherFor, failureCode, failureText } from '../http-options.js';
+import {
+  basicAuthorization,
+  certificateRefused,
+  dispatcherFor,
+  failureCode,
+  failureText,
+  requestTarget,
+} from '../http-options.js';
 import type { Logger } from '../log.js';
 import { isWebPage, WEB_PAGE } from '../web-page.js';
 import { ANSWER_MAX_TEXT, readBounded } from '../bounded-body.js';
@@ -248,14 +255,7 @@ export class RepositoryTransport {
       // Credentials stay with the repository: a blob store on another host (direct download)
       // gets none, and none come back on later hops.
       const headers = next.origin === this.origin ? sent.headers : {};
-      return this.exchange(
-        { origin: next.origin, path: `${next.pathname}${next.search}` },
-        request,
-        { ...sent, headers },
-        read,
-        follow,
-        hops + 1,
-      );
+      return this.exchange(requestTarget(next), request, { ...sent, headers }, read, follow, hops + 1);
     }
     if (response.statusCode < 300) return read(response);
     const text = await response.body.text();

@@ -1,4 +1,5 @@
 import { Agent, type Dispatcher } from 'undici';
+import { requestTarget } from '../../http-options.js';
 
 /**
  * One GET on a pool of its own, closed once `read` has the answer: a check's single call, with
@@ -13,7 +14,7 @@ export async function getOnce<T>(
 ): Promise<T> {
   const agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   try {
-    const answer = await agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: 'GET' });
+    const answer = await agent.request({ ...requestTarget(url), method: 'GET' });
     return await read(answer);
   } finally {
     // Nothing else goes through it; destroy rather than close, which would wait on a body not read.
