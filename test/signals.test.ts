@@ -92,6 +92,10 @@ t.test(
   },
 );
 
+/** How many of the log lines in `stderr` have this message. */
+const linesOf = (stderr: string, message: string): number =>
+  stderr.split('\n').filter((line) => line.includes(`"message":"${message}"`)).length;
+
 /** SIGTERM to `run` again and again, from now until it has exited: every instant of what is left. Resolves with how many were sent. */
 async function flood(run: Running): Promise<number> {
   let exited = false;
@@ -114,8 +118,9 @@ t.test(
       const run = startCli(['run', '--dry-run', '--config', env.location.configDir]);
       await run.logged(/"message":"run finished"/);
       const sent = await flood(run);
-      const { code } = await run.exited;
+      const { code, stderr } = await run.exited;
       t.equal(code, 0, `run ${i}: exit 0 after ${sent} signals`);
+      t.ok(linesOf(stderr, 'run already finished') <= 1, 'a line for the signals, not one per signal');
     }
   },
 );
@@ -138,13 +143,17 @@ t.test(
       };
       env.sandbox.faults.observe = onRequest;
       env.erp.faults.observe = onRequest;
-      const { code } = await run.exited;
+      const { code, stderr } = await run.exited;
       if (flooding === undefined) {
         t.equal(code, 0, `a run of ${requests} requests, none signalled, ends by itself`);
         break;
       }
       const sent = await flooding;
       t.equal(code, 3, `from request ${k} of ${requests}: exit 3 after ${sent} signals`);
+      t.ok(
+        linesOf(stderr, 'already stopping') <= 1 && linesOf(stderr, 'run already finished') <= 1,
+        'the signals after the first: a line each while the run winds down and after it, not one per signal',
+      );
       t.match(JSON.parse(readFileSync(report, 'utf8')), { exitCode: 3, interrupted: { reason: 'SIGTERM' } });
     }
   },

@@ -14,7 +14,7 @@ import { renderReport } from '../job/report/table.js';
 import { runJob } from '../job/run.js';
 import { shardOf, type Shard } from '../job/shard.js';
 import { DOCUMENT_ID } from '../job/scope.js';
-import type { StopSignals } from '../signals.js';
+import { firstOnly, type StopSignals } from '../signals.js';
 import { LOCATION, location, TASK, type Command } from './command.js';
 
 interface RunCommandOptions {
@@ -215,10 +215,8 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
   const log = createLogger({ stream: progress?.logStream, json: progress === undefined ? undefined : false });
   const stop = new AbortController();
   // A second signal is not the default "terminate now" while the run winds down.
-  signals.listen((signal) => {
-    if (stop.signal.aborted) log.warn('already stopping', { signal });
-    else stop.abort(signal);
-  });
+  const again = firstOnly((signal) => log.warn('already stopping', { signal }));
+  signals.listen((signal) => (stop.signal.aborted ? again(signal) : stop.abort(signal)));
   const { maxDurationMs, graceMs, shard, limit, doc } = checkOptions(options);
   const deadline =
     maxDurationMs === undefined ? undefined : setTimeout(() => stop.abort('--max-duration'), maxDurationMs);
@@ -246,7 +244,7 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
     );
     progress?.end();
     // The handlers stay until the process exits: a signal while the report is still being written out ends nothing.
-    signals.listen((signal) => log.warn('run already finished', { signal }));
+    signals.listen(firstOnly((signal) => log.warn('run already finished', { signal })));
     await writeReports(report, file, options, log);
     if (options.metricsPush !== undefined) await pushRunMetrics(report, options.metricsPush, options.task, log);
     process.stdout.write(`${renderReport(report)}\n`);

@@ -4,7 +4,7 @@ import { CONTENT_SERVER_FILE, loadContentServerConfig } from '../config/load.js'
 import type { ConfigLocation } from '../config/location.js';
 import { EXIT } from '../exit-codes.js';
 import { commandLogger } from '../log.js';
-import type { StopSignals } from '../signals.js';
+import { firstOnly, type StopSignals } from '../signals.js';
 import { programVersion } from '../version.js';
 import { CONFIG_ONLY, location, type Command } from './command.js';
 
@@ -27,10 +27,12 @@ async function serveCommand(location: Required<ConfigLocation>, signals: StopSig
   const signal = await new Promise<NodeJS.Signals>((resolve) => signals.listen(resolve));
   log.info('content server stopping', { signal, drainSeconds: server.drainSeconds });
   const cut = new AbortController();
-  signals.listen((again) => {
-    log.warn('content server closing now', { signal: again });
-    cut.abort();
-  });
+  signals.listen(
+    firstOnly((again) => {
+      log.warn('content server closing now', { signal: again });
+      cut.abort();
+    }),
+  );
   await contentServer.stop(server.drainSeconds * 1000, cut.signal);
   return EXIT.ok;
 }
