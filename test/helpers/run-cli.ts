@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 /** The CLI entry from the TypeScript sources, for tests that run it as its own process. */
 export const CLI = join(import.meta.dirname, 'cli.ts');
@@ -43,11 +44,15 @@ export interface StartOptions {
 const TAP_HOOKS = /@tapjs[/\\](processinfo|mock)[/\\]/;
 
 /**
- * Node's options for a CLI the tests spawn: the test's own (TypeScript, source maps, tap's
- * coverage) less tap's mock hook. The CLI never uses tap's mocks, and the hook costs every
- * process about a second of CPU, more than the rest of its start-up (docs/development.md).
+ * Node's options for a CLI the tests spawn: the test's own (source maps, tap's coverage) less tap's
+ * mock hook, which the CLI never uses, and with swc's transpiling (ts-loader.mjs) in place of tap's
+ * ts-node: each would cost every process about a second of CPU, more than the rest of its start-up
+ * (docs/development.md).
  */
-export const CHILD_EXEC_ARGV = process.execArgv.filter((arg) => !/@tapjs[/\\]mock[/\\]/.test(arg));
+export const CHILD_EXEC_ARGV = [
+  `--import=${pathToFileURL(join(import.meta.dirname, 'ts-loader.mjs')).href}`,
+  ...process.execArgv.filter((arg) => !/@tapjs[/\\](mock|typescript)[/\\]/.test(arg)),
+];
 
 /** Start `connect2erp ARGS` as its own process, with the sandbox passwords in its environment. */
 export function startCli(
