@@ -12,6 +12,7 @@ import { ArchiveLinkCaller } from '../dist/sandbox/erp/archivelink-client.js';
 import { RepositorySandbox } from '../dist/sandbox/repository/server.js';
 import { NO_BLOBS, type StoredDoc } from '../dist/sandbox/repository/store.js';
 import { ROUNDS } from './ranges.js';
+import { RUNTIME } from './runtime.js';
 
 const PROJECT = join(import.meta.dirname, '..');
 const CLI = join(PROJECT, 'bin', 'connect2erp.js');
@@ -101,7 +102,7 @@ async function bigFile(path: string, bytes: number): Promise<string> {
 
 /** A process that prints `"port":N` on stderr once it listens; what it logs after that is read and dropped. */
 async function startListening(args: string[]): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(RUNTIME, args, {
     env: {
       ...process.env,
       NUXEO_PASSWORD: 'Administrator',

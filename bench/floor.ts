@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { Agent } from 'undici';
 import { Faults } from '../dist/sandbox/faults.js';
 import { close, listen, readBody } from '../dist/sandbox/http.js';
+import { RUNTIME } from './runtime.js';
 
 /**
  * What this machine allows at all: a bare client and server, with no job and no repository
@@ -69,7 +70,7 @@ export async function floor(latencyMs: number, inFlight: number): Promise<Floor>
     const bound = (inFlight * 1000) / latencyMs;
     // About four seconds at the bound.
     const requests = Math.round(bound * 4);
-    const child = spawn(process.execPath, [import.meta.filename, String(port), String(inFlight), String(requests)], {
+    const child = spawn(RUNTIME, [import.meta.filename, String(port), String(inFlight), String(requests)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';

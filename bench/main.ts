@@ -12,6 +12,7 @@ import { scaleOutBench, type ScaleOut } from './scale-out.js';
 import { byRow, f, machineState, ROUNDS, span, statesLine, type MachineState } from './ranges.js';
 import { STARTUP_ROUNDS, startupBench, type Startup } from './startup.js';
 import { BenchSandboxes, BUNDLE, FOLDER, reportSpanMs, total, type JobRun, type UseCase } from './sandboxes.js';
+import { ON_RUNTIME } from './runtime.js';
 
 /**
  * `npm run bench`: the job against the sandboxes with injected latency, on generated backlogs.
@@ -44,6 +45,10 @@ const { values } = parseArgs({
     out: { type: 'string', default: join(import.meta.dirname, '..', 'BENCHMARKS.md') },
   },
 });
+if (ON_RUNTIME !== '' && !values['startup-only'] && !values['links-only'])
+  throw new Error(
+    'BENCH_NODE: with --startup-only or --links-only, whose sections are written beside those of the default runtime',
+  );
 const latency = { repositoryMs: Number(values['repository-latency']), erpMs: Number(values['erp-latency']) };
 const scale = values.quick ? 10 : 1;
 const SIZES = {
@@ -330,8 +335,8 @@ function contentServerSection(figures: ContentServerFigures): string[] {
 }
 
 /** The start-up section, between its own markers. */
-const STARTUP_START = '<!-- start-up: written by npm run bench -->';
-const STARTUP_END = '<!-- end of the start-up section -->';
+const STARTUP_START = `<!-- start-up${ON_RUNTIME}: written by npm run bench -->`;
+const STARTUP_END = `<!-- end of the start-up section${ON_RUNTIME} -->`;
 
 function startupSection({ rows, loadAverage }: { rows: Startup[]; loadAverage: [number, number] }): string[] {
   const [node] = rows;
@@ -339,7 +344,7 @@ function startupSection({ rows, loadAverage }: { rows: Startup[]; loadAverage: [
     r.cpuRange === undefined ? '' : `${f(r.cpuRange[0], 0)}–${f(r.cpuRange[1], 0)}`;
   return [
     STARTUP_START,
-    '## Start-up',
+    `## Start-up${ON_RUNTIME}`,
     '',
     `What each process of a per-minute CronJob pays before any work: the median of ${STARTUP_ROUNDS} processes each (and the lowest and highest CPU of them), with the CPU time and peak RSS the process reports at its exit (bench/usage.ts); "run, nothing to do" against the sandboxes with no latency, its configuration loaded, the mapping file read and one search per phase. All of them in this run, one kind after the other; the machine's load average over the last minute was ${f(loadAverage[0])} before the first and ${f(loadAverage[1])} after the last.`,
     '',
@@ -399,8 +404,8 @@ function scaleOutSection(rounds: Array<{ state: MachineState; rows: ScaleOut[] }
   ];
 }
 
-const LINKS_START = '<!-- links: written by npm run bench -->';
-const LINKS_END = '<!-- end of the links section -->';
+const LINKS_START = `<!-- links${ON_RUNTIME}: written by npm run bench -->`;
+const LINKS_END = `<!-- end of the links section${ON_RUNTIME} -->`;
 /** The latencies the issue's users measure a sizing at: a repository at 20 ms, SAP at 100 ms. */
 const LINKS_LATENCY = { repositoryMs: 20, erpMs: 100 };
 /** The shipped configuration, and the large one README's "Sizing" documents. */
@@ -419,7 +424,7 @@ function linksSection(rates: LinkRate[]): string[] {
   const ours = rates.filter((r) => r.program === THIS);
   return [
     LINKS_START,
-    '## Links per second, and ten million documents',
+    `## Links per second, and ten million documents${ON_RUNTIME}`,
     '',
     `${rates[0].docs.toLocaleString('en')} new invoices per sizing, the repository at ${repositoryMs} ms and SAP at ${erpMs} ms: the intake alone (each invoice gets its archive-link folder), then the link task alone, each a run of its own process; then ${marginFrom(rates[0].docs).toLocaleString('en')} more the same way, so that the job's CPU per link is also had at the margin (the larger run's CPU less the smaller's, per extra link: start-up and first pages aside). Each sizing is measured in ${ROUNDS} rounds (with \`--baseline\`, an earlier build and this checkout alternate in each round), and each row gives the machine's state: \`node -e 0\`'s CPU just before, and the load average when the link run ended. The bound is what the calls allow, calls ÷ ${erpMs} ms: a slot is held for its call alone, as a link's documents are claimed while they wait for it. The repository side (requests ÷ ${repositoryMs} ms ÷ requests per link) is above it in both. The bare pair (bench/floor.ts), measured just before each row: a bare undici client in its own process against a bare \`node:http\` server at SAP's latency, as many requests in flight as the sizing's calls; its ÷ bound is what this machine allows any client at that moment, and its CPU per request (warmed up) what a request costs a client that does nothing else, at that rate, here. A link is at least three requests (its claim and its outcome to the repository, its call to SAP), which the job sends at three times the bare client's rate: more requests a wake-up, so less CPU each.`,
     '',

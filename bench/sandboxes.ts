@@ -12,6 +12,7 @@ import { PRODUCTION_SEARCH_LAG_MS } from '../dist/sandbox/settings.js';
 import { NO_BLOBS, type StoredDoc } from '../dist/sandbox/repository/store.js';
 import type { RunReport } from '../dist/src/job/report/report.js';
 import { requestEnvelope } from '../dist/src/erp/soap.js';
+import { RUNTIME } from './runtime.js';
 
 const PROJECT = join(import.meta.dirname, '..');
 export const CLI = join(PROJECT, 'bin', 'connect2erp.js');
@@ -77,7 +78,7 @@ async function sequentialMs(
 
 /** A process of the job (`args` after node), with the usage hook: its exit code and the end of its standard error. */
 export async function spawnJob(args: string[], usageFile: string): Promise<{ exitCode: number; stderr: string }> {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(RUNTIME, args, {
     env: {
       ...process.env,
       NUXEO_PASSWORD: 'Administrator',
