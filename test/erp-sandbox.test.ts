@@ -482,8 +482,20 @@ t.test('HTTP answers of the service: logon, client, paths, bodies', async (t) =>
   t.equal((await raw(requestEnvelope('RFC_PING', {}))).status, 200, 'no client: the default one');
   const notSoap = await raw('<x/>');
   t.equal(notSoap.status, 500, 'not SOAP');
-  t.match(await notSoap.text(), '<faultstring>The request is not a SOAP envelope with a function module</faultstring>');
-  t.equal((await raw('<<<')).status, 500, 'not XML');
+  t.match(
+    await notSoap.text(),
+    '<faultstring>The request is not a SOAP 1.1 envelope (http://schemas.xmlsoap.org/soap/envelope/)</faultstring>',
+  );
+  const notXml = await raw('<<<');
+  t.equal(notXml.status, 500, 'not XML');
+  t.match(
+    await notXml.text(),
+    /<faultcode>soap-env:Client<\/faultcode><faultstring>The request is not well-formed XML: /,
+  );
+  const before = JSON.stringify(erp.tables);
+  const unescaped = await raw(requestEnvelope('ARCHIV_CONNECTION_INSERT', LINK).replace('ZFIINVOICE', 'ZFI&INVOICE'));
+  t.equal(unescaped.status, 500, 'a value with an unescaped & is refused, as an XML parser refuses it');
+  t.equal(JSON.stringify(erp.tables), before, 'and nothing was linked');
   t.equal((await post('/elsewhere', '')).status, 404);
   t.same(await (await fetch(`${url}/sandbox/tables`)).json(), erp.tables, 'tables can be read over HTTP');
 
@@ -526,11 +538,54 @@ t.test("the job's codec reads what SAP may send", async (t) => {
     { functionName: '/BIC/Z_FM', params: { '/BIC/P': 'x', S: { A: '1' }, T: [{ B: '2' }] } },
     'names with / survive as _-',
   );
-  t.equal(
+  t.same(
     readCall('<e:Envelope xmlns:e="http://schemas.xmlsoap.org/soap/envelope/"><e:Body/></e:Envelope>'),
-    undefined,
+    { refused: 'The request is not a SOAP envelope with a function module' },
     'a request without a function',
   );
+  t.same(
+    readCall(requestEnvelope('F', { A: 'x & y < z > "q"', B: 'é' })),
+    { functionName: 'F', params: { A: 'x & y < z > "q"', B: 'é' } },
+    "the job's escaping read back by a conforming parser",
+  );
+  const soap = (body: string): string =>
+    `<?xml version="1.0" encoding="utf-8"?><e:Envelope xmlns:e="http://schemas.xmlsoap.org/soap/envelope/"><e:Body>${body}</e:Body></e:Envelope>`;
+  const rfc = (
+    fields: string,
+    attributes = ' xmlns:f="urn:sap-com:document:sap:rfc:functions"',
+    name = 'f:F',
+  ): string => soap(`<${name}${attributes}>${fields}</${name}>`);
+  t.same(
+    readCall(rfc('<A>1 &amp; 2 &#233;</A>', ' xmlns="urn:sap-com:document:sap:rfc:functions"', 'F')),
+    { functionName: 'F', params: { A: '1 & 2 é' } },
+    'the namespace as a default one, references read as their characters',
+  );
+  for (const [what, xml, refusal] of [
+    ['an unescaped &', rfc('<A>x & y</A>'), /^The request is not well-formed XML: /],
+    ['an HTML entity, undefined in XML', rfc('<A>x&nbsp;y</A>'), /^The request is not well-formed XML: /],
+    ['a tag left open', rfc('<A>1</A><B>'), /^The request is not well-formed XML: /],
+    ['two root elements', `${rfc('<A>1</A>')}<x/>`, /^The request is not well-formed XML: /],
+    [
+      'a function outside the RFC namespace',
+      rfc('<A>1</A>', '', 'F'),
+      /^The body's element F is not in the namespace /,
+    ],
+    [
+      'a SOAP 1.2 envelope',
+      rfc('<A>1</A>').replace('http://schemas.xmlsoap.org/soap/envelope/', 'http://www.w3.org/2003/05/soap-envelope'),
+      /^The request is not a SOAP 1.1 envelope /,
+    ],
+    ['a field given twice', rfc('<A>1</A><A>2</A>'), /^F has the field A twice$/],
+    ['a field twice in a structure', rfc('<S><B>1</B><B>2</B></S>'), /^S has the field B twice$/],
+    [
+      'an envelope without a body',
+      '<e:Envelope xmlns:e="http://schemas.xmlsoap.org/soap/envelope/"><e:Header/></e:Envelope>',
+      /^The request is not a SOAP envelope with a function module$/,
+    ],
+  ] as const) {
+    const read = readCall(xml);
+    t.match('refused' in read ? read.refused : read, refusal, `refused: ${what}`);
+  }
   const fault = new RfcFault('F', { exception: 'X', text: 't' });
   t.equal(fault.messageKey, '', 'no message id');
   t.equal(fault.message, 'F raised X: t');

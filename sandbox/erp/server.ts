@@ -162,8 +162,7 @@ export class ErpSandbox {
     if (req.method !== 'POST' || url.pathname !== '/sap/bc/soap/rfc') return sendHtml(res, 404, 'Not Found');
     if (!this.soapRfcActive) return sendInactive(res);
     const call = readCall((await readBody(req)).toString('utf8'));
-    if (call === undefined)
-      return sendXml(res, 500, runtimeFaultXml('Client', 'The request is not a SOAP envelope with a function module'));
+    if ('refused' in call) return sendXml(res, 500, runtimeFaultXml('Client', call.refused));
     if (await this.faults.apply(req, res, call.functionName)) return;
     sendXml(res, ...this.answer(user, client, call.functionName, call.params));
   }

@@ -1,4 +1,5 @@
-import { XMLBuilder, XMLParser } from 'fast-xml-parser';
+import { XMLBuilder } from 'fast-xml-parser';
+import { SaxesParser } from 'saxes';
 
 /**
  * SOAP-RFC as SAP's ICF service `/sap/bc/soap/rfc` speaks it, written for the ERP sandbox from
@@ -22,28 +23,71 @@ export interface SapStructure {
 export const RFC_FUNCTIONS_NS = 'urn:sap-com:document:sap:rfc:functions';
 const SOAP_ENV_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
 
-const parser = new XMLParser({
-  ignoreAttributes: true,
-  removeNSPrefix: true,
-  parseTagValue: false,
-  trimValues: true,
-  // Character references (`&#13;`) read as their characters, as every XML parser must (XML 1.0 §4.1);
-  // fast-xml-parser decodes them only with its HTML entities, which a strict parser would refuse.
-  htmlEntities: true,
-  isArray: (name) => name === 'item',
-});
 const builder = new XMLBuilder({ ignoreAttributes: false, suppressEmptyNode: true });
 
 const toAbap = (xml: string): string => xml.replace(/_-/g, '/');
 const toXml = (abap: string): string => abap.replace(/\//g, '_-');
 
+/** An element as read: its namespace, its text and its child elements in order. */
+interface Element {
+  local: string;
+  uri: string;
+  text: string;
+  children: Element[];
+}
+
+/**
+ * The request as a tree of elements, read by a conforming XML parser (saxes, namespaces resolved),
+ * or why it is not XML: a request that is not well-formed (a tag left open, two root elements, an
+ * undefined entity such as `&nbsp;`, an unescaped `&` or `<` in a value) is refused, as SAP's XML
+ * parser refuses it; a lenient parser would take what SAP does not (the stricter reading: SAP's
+ * documentation does not list what its SOAP runtime tolerates).
+ */
+function parseElements(xml: string): Element | string {
+  const parser = new SaxesParser({ xmlns: true, position: false });
+  const open: Element[] = [];
+  const top: Element[] = [];
+  parser.on('opentag', (tag) => {
+    const element: Element = { local: tag.local, uri: tag.uri, text: '', children: [] };
+    (open.at(-1)?.children ?? top).push(element);
+    open.push(element);
+  });
+  parser.on('text', (text) => {
+    const current = open.at(-1);
+    if (current !== undefined) current.text += text;
+  });
+  parser.on('closetag', () => open.pop());
+  try {
+    parser.write(xml).close();
+  } catch (error) {
+    return `The request is not well-formed XML: ${(error as Error).message}`;
+  }
+  // A well-formed document has exactly one root element (saxes refuses none and a second).
+  return top[0];
+}
+
+const isTable = (element: Element): boolean =>
+  element.children.length > 0 && element.children.every((child) => child.local === 'item');
+
+/** A field given twice in one structure, anywhere below `element`: refused, as no source says which would count (the stricter reading). */
+function fieldTwice(element: Element): string | undefined {
+  if (!isTable(element)) {
+    const names = element.children.map((child) => child.local);
+    const twice = names.find((name, i) => names.indexOf(name) !== i);
+    if (twice !== undefined) return `${toAbap(element.local)} has the field ${toAbap(twice)} twice`;
+  }
+  for (const child of element.children) {
+    const found = fieldTwice(child);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /** An element's content as SAP values: text, a structure, or a table when it holds `<item>`s. */
-function read(node: unknown): SapValue {
-  if (node === undefined || node === null || node === '') return '';
-  if (typeof node !== 'object') return String(node);
-  const record = node as Record<string, unknown>;
-  if (Array.isArray(record.item)) return record.item.map((row) => read(row) as SapStructure);
-  return Object.fromEntries(Object.entries(record).map(([name, value]) => [toAbap(name), read(value)]));
+function read(element: Element): SapValue {
+  if (element.children.length === 0) return element.text.trim();
+  if (isTable(element)) return element.children.map((row) => read(row) as SapStructure);
+  return Object.fromEntries(element.children.map((child) => [toAbap(child.local), read(child)]));
 }
 
 function write(value: SapValue): unknown {
@@ -52,19 +96,29 @@ function write(value: SapValue): unknown {
   return Object.fromEntries(Object.entries(value).map(([name, field]) => [toXml(name), write(field)]));
 }
 
-/** The call a request envelope asks for; undefined when the body holds no function element. */
-export function readCall(xml: string): { functionName: string; params: SapStructure } | undefined {
-  let tree: { Envelope?: { Body?: Record<string, unknown> } };
-  try {
-    tree = parser.parse(xml) as typeof tree;
-  } catch {
-    return undefined;
-  }
-  const body = tree.Envelope?.Body;
-  const [name, content] = Object.entries(body ?? {})[0] ?? [];
-  if (name === undefined) return undefined;
-  const params = read(content);
-  return { functionName: toAbap(name), params: typeof params === 'object' && !Array.isArray(params) ? params : {} };
+/**
+ * The call a request envelope asks for, or why the SOAP runtime refuses it: a SOAP 1.1 `Envelope`
+ * whose `Body` holds one element in the RFC functions' namespace, named after the function
+ * module (test/fixtures/soap-rfc/README.md). An envelope or body in another namespace, or a body
+ * element outside the RFC namespace, is refused, not read by its local name.
+ */
+export function readCall(xml: string): { functionName: string; params: SapStructure } | { refused: string } {
+  const envelope = parseElements(xml);
+  if (typeof envelope === 'string') return { refused: envelope };
+  if (envelope.local !== 'Envelope' || envelope.uri !== SOAP_ENV_NS)
+    return { refused: `The request is not a SOAP 1.1 envelope (${SOAP_ENV_NS})` };
+  const body = envelope.children.find((child) => child.local === 'Body' && child.uri === SOAP_ENV_NS);
+  const [call] = body?.children ?? [];
+  if (call === undefined) return { refused: 'The request is not a SOAP envelope with a function module' };
+  if (call.uri !== RFC_FUNCTIONS_NS)
+    return { refused: `The body's element ${call.local} is not in the namespace ${RFC_FUNCTIONS_NS}` };
+  const twice = fieldTwice(call);
+  if (twice !== undefined) return { refused: twice };
+  const params = read(call);
+  return {
+    functionName: toAbap(call.local),
+    params: typeof params === 'object' && !Array.isArray(params) ? params : {},
+  };
 }
 
 function envelope(body: Record<string, unknown>): string {
