@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { floor, type Floor } from './floor.js';
@@ -58,6 +59,22 @@ export interface WholeRun {
    * machine's cores: near 1, the machine, not the requests or the calls, set the pace.
    */
   machineCpuShare: number;
+  /**
+   * The CPU of the benchmark's main thread, where both sandboxes answer, as a share of one core over
+   * the run: near 1, the sandboxes, not the job, set the pace.
+   */
+  sandboxThreadShare: number;
+}
+
+/** Clock ticks a second, the unit of /proc's CPU times. */
+const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+
+/** The CPU ms this process's main thread has used (Linux: /proc/self/task/<pid>/stat, utime and stime). */
+function mainThreadCpuMs(): number {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+  // The fields after the command's name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
 }
 
 /** The smaller link run the CPU per link at the margin is taken against: a fifth of the documents (1,000 of 5,000). */
@@ -148,8 +165,10 @@ async function wholeRun(sandboxes: BenchSandboxes, docs: number, entry: string |
   const linkedBefore = sandboxes.erp.tables.links.length;
   sandboxes.addNew('link', docs);
   const sandboxCpu = process.cpuUsage();
+  const threadBefore = mainThreadCpuMs();
   const run = await sandboxes.run({ task: 'link', entry });
   const { user, system } = process.cpuUsage(sandboxCpu);
+  const threadMs = mainThreadCpuMs() - threadBefore;
   const links = sandboxes.erp.tables.links.length - linkedBefore;
   if (run.report.tasks.link.counts.DONE !== docs || links !== docs)
     throw new Error(`whole run: ${JSON.stringify(run.report.tasks.link.counts)}, ${links} links for ${docs} invoices`);
@@ -163,6 +182,7 @@ async function wholeRun(sandboxes: BenchSandboxes, docs: number, entry: string |
     repositoryPerDoc: total(run.repository) / docs,
     byKind,
     machineCpuShare: (run.cpuMs + (user + system) / 1000) / (availableParallelism() * run.wallMs),
+    sandboxThreadShare: threadMs / run.wallMs,
   };
 }
 
