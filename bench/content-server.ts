@@ -13,6 +13,7 @@ import { RepositorySandbox } from '../dist/sandbox/repository/server.js';
 import { NO_BLOBS, type StoredDoc } from '../dist/sandbox/repository/store.js';
 import { ROUNDS } from './ranges.js';
 import { RUNTIME } from './runtime.js';
+import { cpuMsOf } from './proc-cpu.js';
 
 const PROJECT = join(import.meta.dirname, '..');
 const CLI = join(PROJECT, 'bin', 'connect2erp.js');
@@ -51,15 +52,6 @@ function memoryOf(pid: number): { peakMb: number; rssMb: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key: string): number => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1]) / 1024;
   return { peakMb: kb('VmHWM'), rssMb: kb('VmRSS') };
-}
-
-/** A process's CPU time so far, user and system, in ms (Linux: /proc/<pid>/stat, in 1/100 s ticks). */
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    .replace(/^.*\) /, '')
-    .split(' ');
-  // After the command's closing parenthesis, utime and stime are the 12th and 13th fields.
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 const ownCpuMs = (): number => {

@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { floor, type Floor } from './floor.js';
+import { cpuMsOf } from './proc-cpu.js';
 import { BenchSandboxes, benchMapping, reportSpanMs, total } from './sandboxes.js';
 import { nodeCpuMs } from './startup.js';
 
@@ -64,17 +64,6 @@ export interface WholeRun {
    * the run: near 1, the sandboxes, not the job, set the pace.
    */
   sandboxThreadShare: number;
-}
-
-/** Clock ticks a second, the unit of /proc's CPU times. */
-const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-
-/** The CPU ms this process's main thread has used (Linux: /proc/self/task/<pid>/stat, utime and stime). */
-function mainThreadCpuMs(): number {
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  // The fields after the command's name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
 }
 
 /** The smaller link run the CPU per link at the margin is taken against: a fifth of the documents (1,000 of 5,000). */
@@ -165,10 +154,11 @@ async function wholeRun(sandboxes: BenchSandboxes, docs: number, entry: string |
   const linkedBefore = sandboxes.erp.tables.links.length;
   sandboxes.addNew('link', docs);
   const sandboxCpu = process.cpuUsage();
-  const threadBefore = mainThreadCpuMs();
+  // The main thread alone: the one where both sandboxes answer.
+  const threadBefore = cpuMsOf(process.pid, process.pid);
   const run = await sandboxes.run({ task: 'link', entry });
   const { user, system } = process.cpuUsage(sandboxCpu);
-  const threadMs = mainThreadCpuMs() - threadBefore;
+  const threadMs = cpuMsOf(process.pid, process.pid) - threadBefore;
   const links = sandboxes.erp.tables.links.length - linkedBefore;
   if (run.report.tasks.link.counts.DONE !== docs || links !== docs)
     throw new Error(`whole run: ${JSON.stringify(run.report.tasks.link.counts)}, ${links} links for ${docs} invoices`);
