@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises';
 import { sandboxEnv } from './helpers/env.js';
-import { startCli, type Running } from './helpers/run-cli.js';
+import { logLines, startCli, type Running } from './helpers/run-cli.js';
 import type { RunReport } from '../src/job/report/report.js';
 
 /** SIGTERM at the edges of a command: while the program starts, after a run has finished, and to a command that cannot wind down. */
@@ -92,10 +92,6 @@ t.test(
   },
 );
 
-/** How many of the log lines in `stderr` have this message. */
-const linesOf = (stderr: string, message: string): number =>
-  stderr.split('\n').filter((line) => line.includes(`"message":"${message}"`)).length;
-
 /** SIGTERM to `run` again and again, from now until it has exited: every instant of what is left. Resolves with how many were sent. */
 async function flood(run: Running): Promise<number> {
   let exited = false;
@@ -120,7 +116,7 @@ t.test(
       const sent = await flood(run);
       const { code, stderr } = await run.exited;
       t.equal(code, 0, `run ${i}: exit 0 after ${sent} signals`);
-      t.ok(linesOf(stderr, 'run already finished') <= 1, 'a line for the signals, not one per signal');
+      t.ok(logLines(stderr, 'run already finished') <= 1, 'a line for the signals, not one per signal');
     }
   },
 );
@@ -151,7 +147,7 @@ t.test(
       const sent = await flooding;
       t.equal(code, 3, `from request ${k} of ${requests}: exit 3 after ${sent} signals`);
       t.ok(
-        linesOf(stderr, 'already stopping') <= 1 && linesOf(stderr, 'run already finished') <= 1,
+        logLines(stderr, 'already stopping') <= 1 && logLines(stderr, 'run already finished') <= 1,
         'the signals after the first: a line each while the run winds down and after it, not one per signal',
       );
       t.match(JSON.parse(readFileSync(report, 'utf8')), { exitCode: 3, interrupted: { reason: 'SIGTERM' } });

@@ -4,7 +4,7 @@ import { setImmediate as turn } from 'node:timers/promises';
 import t from 'tap';
 import { request } from 'undici';
 import { sandboxEnv } from '../helpers/env.js';
-import { PROJECT, cli, startCli } from '../helpers/run-cli.js';
+import { PROJECT, cli, logLines, startCli } from '../helpers/run-cli.js';
 import { SIGNED, fixture, servedEnv } from '../helpers/content-server.js';
 
 // Processes of their own, each compiling the sources on start.
@@ -60,7 +60,7 @@ t.test(
     t.equal((await pending).status, 200);
     t.equal((await serve.exited).code, 0);
     t.equal(
-      serve.output().stderr.match(/"message":"content server closing now"/g)?.length,
+      logLines(serve.output().stderr, 'content server closing now'),
       1,
       'one line for all the signals after the first, not one per signal',
     );

@@ -54,6 +54,10 @@ export const CHILD_EXEC_ARGV = [
   ...process.execArgv.filter((arg) => !/@tapjs[/\\](mock|typescript)[/\\]/.test(arg)),
 ];
 
+/** How many of the JSON log lines in `stderr` have this message. */
+export const logLines = (stderr: string, message: string): number =>
+  stderr.split('\n').filter((line) => line.includes(`"message":"${message}"`)).length;
+
 /** Start `connect2erp ARGS` as its own process, with the sandbox passwords in its environment. */
 export function startCli(
   args: string[],
