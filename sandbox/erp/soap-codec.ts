@@ -39,9 +39,9 @@ interface Element {
 /**
  * The request as a tree of elements, read by a conforming XML parser (saxes, namespaces resolved),
  * or why it is not XML: a request that is not well-formed (a tag left open, two root elements, an
- * undefined entity such as `&nbsp;`, an unescaped `&` or `<` in a value) is refused, as SAP's XML
- * parser refuses it; a lenient parser would take what SAP does not (the stricter reading: SAP's
- * documentation does not list what its SOAP runtime tolerates).
+ * undefined entity such as `&nbsp;`, an unescaped `&` or `<` in a value) is refused: XML 1.0 makes
+ * each a fatal error that a conforming processor reports and does not read past (§1.2, §5.1), and
+ * SAP's documentation does not list anything its SOAP runtime tolerates (the stricter reading).
  */
 function parseElements(xml: string): Element | string {
   const parser = new SaxesParser({ xmlns: true, position: false });
