@@ -6,6 +6,7 @@ import { cli, startCli } from './helpers/run-cli.js';
 import { until } from './helpers/until.js';
 import { runJob } from '../src/job/run.js';
 import { exceptionXml } from '../sandbox/erp/soap-codec.js';
+import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 
 /**
  * A call SAP can be asked about (a link's lookup) has its documents claimed while they wait for a
@@ -24,6 +25,13 @@ async function readyInvoices(env: Env, n: number): Promise<string[]> {
 }
 
 const status = (env: Env, uid: string): unknown => env.props(uid)['erpTaskStatus:status'];
+
+/** A claim as another run writes one: IN_PROGRESS, its name, an expiry a minute away. */
+const anotherRunsClaim = (): Record<string, unknown> => ({
+  'erpTaskStatus:status': 'IN_PROGRESS',
+  'erpTaskStatus:claimedBy': 'another-run',
+  'erpTaskStatus:claimExpires': new Date(Date.now() + 60_000).toISOString(),
+});
 
 /** Three scans labelled by the intake, the second with a bar code SAP refuses: their list is refused, each goes again alone. */
 async function listWithABadCode(env: Env): Promise<string[]> {
@@ -127,6 +135,39 @@ t.test(
     const report = await runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
     t.equal(report.exitCode, 2);
     t.match(report.problems.join('\n'), /failed with HTTP 401 \(check the credentials in storage\.yaml\)/);
+  },
+);
+
+t.test(
+  'a link another run claims between the search and its claim is left to it, and its place to claim ahead goes to the next at once',
+  async (t) => {
+    t.setTimeout(60_000);
+    const env = await sandboxEnv(t);
+    oneCall(env); // one slot and one place to claim ahead
+    const uids = await readyInvoices(env, 3);
+    let puts = 0;
+    let takenElsewhere: string | undefined;
+    env.sandbox.faults.observe = (req) => {
+      const uid = uids.find((one) => req.url?.endsWith(`/id/${one}`));
+      if (req.method !== 'PUT' || uid === undefined || ++puts !== 2) return;
+      // The second claim (the first goes out in the slot): another run's lands first, so this run's,
+      // written with the change token its search read, meets a 409.
+      takenElsewhere = uid;
+      const { store } = env.sandbox;
+      const doc = store.get(uid) as StoredDoc;
+      store.update(env.sandbox.actor(), doc, anotherRunsClaim(), NO_BLOBS, { changeToken: store.changeToken(doc) });
+    };
+    const asked = askedFunctions(env);
+    env.erp.faults.hold(); // the first link's call holds the one slot
+    const run = runJob({ location: env.location, dryRun: false, task: 'link' }, quietLog);
+    await env.erp.faults.whenHeld(1);
+    // A unit with nothing claimed waits for no slot: the place it had goes to the third link while the call is out.
+    await until(() => uids.every((uid) => status(env, uid) === 'IN_PROGRESS'), 'the third claimed ahead');
+    env.erp.faults.release();
+    const report = await run;
+    t.same(report.tasks.link.counts, { CLAIMED_ELSEWHERE: 1, DONE: 2 });
+    t.same(asked, ['ARCHIV_CONNECTION_INSERT', 'ARCHIV_CONNECTION_INSERT'], 'none for the one another run holds');
+    t.equal(env.props(takenElsewhere as string)['erpTaskStatus:claimedBy'], 'another-run', 'left to it');
   },
 );
 

@@ -200,7 +200,6 @@ export class Lane {
       if (held) place();
       held = false;
     };
-    if (claimed.length === 0) giveBack();
     return { claimed, place: giveBack };
   }
 
