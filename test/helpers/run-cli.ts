@@ -29,8 +29,8 @@ export interface StartOptions {
   stdout?: number;
   /**
    * No file it writes grows past this many KiB (`ulimit -f`): a disk that fills, as the process
-   * sees it (EFBIG; file-size-limit.mjs). Such a process runs without tap's coverage and ts-node's
-   * compile cache, whose files would not fit; in-process tests cover the code it runs.
+   * sees it (EFBIG; file-size-limit.mjs). Such a process runs without tap's coverage, whose files
+   * would not fit; in-process tests cover the code it runs.
    */
   fileSizeLimitKiB?: number;
   /**
@@ -45,13 +45,13 @@ const TAP_HOOKS = /@tapjs[/\\](processinfo|mock)[/\\]/;
 
 /**
  * Node's options for a CLI the tests spawn: the test's own (source maps, tap's coverage) less tap's
- * mock hook, which the CLI never uses, and with swc's transpiling (ts-loader.mjs) in place of tap's
- * ts-node: each would cost every process about a second of CPU, more than the rest of its start-up
- * (docs/development.md).
+ * mock hook, which the CLI never uses and which would cost every process about a second of CPU
+ * (docs/development.md). swc's transpiling (ts-loader.mjs) by its full path: `.taprc` names it
+ * from the project's folder, and a CLI may run in another.
  */
 export const CHILD_EXEC_ARGV = [
   `--import=${pathToFileURL(join(import.meta.dirname, 'ts-loader.mjs')).href}`,
-  ...process.execArgv.filter((arg) => !/@tapjs[/\\](mock|typescript)[/\\]/.test(arg)),
+  ...process.execArgv.filter((arg) => !/@tapjs[/\\]mock[/\\]|ts-loader\.mjs$/.test(arg)),
 ];
 
 /** How many of the JSON log lines in `stderr` have this message. */
@@ -77,7 +77,6 @@ export function startCli(
   const inherited = { ...process.env };
   if (limited) {
     delete inherited.NODE_V8_COVERAGE;
-    inherited.DISABLE_V8_COMPILE_CACHE = '1';
     inherited.NODE_OPTIONS = (inherited.NODE_OPTIONS ?? '')
       .split(' ')
       .filter((arg) => !TAP_HOOKS.test(arg))

@@ -1,9 +1,9 @@
-// Module hooks that run the TypeScript sources in the processes the tests start (ts-loader.mjs
-// registers them): each .ts file transpiled by swc, with the options ts-node gives swc for this
-// tsconfig (ES2022, ES modules, class names kept, source maps inline for stack traces and
-// coverage), and NodeNext's `./x.js` found as `./x.ts`. The tests' own process keeps tap's
-// ts-node; a CLI process started with it would load TypeScript itself on two threads, for nothing
-// a CLI needs (what that costs: docs/development.md).
+// Module hooks that run the TypeScript sources in the tests' processes and the CLIs they start
+// (ts-loader.mjs registers them; `.taprc` imports it in place of tap's ts-node, which loads
+// TypeScript itself on two threads of every process: docs/development.md): each .ts file
+// transpiled by swc, with the options ts-node gave swc for this tsconfig (ES2022, ES modules,
+// class names kept, source maps inline for stack traces and coverage), and NodeNext's `./x.js`
+// found as `./x.ts`.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { transformSync } from '@swc/core';
