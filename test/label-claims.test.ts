@@ -265,3 +265,38 @@ t.test('a renewal refused for the credentials (401) stops the run, the scan stil
   t.equal(env.erp.tables.barcodes.length, 0, 'SAP never called');
   t.equal(status(env, uid), 'IN_PROGRESS');
 });
+
+t.test(
+  'labels and claim whose answer was lost are found written: the scan is sent in the same run, not left claimed until the claim expires',
+  async (t) => {
+    const env = await sandboxEnv(t, { mapping: completeMapping() });
+    const [uid] = await scans(env, 1);
+    // The write goes through; its answer is lost, and the client's second try meets a used change token.
+    env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, loseAnswer: true });
+    const report = await env.job();
+    t.same(report.intake.counts, { labelled: 1, planned: 0, ready: 1, pendingInput: 0, skipped: 0, errors: 0 });
+    t.same(report.tasks.barcode.counts, { DONE: 1 });
+    t.equal(status(env, uid), 'DONE');
+    t.equal(env.erp.tables.barcodes.length, 1, 'sent once');
+  },
+);
+
+t.test(
+  'labels and claim refused (409), found not written or not read back: that scan alone is left, and the next run labels and sends it',
+  async (t) => {
+    const env = await sandboxEnv(t, { mapping: completeMapping() });
+    const [unread, changed, other] = await scans(env, 3);
+    for (const uid of [unread, changed]) env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, status: 409 });
+    env.sandbox.faults.add({ method: 'GET', path: `/id/${unread}`, status: 503, times: 100 });
+    const report = await env.job();
+    const record = (uid: string) => report.intake.documents.find((d) => d.uid === uid);
+    t.match(record(unread), { result: 'error', error: /503/ });
+    t.match(record(changed), { result: 'skipped', skipped: /changed by another run or a user while being labelled/ });
+    t.same(report.tasks.barcode.counts, { DONE: 1 }, 'their neighbour labelled and sent');
+    t.equal(status(env, other), 'DONE');
+    env.sandbox.faults.clear();
+    const next = await env.job();
+    t.same(next.tasks.barcode.counts, { DONE: 2 });
+    t.equal(env.erp.tables.barcodes.length, 3, 'each sent once');
+  },
+);

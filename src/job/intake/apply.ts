@@ -26,6 +26,8 @@ export interface IntakeOutcome {
 export interface LabelWrite {
   properties: Record<string, unknown>;
   labelled: (doc: RepositoryDocument) => void;
+  /** Whether a document's properties hold this claim: the write went through. */
+  holds: (properties: Record<string, unknown>) => boolean;
 }
 
 export interface IntakeDeps {
@@ -118,10 +120,9 @@ async function writeValues(
   deps: IntakeDeps,
   folderPath?: string,
 ): Promise<IntakeOutcome> {
-  try {
-    const claim = deps.claimAtLabel?.(plan);
-    const written = { ...plan.values, ...plan.status, ...claim?.properties };
-    const { changeToken } = await deps.writer.update(doc, written);
+  const claim = deps.claimAtLabel?.(plan);
+  const written = { ...plan.values, ...plan.status, ...claim?.properties };
+  const labelledWith = (changeToken: RepositoryDocument['changeToken']): IntakeOutcome => {
     const labelled = {
       ...doc,
       changeToken,
@@ -130,9 +131,21 @@ async function writeValues(
     };
     claim?.labelled(labelled);
     return { plan, folderPath, labelled };
+  };
+  try {
+    return labelledWith((await deps.writer.update(doc, written)).changeToken);
   } catch (error) {
-    if (error instanceof ConflictError) return { plan, folderPath, skipped: CHANGED_FIRST };
     if (error instanceof PropertiesDroppedError) await undo(plan, error, deps);
+    if (!(error instanceof ConflictError)) return { ...failure(plan, error), folderPath };
+  }
+  if (claim === undefined) return { plan, folderPath, skipped: CHANGED_FIRST };
+  // Another run or a user first, or this write went through and its answer was lost (the client's
+  // second try met a used change token): read again, the document with this claim is labelled and
+  // claimed, as if the answer had come.
+  try {
+    const now = await deps.client.getById(doc.uid);
+    return claim.holds(now.properties) ? labelledWith(now.changeToken) : { plan, folderPath, skipped: CHANGED_FIRST };
+  } catch (error) {
     return { ...failure(plan, error), folderPath };
   }
 }

@@ -1,3 +1,4 @@
+import { heldBy } from '../../status/facet.js';
 import { inProgress } from '../../status/transitions.js';
 import type { LabelWrite } from '../intake/apply.js';
 import type { DocumentPlan } from '../intake/plan.js';
@@ -34,6 +35,7 @@ export function claimAtLabel(
         claims.hold(task.name, doc, claim);
         ctx.deps.inFlight.set(doc.uid, base(ctx, doc));
       },
+      holds: (properties) => heldBy(properties, claim.token, task.name),
     };
   };
 }
