@@ -548,6 +548,11 @@ t.test("the job's codec reads what SAP may send", async (t) => {
     { functionName: 'F', params: { A: 'x & y < z > "q"', B: 'é' } },
     "the job's escaping read back by a conforming parser",
   );
+  t.same(
+    readCall(requestEnvelope('F', { OBJECT_ID: ' 4711', DESCR: 'scan  ', T: [{ B: ' 2 ' }] })),
+    { functionName: 'F', params: { OBJECT_ID: ' 4711', DESCR: 'scan', T: [{ B: ' 2' }] } },
+    'a CHAR value keeps its leading blanks, another key than without them, and drops its trailing ones',
+  );
   const soap = (body: string): string =>
     `<?xml version="1.0" encoding="utf-8"?><e:Envelope xmlns:e="http://schemas.xmlsoap.org/soap/envelope/"><e:Body>${body}</e:Body></e:Envelope>`;
   const rfc = (

@@ -83,9 +83,14 @@ function fieldTwice(element: Element): string | undefined {
   return undefined;
 }
 
-/** An element's content as SAP values: text, a structure, or a table when it holds `<item>`s. */
+/**
+ * An element's content as SAP values: text, a structure, or a table when it holds `<item>`s. Text
+ * as asXML takes it into a CHAR field: leading blanks kept (`" Hi"` is `" Hi"`, ABAP keyword
+ * documentation, "asXML - Mapping of Elementary ABAP Types"), trailing ones dropped, as a CHAR
+ * field holds none of its own.
+ */
 function read(element: Element): SapValue {
-  if (element.children.length === 0) return element.text.trim();
+  if (element.children.length === 0) return element.text.trimEnd();
   if (isTable(element)) return element.children.map((row) => read(row) as SapStructure);
   return Object.fromEntries(element.children.map((child) => [toAbap(child.local), read(child)]));
 }
