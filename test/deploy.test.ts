@@ -3,9 +3,10 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { parseAllDocuments, parseDocument } from 'yaml';
 import { Cron } from 'croner';
+import dockerignore from '@balena/dockerignore';
 import { sandboxEnv } from './helpers/env.js';
 import { PROJECT } from './helpers/run-cli.js';
 import { loadCrontab } from '../src/config/crontab.js';
@@ -33,6 +34,11 @@ interface Stage {
 }
 
 const execFileAsync = promisify(execFile);
+
+/** .dockerignore as Docker reads it (a CommonJS module: its types name the factory `default`, as its exports do too). */
+const buildContext = dockerignore.default().add(readFileSync(join(PROJECT, '.dockerignore'), 'utf8'));
+/** Whether `docker build` leaves a path of the project (relative to it) out of the build context. */
+const ignored = (path: string): boolean => buildContext.ignores(path);
 
 /** Dockerfile instructions per stage; continuation lines joined, comments dropped. */
 function parseDockerfile(text: string): Stage[] {
@@ -93,15 +99,21 @@ t.test('Dockerfile: two stages, the bundle only, non-root, entrypoint connect2er
   );
   for (const stage of stages) {
     for (const copy of all(stage, 'COPY').filter((c) => !c.startsWith('--from'))) {
-      for (const source of copy.split(/\s+/).slice(0, -1)) t.ok(existsSync(join(PROJECT, source)), `${source} exists`);
+      for (const source of copy.split(/\s+/).slice(0, -1)) {
+        t.ok(existsSync(join(PROJECT, source)), `${source} exists`);
+        t.notOk(ignored(source), `${source} is in the build context (.dockerignore)`);
+      }
     }
   }
-  const ignored = readFileSync(join(PROJECT, '.dockerignore'), 'utf8').split('\n');
   t.ok(
-    ['node_modules', 'dist', '.git'].every((p) => ignored.includes(p)),
+    ['node_modules', 'dist', '.git', 'dist/bundle/main.js'].every(ignored),
     'local node_modules, dist and .git stay out of the build context',
   );
-  t.ok(ignored.includes('sandbox'), 'the sandboxes stay out of the build context');
+  t.ok(['sandbox', 'sandbox/erp/server.ts', 'test'].every(ignored), 'the sandboxes and the tests stay out of it');
+  const esbuild = (lockFile: string): unknown =>
+    (JSON.parse(readFileSync(join(PROJECT, lockFile), 'utf8')) as { packages: Record<string, { version?: string }> })
+      .packages['node_modules/esbuild'].version;
+  t.equal(esbuild('deploy/package-lock.json'), esbuild('package-lock.json'), "the image's bundler is the clone's");
 });
 
 t.test("the product's build compiles no file of the sandboxes; theirs is a build of its own", async (t) => {
@@ -152,7 +164,9 @@ function buildLocally(root: string): string {
         const into = words.length > 1 || target.endsWith('/');
         for (const source of words) {
           const path = from === undefined ? join(PROJECT, source) : join(from, source);
-          cpSync(path, into ? join(dest, source.split('/').at(-1)!) : dest, { recursive: true });
+          // From the build context, as Docker sends it: what .dockerignore names is not there to copy.
+          const inContext = from === undefined ? (file: string) => !ignored(relative(PROJECT, file)) : () => true;
+          cpSync(path, into ? join(dest, source.split('/').at(-1)!) : dest, { recursive: true, filter: inContext });
         }
       } else if (keyword === 'RUN') execFileSync('sh', ['-c', args], { cwd: workdir, env: environment, stdio: 'pipe' });
     }
