@@ -218,6 +218,28 @@ t.test('small pages: a dry run over more documents than a page hands each out on
 });
 
 t.test(
+  "an invoice's folder claim whose answer was lost is found written: its folder is made and it is labelled in the same run",
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const invoice = await env.upload('ERP/Invoices', 'invoice.pdf');
+    // The claim goes through; its answer is lost, and the client's second try meets a used change token.
+    env.sandbox.faults.add({ method: 'PUT', path: `/id/${invoice}`, loseAnswer: true });
+    const report = await env.run();
+    t.equal(report.intake.counts.labelled, 1);
+    t.equal(report.intake.counts.skipped, 0);
+    t.equal(
+      [...env.sandbox.store.all()].filter((d) => d.type === 'Folder' && d.properties['dc:source'] === invoice).length,
+      1,
+      'one folder',
+    );
+    t.notOk(
+      env.sandbox.store.get(invoice)?.properties['erpTaskStatus:claimedBy'],
+      'the intake claim ends with the labelling',
+    );
+  },
+);
+
+t.test(
   'a document changed by another run or a user while it is labelled is left to them, not failed; the next run labels it if it is still unlabelled',
   async (t) => {
     const env = await sandboxEnv(t);

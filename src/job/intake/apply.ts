@@ -168,19 +168,23 @@ function claimedElsewhere(plan: DocumentPlan, at: Date): string | undefined {
 /**
  * Two runs must not both create a folder for one file, so the file is claimed first: its
  * claim is written with the changeToken the run read it with, and a 409 means another run
- * got there first. A run that dies holding the claim is taken over once it expires.
+ * got there first, or that this claim went through and its answer was lost (the client's second
+ * try met a used change token): the file read again with this claim's token on it is claimed.
+ * A run that dies holding the claim is taken over once it expires.
  * The status facet the claim is written to came with the page's facets.
  */
 async function claimForFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<RepositoryDocument | string> {
   const at = new Date();
   const elsewhere = claimedElsewhere(plan, at);
   if (elsewhere !== undefined) return elsewhere;
+  const token = deps.claimToken();
   try {
-    return await deps.writer.update(plan.doc, claim(deps.claimToken(), at, deps.claimTimeoutMs));
+    return await deps.writer.update(plan.doc, claim(token, at, deps.claimTimeoutMs));
   } catch (error) {
-    if (error instanceof ConflictError) return CHANGED_FIRST;
-    throw error;
+    if (!(error instanceof ConflictError)) throw error;
   }
+  const now = await deps.client.getById(plan.doc.uid);
+  return claimedBy(now.properties) === token ? now : CHANGED_FIRST;
 }
 
 /** A claimed file and its archive-link folder, found or created empty: the folder is filled, the file moved in. */
