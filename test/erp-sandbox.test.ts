@@ -212,6 +212,12 @@ t.test(
       {},
       'the initial date is a date',
     );
+    t.same(
+      await call('ARCHIV_CONNECTION_INSERT', { ...LINK, ARC_DOC_ID: 'd2', AR_DATE: ' 2024-01-15 ' }),
+      {},
+      "blanks around a date are not part of it (XML Schema's date collapses white space)",
+    );
+    t.equal(erp.tables.links.at(-1)?.AR_DATE, '20240115');
   },
 );
 

@@ -282,6 +282,23 @@ t.test(
 );
 
 t.test(
+  'labels and claim whose answer was lost, found claimed but with a value the repository did not store: an error, undone, nothing sent',
+  async (t) => {
+    const env = await sandboxEnv(t, { mapping: completeMapping() });
+    const [uid] = await scans(env, 1);
+    // The page's second facet is answered but not added (a server without its declaration): its values are dropped.
+    env.sandbox.faults.add({ path: '/automation/Document.AddFacet', status: 204, skip: 1, times: 1 });
+    env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, loseAnswer: true });
+    const report = await env.job();
+    t.match(report.intake.documents, [{ uid, result: 'error', error: /accepted but did not store erpBarcode:/ }]);
+    t.same(report.tasks.barcode.counts, {}, 'not handed to the lane');
+    t.equal(env.erp.tables.barcodes.length, 0, 'nothing sent');
+    t.notOk(env.props(uid)['erpHttpContent:docId'], 'undone: the next run labels it again');
+    t.not(status(env, uid), 'IN_PROGRESS', 'not left claimed');
+  },
+);
+
+t.test(
   'labels and claim refused (409), found not written or not read back: that scan alone is left, and the next run labels and sends it',
   async (t) => {
     const env = await sandboxEnv(t, { mapping: completeMapping() });

@@ -274,9 +274,11 @@ const validDate = (text: string): boolean => {
 function scalar(name: string, field: Field, value: SapValue): string {
   if (typeof value !== 'string') throw new UnreadableValue(`${name} is a ${field.kind} field, not a structure`);
   if (field.kind === 'DATS') {
-    if (value === '') return '';
-    if (!validDate(value)) throw new UnreadableValue(`value "${value}" of ${name} is not a date (YYYY-MM-DD)`);
-    return value.replace(/-/g, '');
+    // asXML's date is XML Schema's, whose white space is collapsed: blanks around it are not part of it.
+    const date = value.trim();
+    if (date === '') return '';
+    if (!validDate(date)) throw new UnreadableValue(`value "${value}" of ${name} is not a date (YYYY-MM-DD)`);
+    return date.replace(/-/g, '');
   }
   if (value.length > field.length)
     throw new UnreadableValue(`value of ${name} is longer than its ${field.length} characters`);

@@ -76,6 +76,16 @@ function sameValue(sent: unknown, stored: unknown): boolean {
   return JSON.stringify(sent) === JSON.stringify(stored);
 }
 
+/**
+ * Throws PropertiesDroppedError when `document`, as the repository answered it after a write of
+ * `sent`, lacks any of those values: the real server drops a property whose facet it does not know
+ * without an error.
+ */
+export function assertStored(document: RepositoryDocument, sent: Record<string, unknown>): void {
+  const dropped = Object.keys(sent).filter((key) => !sameValue(sent[key], document.properties[key]));
+  if (dropped.length > 0) throw new PropertiesDroppedError(document, dropped);
+}
+
 /** The repository operations the job uses, over REST and Automation. */
 /** What the job's phases and the operator commands may call on the repository: reads only; every write goes through the writer (src/ports). */
 export type RepositoryReader = Pick<
@@ -281,8 +291,7 @@ export class RepositoryClient {
       json,
       headers: { properties: this.schemasOf(Object.keys(properties)) },
     });
-    const dropped = Object.keys(properties).filter((key) => !sameValue(properties[key], updated.properties[key]));
-    if (dropped.length > 0) throw new PropertiesDroppedError(updated, dropped);
+    assertStored(updated, properties);
     return updated;
   }
 

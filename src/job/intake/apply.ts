@@ -1,5 +1,5 @@
 import { ConflictError, errorMessage, NotServedError, type Connect2ErpError } from '../../../common/errors.js';
-import { PropertiesDroppedError, type RepositoryReader } from '../../repository/client.js';
+import { assertStored, PropertiesDroppedError, type RepositoryReader } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import type { RepositoryWriter } from '../../ports/repository-writer.js';
 import { nxqlString } from '../../nxql/literal.js';
@@ -122,31 +122,32 @@ async function writeValues(
 ): Promise<IntakeOutcome> {
   const claim = deps.claimAtLabel?.(plan);
   const written = { ...plan.values, ...plan.status, ...claim?.properties };
-  const labelledWith = (changeToken: RepositoryDocument['changeToken']): IntakeOutcome => {
-    const labelled = {
-      ...doc,
-      changeToken,
-      facets: [...new Set([...doc.facets, ...plan.facets])],
-      properties: { ...doc.properties, ...written },
-    };
-    claim?.labelled(labelled);
-    return { plan, folderPath, labelled };
+  const labelled = (document: RepositoryDocument): IntakeOutcome => {
+    claim?.labelled(document);
+    return { plan, folderPath, labelled: document };
+  };
+  const failedWith = async (error: unknown): Promise<IntakeOutcome> => {
+    if (error instanceof PropertiesDroppedError) await undo(plan, error, deps);
+    return { ...failure(plan, error), folderPath };
   };
   try {
-    return labelledWith((await deps.writer.update(doc, written)).changeToken);
+    const { changeToken } = await deps.writer.update(doc, written);
+    const facets = [...new Set([...doc.facets, ...plan.facets])];
+    return labelled({ ...doc, changeToken, facets, properties: { ...doc.properties, ...written } });
   } catch (error) {
-    if (error instanceof PropertiesDroppedError) await undo(plan, error, deps);
-    if (!(error instanceof ConflictError)) return { ...failure(plan, error), folderPath };
+    if (!(error instanceof ConflictError)) return failedWith(error);
   }
   if (claim === undefined) return { plan, folderPath, skipped: CHANGED_FIRST };
   // Another run or a user first, or this write went through and its answer was lost (the client's
   // second try met a used change token): read again, the document with this claim is labelled and
-  // claimed, as if the answer had come.
+  // claimed, as if the answer had come, once its values are found stored as the answer would have.
   try {
     const now = await deps.client.getById(doc.uid);
-    return claim.holds(now.properties) ? labelledWith(now.changeToken) : { plan, folderPath, skipped: CHANGED_FIRST };
+    if (!claim.holds(now.properties)) return { plan, folderPath, skipped: CHANGED_FIRST };
+    assertStored(now, written);
+    return labelled(now);
   } catch (error) {
-    return { ...failure(plan, error), folderPath };
+    return failedWith(error);
   }
 }
 
