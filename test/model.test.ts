@@ -12,8 +12,8 @@ import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 
 /**
  * The run's promises, checked on generated cases: page and round sizes, search lag, SAP latency,
- * faults (answers lost, late, dropped, 503s, ABAP dumps), a run killed with SIGKILL, two runs at
- * once, an SAP system down. After runs that complete the work (and an operator who checks SAP for
+ * faults (answers lost, late, dropped, 503s, ABAP dumps), the repository's answers to writes lost,
+ * a run killed with SIGKILL, two runs at once, an SAP system down. After runs that complete the work (and an operator who checks SAP for
  * the work items the job could not look up): every document is in SAP exactly once, no link, bar
  * code or Rest upload is FAILED, nothing is left claimed; with a system down, the other systems'
  * documents are all sent in the same run and the down one's wait, none charged.
@@ -52,6 +52,8 @@ const scenario = fc.record({
     rest: fc.integer({ min: 0, max: 6 }),
   }),
   faults: fc.array(fault, { maxLength: 6 }),
+  /** The repository writes (PUTs) whose answers are lost, each after this many others: labels, claims, outcomes. */
+  repositoryLost: fc.array(fc.integer({ min: 0, max: 40 }), { maxLength: 3 }),
   interference: fc.constantFrom('none', 'overlap', 'crash', 'down'),
   crashAfterCalls: fc.integer({ min: 1, max: 6 }),
 });
@@ -142,6 +144,8 @@ async function run(env: Env, at: number) {
 async function chaos(env: Env, s: Scenario, docs: Record<string, string[]>): Promise<string | undefined> {
   env.erp.faults.latencyMs = s.sapLatencyMs;
   if (s.interference !== 'down') for (const f of s.faults) env.erp.faults.add(rule(f));
+  if (s.interference !== 'down')
+    for (const skip of s.repositoryLost) env.sandbox.faults.add({ method: 'PUT', skip, loseAnswer: true });
   if (s.interference === 'none') await run(env, Date.now());
   if (s.interference === 'overlap') await Promise.all([run(env, Date.now()), run(env, Date.now())]);
   if (s.interference === 'crash') {
@@ -243,6 +247,7 @@ t.test(`${RUNS} generated cases: every document in SAP exactly once, whatever th
         const lanes = await chaos(env, s, docs);
         if (lanes !== undefined) throw new Error(lanes);
         env.erp.faults.clear();
+        env.sandbox.faults.clear();
         env.erp.faults.latencyMs = 0;
         eccBack();
         const later = await complete(env, Date.now());
