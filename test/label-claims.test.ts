@@ -299,6 +299,38 @@ t.test(
 );
 
 t.test(
+  'labels without a claim whose answer was lost are found written: reported labelled, not as changed by another run',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    // A workflow start is labelled READY, unclaimed; its labels go through and their answer is lost.
+    const uid = await env.upload('ERP/Workflow', 'approval.pdf');
+    env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, loseAnswer: true });
+    const report = await env.job();
+    t.same(report.intake.counts, { labelled: 1, planned: 0, ready: 1, pendingInput: 0, skipped: 0, errors: 0 });
+    t.same(report.tasks.workflow.counts, { DONE: 1 }, 'handed to its task in the same run');
+    t.equal(env.erp.tables.inbox.length, 1, 'started once');
+  },
+);
+
+t.test(
+  'labels without a claim refused (409) and found not written: skipped as changed by another run, labelled by the next',
+  async (t) => {
+    const env = await sandboxEnv(t);
+    const uid = await env.upload('ERP/Workflow', 'approval.pdf');
+    env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, status: 409, times: 1 });
+    const report = await env.job();
+    t.match(report.intake.documents, [
+      { uid, result: 'skipped', skipped: /changed by another run or a user while being labelled/ },
+    ]);
+    t.same(report.tasks.workflow.counts, {});
+    const next = await env.job();
+    t.same(next.intake.counts.labelled, 1);
+    t.same(next.tasks.workflow.counts, { DONE: 1 });
+    t.equal(env.erp.tables.inbox.length, 1);
+  },
+);
+
+t.test(
   'labels and claim refused (409), found not written or not read back: that scan alone is left, and the next run labels and sends it',
   async (t) => {
     const env = await sandboxEnv(t, { mapping: completeMapping() });

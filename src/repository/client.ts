@@ -82,11 +82,15 @@ function sameValue(sent: unknown, stored: unknown): boolean {
  * without an error.
  */
 export function assertStored(document: RepositoryDocument, sent: Record<string, unknown>): void {
-  const dropped = Object.keys(sent).filter((key) => !sameValue(sent[key], document.properties[key]));
+  const dropped = notStored(document, sent);
   if (dropped.length > 0) throw new PropertiesDroppedError(document, dropped);
 }
 
-/** The repository operations the job uses, over REST and Automation. */
+/** The keys of `sent` whose values `document` does not hold as sent. */
+export function notStored(document: RepositoryDocument, sent: Record<string, unknown>): string[] {
+  return Object.keys(sent).filter((key) => !sameValue(sent[key], document.properties[key]));
+}
+
 /** What the job's phases and the operator commands may call on the repository: reads only; every write goes through the writer (src/ports). */
 export type RepositoryReader = Pick<
   RepositoryClient,
@@ -101,6 +105,7 @@ export interface Declaration {
   schemas?: Declaration[];
 }
 
+/** The repository operations the job uses, over REST and Automation. */
 export class RepositoryClient {
   private readonly http: RepositoryTransport;
   private readonly headerOf = new Map<string, string>();

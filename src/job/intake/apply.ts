@@ -1,5 +1,5 @@
 import { ConflictError, errorMessage, NotServedError, type Connect2ErpError } from '../../../common/errors.js';
-import { assertStored, PropertiesDroppedError, type RepositoryReader } from '../../repository/client.js';
+import { assertStored, notStored, PropertiesDroppedError, type RepositoryReader } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import type { RepositoryWriter } from '../../ports/repository-writer.js';
 import { nxqlString } from '../../nxql/literal.js';
@@ -137,13 +137,14 @@ async function writeValues(
   } catch (error) {
     if (!(error instanceof ConflictError)) return failedWith(error);
   }
-  if (claim === undefined) return { plan, folderPath, skipped: CHANGED_FIRST };
   // Another run or a user first, or this write went through and its answer was lost (the client's
-  // second try met a used change token): read again, the document with this claim is labelled and
-  // claimed, as if the answer had come, once its values are found stored as the answer would have.
+  // second try met a used change token): read again. The document as this write left it is
+  // labelled (and claimed), as if the answer had come: with a claim, one that holds it and every
+  // value (a value missing there was dropped, and is undone); without one, one that holds every value.
   try {
     const now = await deps.client.getById(doc.uid);
-    if (!claim.holds(now.properties)) return { plan, folderPath, skipped: CHANGED_FIRST };
+    const ours = claim === undefined ? notStored(now, written).length === 0 : claim.holds(now.properties);
+    if (!ours) return { plan, folderPath, skipped: CHANGED_FIRST };
     assertStored(now, written);
     return labelled(now);
   } catch (error) {
