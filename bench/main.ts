@@ -509,11 +509,11 @@ function beforeAfter(rates: LinkRate[]): string[] {
     '',
     `Before and after: the earlier build (${pairs[0][0].program}) and this checkout one after the other on the same sandboxes, in this run, each pair its own round:`,
     '',
-    '| sizing | before links/s | after links/s | after ÷ before | before repository requests per link | after |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| sizing | before links/s | after links/s | after ÷ before | before repository requests per link | after | before job CPU ms per link at the margin | after | after ÷ before |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...pairs.map(
       ([before, after]) =>
-        `| ${after.sizing.name} | ${f(before.linkPerSecond, 0)} | ${f(after.linkPerSecond, 0)} | ${f(after.linkPerSecond / before.linkPerSecond)} | ${f(before.repositoryPerDoc, 3)} | ${f(after.repositoryPerDoc, 3)} |`,
+        `| ${after.sizing.name} | ${f(before.linkPerSecond, 0)} | ${f(after.linkPerSecond, 0)} | ${f(after.linkPerSecond / before.linkPerSecond)} | ${f(before.repositoryPerDoc, 3)} | ${f(after.repositoryPerDoc, 3)} | ${f(before.marginCpuMsPerDoc)} | ${f(after.marginCpuMsPerDoc)} | ${f(after.marginCpuMsPerDoc / before.marginCpuMsPerDoc)} |`,
     ),
   ];
 }
