@@ -13,10 +13,11 @@ import { NO_BLOBS, type StoredDoc } from '../sandbox/repository/store.js';
 /**
  * The run's promises, checked on generated cases: page and round sizes, search lag, SAP latency,
  * faults (answers lost, late, dropped, 503s, ABAP dumps), the repository's answers to writes lost,
- * a run killed with SIGKILL, two runs at once, an SAP system down. After runs that complete the work (and an operator who checks SAP for
- * the work items the job could not look up): every document is in SAP exactly once, no link, bar
- * code or Rest upload is FAILED, nothing is left claimed; with a system down, the other systems'
- * documents are all sent in the same run and the down one's wait, none charged.
+ * a run killed with SIGKILL, two runs at once, an SAP system down. After runs that complete the
+ * work (and an operator who checks SAP for the work items the job could not look up): every
+ * document is in SAP exactly once, no link, bar code or Rest upload is FAILED, nothing is left
+ * claimed; with a system down, the other systems' documents are all sent in the same run and the
+ * down one's wait, none charged.
  * `C2E_MODEL_RUNS` sets the number of cases (CI: the default; `npm run test:long`: thousands).
  */
 
@@ -143,9 +144,10 @@ async function run(env: Env, at: number) {
 /** The case's trouble: one run with the faults, two at once, one killed, or one with ECC down. */
 async function chaos(env: Env, s: Scenario, docs: Record<string, string[]>): Promise<string | undefined> {
   env.erp.faults.latencyMs = s.sapLatencyMs;
-  if (s.interference !== 'down') for (const f of s.faults) env.erp.faults.add(rule(f));
-  if (s.interference !== 'down')
+  if (s.interference !== 'down') {
+    for (const f of s.faults) env.erp.faults.add(rule(f));
     for (const skip of s.repositoryLost) env.sandbox.faults.add({ method: 'PUT', skip, loseAnswer: true });
+  }
   if (s.interference === 'none') await run(env, Date.now());
   if (s.interference === 'overlap') await Promise.all([run(env, Date.now()), run(env, Date.now())]);
   if (s.interference === 'crash') {

@@ -77,16 +77,9 @@ function sameValue(sent: unknown, stored: unknown): boolean {
 }
 
 /**
- * Throws PropertiesDroppedError when `document`, as the repository answered it after a write of
- * `sent`, lacks any of those values: the real server drops a property whose facet it does not know
- * without an error.
+ * The keys of `sent` whose values `document`, as the repository answered it after that write, does
+ * not hold as sent: the real server drops a property whose facet it does not know without an error.
  */
-export function assertStored(document: RepositoryDocument, sent: Record<string, unknown>): void {
-  const dropped = notStored(document, sent);
-  if (dropped.length > 0) throw new PropertiesDroppedError(document, dropped);
-}
-
-/** The keys of `sent` whose values `document` does not hold as sent. */
 export function notStored(document: RepositoryDocument, sent: Record<string, unknown>): string[] {
   return Object.keys(sent).filter((key) => !sameValue(sent[key], document.properties[key]));
 }
@@ -296,7 +289,8 @@ export class RepositoryClient {
       json,
       headers: { properties: this.schemasOf(Object.keys(properties)) },
     });
-    assertStored(updated, properties);
+    const dropped = notStored(updated, properties);
+    if (dropped.length > 0) throw new PropertiesDroppedError(updated, dropped);
     return updated;
   }
 

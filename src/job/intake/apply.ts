@@ -1,5 +1,5 @@
 import { ConflictError, errorMessage, NotServedError, type Connect2ErpError } from '../../../common/errors.js';
-import { assertStored, notStored, PropertiesDroppedError, type RepositoryReader } from '../../repository/client.js';
+import { notStored, PropertiesDroppedError, type RepositoryReader } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import type { RepositoryWriter } from '../../ports/repository-writer.js';
 import { nxqlString } from '../../nxql/literal.js';
@@ -143,9 +143,10 @@ async function writeValues(
   // value (a value missing there was dropped, and is undone); without one, one that holds every value.
   try {
     const now = await deps.client.getById(doc.uid);
-    const ours = claim === undefined ? notStored(now, written).length === 0 : claim.holds(now.properties);
+    const dropped = notStored(now, written);
+    const ours = claim === undefined ? dropped.length === 0 : claim.holds(now.properties);
     if (!ours) return { plan, folderPath, skipped: CHANGED_FIRST };
-    assertStored(now, written);
+    if (dropped.length > 0) return failedWith(new PropertiesDroppedError(now, dropped));
     return labelled(now);
   } catch (error) {
     return failedWith(error);
