@@ -21,7 +21,7 @@ import {
   type Phase,
   type RunReport,
 } from './report/report.js';
-import type { ClaimedDocument, IntakeRecord, TaskRecord } from './records.js';
+import type { IntakeRecord, TaskRecord } from './records.js';
 import { fieldLimits } from '../config/field-limits.js';
 import { callFor } from '../config/templates.js';
 import { withinGrace } from '../stop.js';
@@ -32,7 +32,7 @@ import { SendBudget } from './lanes/send-budget.js';
 import { usableMapping } from './intake/usable-mapping.js';
 import { erpPorts } from './erp-ports.js';
 import { InHand } from './lanes/in-hand.js';
-import { LabelClaims } from './lanes/label-claims.js';
+import { Claims } from './claims/claims.js';
 import { claimAtLabel } from './sources/claim-at-label.js';
 import { Lanes } from './lanes/lanes.js';
 import { dueSource } from './sources/due.js';
@@ -91,7 +91,8 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
   // A signal of the run's own when none is given: the ERP clients listen on it for the run's lifetime.
   const stop = options.stop ?? new AbortController().signal;
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
-  const inFlight = new Map<string, ClaimedDocument>();
+  // The run's claims, once the repository is known: what a run cut short leaves claimed is listed from them.
+  const held: { claims?: Claims } = {};
   const onStop = (): void => void log.warn('run stopping', { reason: String(stop.reason), graceMs });
   stop.addEventListener('abort', onStop, { once: true });
   const shard = options.shard === undefined ? undefined : `${options.shard.index + 1}/${options.shard.count}`;
@@ -99,12 +100,12 @@ export async function runJob(options: RunOptions, baseLog: Logger): Promise<RunR
   const budget = new SendBudget(options.limit);
   let endedBy: string | undefined;
   try {
-    const finished = await withinGrace(work(options, report, log, stop, inFlight, budget), stop, graceMs);
+    const finished = await withinGrace(work(options, report, log, stop, held, budget), stop, graceMs);
     if (stop.aborted) {
       report.interrupted = {
         reason: String(stop.reason),
         graceExpired: !finished,
-        leftClaimed: [...inFlight.values()],
+        leftClaimed: held.claims?.inFlight() ?? [],
       };
       endedBy = finished ? String(stop.reason) : `${String(stop.reason)}; the grace period ran out`;
     } else if (budget.spent.aborted) endedBy = budget.reason;
@@ -135,7 +136,7 @@ async function work(
   report: RunReport,
   log: Logger,
   stop: AbortSignal,
-  inFlight: Map<string, ClaimedDocument>,
+  held: { claims?: Claims },
   budget: SendBudget,
 ): Promise<void> {
   const config = loadConfig(options.location, { pods: podsOf(undefined) });
@@ -177,12 +178,12 @@ async function work(
     log,
     runId: report.runId,
     stop,
-    inFlight,
+    claims: new Claims({ client, writer, runId: report.runId, now: options.now ?? systemClock }),
     scope: scopeCondition(options.shard, options.doc),
     budget,
     now: options.now ?? systemClock,
-    labelClaims: new LabelClaims(),
   };
+  held.claims = deps.claims;
   const sink = options.onDocument ?? (() => undefined);
   const batches = new Map(
     tasks.map((task) => [task.name, new BatchLog(log, 'documents settled', { task: task.name }, task.batchSize)]),
@@ -205,7 +206,7 @@ async function work(
   } finally {
     // Whatever stopped the sources, what the lanes have under way is settled before the run ends.
     await Promise.all(lanes.tasks.map((task) => task.drained()));
-    await giveBack(lanes, deps.labelClaims);
+    await giveBack(lanes, deps.claims);
     for (const batch of batches.values()) batch.flush();
     reportOutages(report, lanes, log);
   }
@@ -243,7 +244,7 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
     client: deps.client,
     writer: deps.writer,
     log: deps.log,
-    claimToken: lanes.token,
+    claims: deps.claims,
     claimTimeoutMs: config.storage.intakeClaimTimeoutMs,
     pageSize: config.storage.pageSize,
     stop: reading,
@@ -252,10 +253,7 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
     found: intakeCounted(mapping.mapping.length, options),
     scope: deps.scope,
     folderChain: folderChainProbe(deps.client, deps.log),
-    claimAtLabel:
-      options.dryRun || deps.budget.limit !== undefined
-        ? undefined
-        : claimAtLabel(lanes.tasks, deps.labelClaims, lanes.token),
+    claimAtLabel: options.dryRun || deps.budget.limit !== undefined ? undefined : claimAtLabel(lanes.tasks),
   };
   const batch = new BatchLog(deps.log, 'documents labelled', { phase: INTAKE }, config.storage.pageSize);
   const onRecord = (record: IntakeRecord): void => {
@@ -275,8 +273,8 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
 }
 
 /** Claims the intake wrote with documents' labels that no lane took (the run stopped reading first): given back. */
-async function giveBack(lanes: Lanes, claims: LabelClaims): Promise<void> {
-  const left = claims.left();
+async function giveBack(lanes: Lanes, claims: Claims): Promise<void> {
+  const left = claims.notTaken();
   await whenAll(
     lanes.tasks.map((task) =>
       task.giveBack(

@@ -31,13 +31,15 @@ export function claim(token: string, at: Date, ms: number): Properties {
   return { [STATUS.claimedBy]: token, [STATUS.claimExpires]: new Date(at.getTime() + ms).toISOString() };
 }
 
-/** Labelled by the intake: READY, or waiting for the values still `missing`; a claim the intake held ends. */
+/**
+ * Labelled by the intake: READY, or waiting for the values still `missing`. The claim the intake
+ * held ends in the same write, or becomes its task's (src/job/claims/claims.ts `label`).
+ */
 export function afterLabelling(missing: string[]): Properties {
   return {
     [STATUS.status]: missing.length === 0 ? 'READY' : 'PENDING_INPUT',
     [STATUS.message]: missing.length === 0 ? null : waitingFor(missing),
     [STATUS.attempts]: 0,
-    ...UNCLAIMED,
   };
 }
 

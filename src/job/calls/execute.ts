@@ -8,6 +8,7 @@ import {
 } from '../../../common/errors.js';
 import { isPlanned } from '../../ports/erp-port.js';
 import type { RepositoryDocument } from '../../repository/document.js';
+import type { Claim } from '../claims/claim.js';
 import { dig, fill, mapValues, type DateFormat, type MappedValue } from './values.js';
 import type { PlannedFor } from '../records.js';
 import type { DocumentUrls } from './document-url.js';
@@ -53,10 +54,10 @@ export interface CallItem {
   /** Its attempts are used up: it is looked up (its last answer was lost), and never sent again. */
   lastLook: boolean;
   /**
-   * Claimed by this run already — with its labels (lanes/label-claims.ts), or for the list SAP refused
-   * that it was in — its claim's token and when: nothing more to write to send it.
+   * Claimed by this run already — with its labels (claims/claims.ts `label`), or for the list SAP
+   * refused that it was in: nothing more to write to send it.
    */
-  held?: { token: string; at: Date };
+  held?: Claim;
 }
 
 /** The transport-specific half of a call: how to look, how to send, what counts as done already. */

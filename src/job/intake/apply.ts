@@ -1,14 +1,15 @@
-import { ConflictError, errorMessage, NotServedError, type Connect2ErpError } from '../../../common/errors.js';
-import { notStored, PropertiesDroppedError, type RepositoryReader } from '../../repository/client.js';
+import { errorMessage, NotServedError, type Connect2ErpError } from '../../../common/errors.js';
+import { PropertiesDroppedError, type RepositoryReader } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import type { RepositoryWriter } from '../../ports/repository-writer.js';
 import { nxqlString } from '../../nxql/literal.js';
 import type { Logger } from '../../log.js';
 import type { DocumentPlan } from './plan.js';
 import type { FolderChain } from './folder-chain.js';
-import { claimedBy, claimExpires, STATUS_FACET } from '../../status/facet.js';
+import { STATUS_FACET } from '../../status/facet.js';
 import { HTTP_CONTENT_FACET } from '../../status/http-content.js';
-import { claim, failed, runOf, UNCLAIMED } from '../../status/transitions.js';
+import { CHANGED_FIRST, type Claims } from '../claims/claims.js';
+import type { ClaimTerms } from '../claims/claim.js';
 
 export interface IntakeOutcome {
   plan: DocumentPlan;
@@ -22,31 +23,21 @@ export interface IntakeOutcome {
   skipped?: string;
 }
 
-/** A task's claim written with a ready document's labels (sources/claim-at-label.ts), and what to do once it is. */
-export interface LabelWrite {
-  properties: Record<string, unknown>;
-  labelled: (doc: RepositoryDocument) => void;
-  /** Whether a document's properties hold this claim: the write went through. */
-  holds: (properties: Record<string, unknown>) => boolean;
-}
-
 export interface IntakeDeps {
   client: RepositoryReader;
   writer: RepositoryWriter;
   log: Logger;
-  /** A new claim token for each claim (status/transitions.ts). */
-  claimToken: () => string;
+  /** The intake's claims (a file's, before its folder is made) and those written with labels. */
+  claims: Claims;
   /** How long an intake claim holds (storage.yaml `intakeClaimTimeoutMs`). */
   claimTimeoutMs: number;
   /** Hears how many documents each search found, for progress. */
   found: (count: number) => void;
-  /** The claim of a task to write with a document's labels, if any: one write for both. */
-  claimAtLabel?: (plan: DocumentPlan) => LabelWrite | undefined;
+  /** The task to claim a document for with its labels, if any: one write for both. */
+  claimAtLabel?: (plan: DocumentPlan) => ClaimTerms | undefined;
   /** Whether a new folder is made in one request, the repository package's chain (folder-chain.ts). */
   folderChain: FolderChain;
 }
-const CHANGED_FIRST =
-  'changed by another run or a user while being labelled; the next run looks at it again if it is still unlabelled';
 
 /**
  * Label one page of documents of one mapping entry. Each step is idempotent; the
@@ -111,8 +102,9 @@ async function addFacets<T>(
 }
 
 /**
- * Write the values and the initial status (with, for a document ready as it is labelled, its task's
- * claim: sources/claim-at-label.ts); a property that did not stick is undone so the next run retries.
+ * Write the values and the initial status, with, for a document ready as it is labelled, its task's
+ * claim (sources/claim-at-label.ts; claims/claims.ts `label` reads the document again after a 409);
+ * a property that did not stick is undone so the next run retries.
  */
 async function writeValues(
   plan: DocumentPlan,
@@ -120,74 +112,26 @@ async function writeValues(
   deps: IntakeDeps,
   folderPath?: string,
 ): Promise<IntakeOutcome> {
-  const claim = deps.claimAtLabel?.(plan);
-  const written = { ...plan.values, ...plan.status, ...claim?.properties };
-  const labelled = (document: RepositoryDocument): IntakeOutcome => {
-    claim?.labelled(document);
-    return { plan, folderPath, labelled: document };
-  };
-  const failedWith = async (error: unknown): Promise<IntakeOutcome> => {
+  const facets = [...new Set([...doc.facets, ...plan.facets])];
+  try {
+    const labelled = await deps.claims.label(
+      { ...doc, facets },
+      { ...plan.values, ...plan.status },
+      deps.claimAtLabel?.(plan),
+    );
+    if (labelled === undefined) return { plan, folderPath, skipped: CHANGED_FIRST };
+    return { plan, folderPath, labelled };
+  } catch (error) {
     if (error instanceof PropertiesDroppedError) await undo(plan, error, deps);
     return { ...failure(plan, error), folderPath };
-  };
-  try {
-    const { changeToken } = await deps.writer.update(doc, written);
-    const facets = [...new Set([...doc.facets, ...plan.facets])];
-    return labelled({ ...doc, changeToken, facets, properties: { ...doc.properties, ...written } });
-  } catch (error) {
-    if (!(error instanceof ConflictError)) return failedWith(error);
-  }
-  // Another run or a user first, or this write went through and its answer was lost (the client's
-  // second try met a used change token): read again. The document as this write left it is
-  // labelled (and claimed), as if the answer had come: with a claim, one that holds it and every
-  // value (a value missing there was dropped, and is undone); without one, one that holds every value.
-  try {
-    const now = await deps.client.getById(doc.uid);
-    const dropped = notStored(now, written);
-    const ours = claim === undefined ? dropped.length === 0 : claim.holds(now.properties);
-    if (!ours) return { plan, folderPath, skipped: CHANGED_FIRST };
-    if (dropped.length > 0) return failedWith(new PropertiesDroppedError(now, dropped));
-    return labelled(now);
-  } catch (error) {
-    return failedWith(error);
   }
 }
 
 async function undo(plan: DocumentPlan, error: PropertiesDroppedError, deps: IntakeDeps): Promise<void> {
-  const properties = { 'erpHttpContent:docId': null, ...UNCLAIMED, ...failed(error.message) };
-  await deps.writer.update({ ...plan.doc, changeToken: null }, properties).catch((undoError: unknown) => {
+  const unlabelled = { 'erpHttpContent:docId': null };
+  await deps.claims.fail({ ...plan.doc, changeToken: null }, error.message, unlabelled).catch((undoError: unknown) => {
     deps.log.error('could not mark a half-labelled document', { uid: plan.doc.uid, error: errorMessage(undoError) });
   });
-}
-
-/** Another run holds an unexpired intake claim on the document (a run's own pages never meet: they are disjoint). */
-function claimedElsewhere(plan: DocumentPlan, at: Date): string | undefined {
-  const owner = claimedBy(plan.doc.properties);
-  const expires = claimExpires(plan.doc.properties);
-  if (typeof owner !== 'string' || typeof expires !== 'string' || new Date(expires) <= at) return undefined;
-  return `being labelled by run ${runOf(owner)} (claim until ${expires})`;
-}
-
-/**
- * Two runs must not both create a folder for one file, so the file is claimed first: its
- * claim is written with the changeToken the run read it with, and a 409 means another run
- * got there first, or that this claim went through and its answer was lost (the client's second
- * try met a used change token): the file read again with this claim's token on it is claimed.
- * A run that dies holding the claim is taken over once it expires.
- * The status facet the claim is written to came with the page's facets.
- */
-async function claimForFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<RepositoryDocument | string> {
-  const at = new Date();
-  const elsewhere = claimedElsewhere(plan, at);
-  if (elsewhere !== undefined) return elsewhere;
-  const token = deps.claimToken();
-  try {
-    return await deps.writer.update(plan.doc, claim(token, at, deps.claimTimeoutMs));
-  } catch (error) {
-    if (!(error instanceof ConflictError)) throw error;
-  }
-  const now = await deps.client.getById(plan.doc.uid);
-  return claimedBy(now.properties) === token ? now : CHANGED_FIRST;
 }
 
 /** A claimed file and its archive-link folder, found or created empty: the folder is filled, the file moved in. */
@@ -243,7 +187,8 @@ async function placeInFolder(plan: DocumentPlan, deps: IntakeDeps): Promise<Plac
   try {
     // Asked before the claim: a failed look-up leaves the file as it was, for the next run.
     const inOneRequest = await deps.folderChain.installed();
-    const claimed = await claimForFolder(plan, deps);
+    // Two runs must not both make a folder for one file: the file is claimed first (the status facet the claim is written to came with the page's facets).
+    const claimed = await deps.claims.forFolder(plan.doc, deps.claimTimeoutMs);
     if (typeof claimed === 'string') return { plan, skipped: claimed };
     const earlier = await earlierFolder(plan, deps);
     if (earlier !== undefined) return { plan, claimed, folder: earlier };

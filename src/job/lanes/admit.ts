@@ -2,7 +2,7 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import { attemptsOf, claimedBy, messageOf, statusOf } from '../../status/facet.js';
 import { stillDue } from '../../status/query.js';
 import { missingValues } from '../../status/readiness.js';
-import { failed, pendingInput, runOf, UNCLAIMED, waitingFor } from '../../status/transitions.js';
+import { pendingInput, runOf, waitingFor } from '../../status/transitions.js';
 import type { CallItem } from '../calls/execute.js';
 import { base, operatorHint, safeToRepeat, type TaskContext } from './context.js';
 import { leftAlone } from './record.js';
@@ -16,7 +16,7 @@ import { leftAlone } from './record.js';
  */
 export async function admit(ctx: TaskContext, doc: RepositoryDocument): Promise<CallItem | undefined> {
   // Labelled ready and claimed for this task in the same write, by this run: it goes as it is.
-  const labelClaim = ctx.deps.labelClaims.take(ctx.task.name, doc);
+  const labelClaim = ctx.deps.claims.takeLabelled(ctx.task.name, doc.uid);
   if (labelClaim !== undefined) return { doc, repeat: false, lastLook: false, held: labelClaim };
   const at = ctx.now();
   const { properties } = doc;
@@ -59,7 +59,7 @@ async function waitForInput(ctx: TaskContext, doc: RepositoryDocument, message: 
  */
 async function abandon(ctx: TaskContext, doc: RepositoryDocument): Promise<undefined> {
   const message = `run ${runOf(claimedBy(doc.properties))} was interrupted while sending this document and SAP may have it already: ${operatorHint(ctx, doc)}`;
-  await ctx.deps.writer.update(doc, { ...UNCLAIMED, ...failed(message) });
+  await ctx.deps.claims.fail(doc, message);
   ctx.deps.log.warn('document left for an operator', base(ctx, doc));
   ctx.onRecord({ ...base(ctx, doc), result: 'FAILED', message });
   return undefined;

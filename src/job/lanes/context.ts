@@ -10,7 +10,7 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import type { RepositoryWriter } from '../../ports/repository-writer.js';
 import type { ClaimedDocument, TaskRecord } from '../records.js';
 import { fill, mapValues } from '../calls/values.js';
-import type { LabelClaims } from './label-claims.js';
+import type { Claims } from '../claims/claims.js';
 import type { SendBudget } from './send-budget.js';
 
 /** A system's port for each transport. */
@@ -33,16 +33,14 @@ export interface LaneDeps {
   runId: string;
   /** Fires when the run must stop: nothing more is claimed, calls under way get the grace period. */
   stop: AbortSignal;
-  /** Documents claimed by this run and not settled yet, by uid: what a run cut short leaves claimed. */
-  inFlight: Map<string, ClaimedDocument>;
+  /** Every claim the run writes, renews, settles or gives back goes through these. */
+  claims: Claims;
   /** Which documents the run takes, as a condition on the uuid: its shard, its one document ('' for every document). */
   scope: string;
   /** How many documents the run may still hand to SAP (`--limit`). */
   budget: SendBudget;
   /** The clock claims, back-offs and the breakers' probes are read from (a test moves it on). */
   now: () => Date;
-  /** The claims the intake wrote with documents' labels, until a lane takes them. */
-  labelClaims: LabelClaims;
 }
 
 /** What each step of a task's work on a document works with. */

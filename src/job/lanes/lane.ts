@@ -6,7 +6,7 @@ import { CLAIM_WAIT_MS } from '../../config/claim-budget.js';
 import { base, safeToRepeat, type TaskContext } from './context.js';
 import { release, settle } from './settle.js';
 import type { Outage, SystemHealth } from './system-health.js';
-import { renew, take, type Claimed } from './take.js';
+import { renew, take, type ClaimedItem } from './take.js';
 import { whenAll } from '../when-all.js';
 
 /**
@@ -27,9 +27,6 @@ export interface ErpSystemLine {
  * once, so that one burst of calls cannot stop a lane on documents that each dump.
  */
 const suspectLimit = (calls: number): number => Math.max(3, calls + 1);
-
-/** A claimed document, what its earlier attempts left to settle first, and when its claim was written. */
-type ClaimedItem = Claimed & CallItem & { claimedAt: Date };
 
 /** A unit claimed ahead of its slot: its claimed documents and its place to give back. */
 interface Ahead {
@@ -68,7 +65,7 @@ export class Lane {
   private active = 0;
   private readonly work = new Set<Promise<void>>();
   private stopped: Outage | undefined;
-  private readonly suspects: Array<{ claimed: Claimed; outcome: SettledOutcome }> = [];
+  private readonly suspects: Array<{ claimed: ClaimedItem; outcome: SettledOutcome }> = [];
   /** Whether documents are claimed while they wait for a slot: the call is safe to repeat. */
   private readonly claimsAhead: boolean;
 
@@ -79,8 +76,6 @@ export class Lane {
     /** What a linked document also gets (after-link.ts), when the task or the system asks for anything. */
     private readonly afterLink: AfterLink | undefined,
     private readonly hooks: {
-      /** A new claim token (status/transitions.ts). */
-      token: () => string;
       /** A unit left the waiting: a source may read on. */
       roomChanged: () => void;
       /** A failure of the run's scope. */
@@ -203,40 +198,21 @@ export class Lane {
     return { claimed, place: giveBack };
   }
 
-  /** The unit's documents claimed: those claimed already as they are, the others each with a new token; those not claimed have their records. */
+  /** The unit's documents claimed: those claimed already as they are, the others each anew; those not claimed have their records. */
   private async claim(unit: CallItem[]): Promise<ClaimedItem[]> {
-    return claimedOf(
-      unit.map(async ({ held: claim, ...item }) =>
-        claim === undefined
-          ? this.take(item, this.hooks.token())
-          : { ...item, token: claim.token, claimedAt: claim.at },
-      ),
-    );
+    return claimedOf(unit.map(async (item) => take(this.ctx, item)));
   }
 
   /**
    * Claims that waited CLAIM_WAIT_MS or more for their slot, written again so that they hold for the
-   * whole call: with a new token, as any claim, so that a 409 (a user's edit meanwhile) reads as
-   * the renewal not written, never as a claim that holds when its expiry was not moved on. A
-   * document whose renewal is not written goes back unsent (take.ts, `renew`).
+   * whole call (claims/claims.ts `renew`). A document whose renewal is not written goes back
+   * unsent (take.ts, `renew`).
    */
   private async renewed(claimed: ClaimedItem[]): Promise<ClaimedItem[]> {
     const now = this.ctx.now().getTime();
     return claimedOf(
-      claimed.map(async (item) => {
-        if (now - item.claimedAt.getTime() < CLAIM_WAIT_MS) return item;
-        const claimedAt = this.ctx.now();
-        const renewedItem = await renew(this.ctx, item, this.hooks.token());
-        return renewedItem && { ...item, ...renewedItem, claimedAt };
-      }),
+      claimed.map(async (item) => (now - item.at.getTime() < CLAIM_WAIT_MS ? item : renew(this.ctx, item))),
     );
-  }
-
-  /** One document claimed with `token`: undefined, its record made, when it is not. */
-  private async take(item: CallItem, token: string): Promise<ClaimedItem | undefined> {
-    const claimedAt = this.ctx.now();
-    const taken = await take(this.ctx, item.doc, token);
-    return taken && { ...item, ...taken, claimedAt };
   }
 
   /** A unit that never went out: claims given back (READY, no attempt charged), or records of documents never claimed. */
@@ -288,10 +264,10 @@ export class Lane {
 
   private async outcome(sent: ClaimedItem, outcome: CallOutcome): Promise<void> {
     // A list SAP refused or that dumped: the document goes again alone, under the claim it has (renewed if it waits long).
-    if (outcome.alone)
-      return this.send([
-        { doc: sent.doc, repeat: true, lastLook: sent.lastLook, held: { token: sent.token, at: sent.claimedAt } },
-      ]);
+    if (outcome.alone) {
+      const { doc, task, token, at, expires, lastLook } = sent;
+      return this.send([{ doc, repeat: true, lastLook, held: { doc, task, token, at, expires } }]);
+    }
     // Sent again after a runtime error: given back unsent, it must be looked up like any repeat.
     const claimed = 'repeated' in outcome ? { ...sent, repeat: true } : sent;
     const { error } = outcome;
@@ -304,7 +280,7 @@ export class Lane {
   }
 
   /** A runtime error on a document sent alone twice: held until the lane shows whose it is. */
-  private async suspect(claimed: Claimed, outcome: SettledOutcome): Promise<void> {
+  private async suspect(claimed: ClaimedItem, outcome: SettledOutcome): Promise<void> {
     // The lane has stopped on runtime errors already: one more is the same.
     if (this.stopped !== undefined)
       return this.ctx.onRecord(

@@ -1,6 +1,5 @@
 import type { TaskConfig } from '../../config/task-schema.js';
 import { StoppableLimit } from '../../stop.js';
-import { claimTokens } from '../../status/transitions.js';
 import type { TaskRecord } from '../records.js';
 import type { LaneDeps } from './context.js';
 import type { ErpSystemLine } from './lane.js';
@@ -8,14 +7,12 @@ import { SystemHealth, type Outage } from './system-health.js';
 import { TaskLanes } from './task-lanes.js';
 
 /**
- * A run's lanes: one TaskLanes per task, the SAP systems they share (call slots and health), the
- * claim tokens, and the run's halt. A failure of the run's scope in any lane halts the sources
+ * A run's lanes: one TaskLanes per task, the SAP systems they share (call slots and health), and
+ * the run's halt. A failure of the run's scope in any lane halts the sources
  * (`halted`) and is thrown by `drained`.
  */
 export class Lanes {
   readonly tasks: TaskLanes[];
-  /** A new claim token for each claim of the run, the intake's included. */
-  readonly token: () => string;
   /** Each system's call slots and places to claim ahead, shared by both its connections' lanes. */
   private readonly limits = new Map<string, { slots: StoppableLimit; ahead: StoppableLimit }>();
   /** Each system's connections, by system and transport. */
@@ -28,10 +25,8 @@ export class Lanes {
     tasks: TaskConfig[],
     onRecord: (task: TaskConfig, record: TaskRecord) => void,
   ) {
-    this.token = claimTokens(deps.runId);
     const run = {
       system: (name: string, transport: Outage['transport']) => this.system(name, transport),
-      token: this.token,
       failed: (error: unknown) => this.fail(error),
     };
     this.tasks = tasks.map(

@@ -1,59 +1,37 @@
-import {
-  ConflictError,
-  errorMessage,
-  NotSentError,
-  UncertainError,
-  type Connect2ErpError,
-} from '../../../common/errors.js';
+import { errorMessage, NotSentError, UncertainError, type Connect2ErpError } from '../../../common/errors.js';
 import { PropertiesDroppedError } from '../../repository/client.js';
 import { AttemptsUsedUp, LookupFailedError, type SettledOutcome } from '../calls/execute.js';
-import { attemptsOf, claimedBy, heldBy, messageOf, STATUS, statusOf } from '../../status/facet.js';
-import { attemptFailed, done, released, runOf } from '../../status/transitions.js';
+import { attemptsOf, STATUS } from '../../status/facet.js';
+import type { Claim, Ending } from '../claims/claim.js';
 import { base, operatorHint, type TaskContext } from './context.js';
 import type { ClaimedDocument, TaskRecord } from '../records.js';
 import { leftAlone } from './record.js';
-import type { Claimed } from './take.js';
+
+/** A claim being settled; `repeat`: an earlier attempt may have reached SAP (CallItem's). */
+type Settling = Claim & { repeat?: boolean };
 
 /** What a document claimed and not settled is left as, for the record of a write that failed. */
 export const STILL_CLAIMED = 'it stays IN_PROGRESS until its claim expires, then a later run takes it over';
-
-/** How often a settling write meets a user's edit before it is given up (a document being edited by the second). */
-const WRITES = 3;
 
 /**
  * Write a claimed document's outcome. A write that fails is the document's own outcome (GONE, or
  * ERROR with what it was left as); one that meets another run's takeover leaves the document to it.
  */
-export async function settle(ctx: TaskContext, claimed: Claimed, outcome: SettledOutcome): Promise<TaskRecord> {
+export async function settle(ctx: TaskContext, claimed: Settling, outcome: SettledOutcome): Promise<TaskRecord> {
   // An error of the run's own scope stops the run here, and the document stays listed as claimed: it is.
   const record = await outcomeRecord(ctx, claimed, outcome).catch((error: unknown) =>
     leftAlone(base(ctx, claimed.doc), error, STILL_CLAIMED),
   );
-  ctx.deps.inFlight.delete(claimed.doc.uid);
+  ctx.deps.claims.letGo(claimed);
   return record;
 }
 
 /** The outcome for a document whose call never went out, or went to a system that could not take it: back to READY, no attempt charged. */
-export async function release(ctx: TaskContext, claimed: Claimed, message: string): Promise<TaskRecord> {
+export async function release(ctx: TaskContext, claimed: Settling, message: string): Promise<TaskRecord> {
   return settle(ctx, claimed, { error: new NotSentError(message) });
 }
 
-/**
- * What a document not sent goes back to: READY; but one that may be in SAP already and that READY
- * would have the next run send blind — taken over from an interrupted run, or, for a call SAP can
- * be asked about, sent again after a list SAP refused or a runtime error, with no attempt charged —
- * stays taken over, its claim expired at once: the next run takes it over again and looks it up
- * before anything is sent. (READY with attempts charged is looked up by the next run anyway; a call
- * without a lookup is sent again as before.)
- */
-function givenBack(ctx: TaskContext, claimed: Claimed): Record<string, unknown> {
-  const { properties } = claimed.doc;
-  const interrupted = statusOf(properties) === 'IN_PROGRESS' && runOf(claimedBy(properties)) !== ctx.deps.runId;
-  const repeated = claimed.repeat === true && attemptsOf(properties) === 0 && ctx.call.lookup !== undefined;
-  return interrupted || repeated ? { [STATUS.claimExpires]: ctx.now().toISOString() } : released();
-}
-
-async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: SettledOutcome): Promise<TaskRecord> {
+async function outcomeRecord(ctx: TaskContext, claimed: Settling, outcome: SettledOutcome): Promise<TaskRecord> {
   const { deps } = ctx;
   const record = base(ctx, claimed.doc);
   const { error } = outcome;
@@ -61,7 +39,9 @@ async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: Settle
   if (error instanceof NotSentError || error?.scope === 'system' || error?.scope === 'lane') {
     const message =
       error instanceof NotSentError ? error.message : `${error.message}; left for the next run, no attempt charged`;
-    return (await write(ctx, claimed, givenBack(ctx, claimed)))
+    // Sent again after a list SAP refused or a runtime error: SAP may have it, and can be asked.
+    const repeated = claimed.repeat === true && ctx.call.lookup !== undefined;
+    return (await deps.claims.release(claimed, repeated))
       ? { ...record, result: 'RELEASED', message }
       : takenOver(ctx, record);
   }
@@ -81,14 +61,14 @@ async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: Settle
     };
   }
   const failure = attemptOutcome(ctx, claimed, error);
-  if (!(await write(ctx, claimed, failure.properties))) return takenOver(ctx, record);
+  if (!(await deps.claims.settle(claimed, failure))) return takenOver(ctx, record);
   deps.log.warn('document not processed', {
     ...record,
-    result: failure.result,
+    result: failure.status,
     attempts: failure.attempts,
     error: failure.message,
   });
-  return { ...record, result: failure.result, message: failure.message };
+  return { ...record, result: failure.status, message: failure.message };
 }
 
 /**
@@ -100,13 +80,14 @@ async function outcomeRecord(ctx: TaskContext, claimed: Claimed, outcome: Settle
  */
 async function writeDone(
   ctx: TaskContext,
-  claimed: Claimed,
+  claimed: Claim,
   outcome: { reference: string; message?: string; written?: Record<string, unknown> },
 ): Promise<{ message?: string; properties: Record<string, unknown> } | false> {
   const { reference, message, written = {} } = outcome;
   const told = (why: string): string => [message, why].filter(Boolean).join('; ');
   try {
-    return (await write(ctx, claimed, { ...done(reference, message), ...written })) && { message, properties: written };
+    const wrote = await ctx.deps.claims.settle(claimed, { status: 'DONE', reference, message, written });
+    return wrote && { message, properties: written };
   } catch (error) {
     if (Object.keys(written).length === 0) throw error;
     if (error instanceof PropertiesDroppedError) {
@@ -115,7 +96,8 @@ async function writeDone(
       return { message: told(why), properties: Object.fromEntries(kept) };
     }
     const why = told(`SAP's data was not written: ${errorMessage(error)}`);
-    return (await write(ctx, claimed, done(reference, why))) && { message: why, properties: {} };
+    const wrote = await ctx.deps.claims.settle(claimed, { status: 'DONE', reference, message: why });
+    return wrote && { message: why, properties: {} };
   }
 }
 
@@ -126,9 +108,9 @@ async function writeDone(
  */
 function attemptOutcome(
   ctx: TaskContext,
-  claimed: Claimed,
+  claimed: Claim,
   error: Connect2ErpError,
-): { result: 'RETRY' | 'FAILED'; message: string; attempts: number; properties: Record<string, unknown> } {
+): Ending & { status: 'RETRY' | 'FAILED' } {
   const { task, call } = ctx;
   const attempts = attemptsOf(claimed.doc.properties) + 1;
   const lost = error instanceof UncertainError;
@@ -147,45 +129,11 @@ function attemptOutcome(
   const delay = Math.min(task.backoff.initialMs * task.backoff.factor ** (attempts - 1), task.backoff.maxMs);
   const at = ctx.now();
   return {
-    result: retry ? 'RETRY' : 'FAILED',
+    status: retry ? 'RETRY' : 'FAILED',
     message,
     attempts,
-    properties: attemptFailed(message, attempts, retry ? new Date(at.getTime() + delay) : undefined),
+    ...(retry ? { retryAt: new Date(at.getTime() + delay) } : {}),
   };
-}
-
-/** The properties a write meant to leave are there: its answer was lost, and the client's repeat met its own write. */
-function landed(now: Record<string, unknown>, written: Record<string, unknown>): boolean {
-  return (
-    statusOf(now) === written[STATUS.status] &&
-    (claimedBy(now) ?? null) === null &&
-    (!(STATUS.message in written) || messageOf(now) === String(written[STATUS.message] ?? ''))
-  );
-}
-
-/**
- * Writes the outcome with the changeToken the claim left, so that a run which took the document
- * over (its claim expired meanwhile) is never overwritten. A 409 is read again: still this
- * attempt's claim (a user's edit came in between) is written again on top of the edit, which it
- * leaves as it is; the outcome already there (an answer lost) is done. False: taken over.
- */
-async function write(
-  ctx: TaskContext,
-  claimed: Claimed,
-  properties: Record<string, unknown>,
-  doc = claimed.doc,
-  tries = 1,
-): Promise<boolean> {
-  try {
-    await ctx.deps.writer.update(doc, properties);
-    return true;
-  } catch (error) {
-    if (!(error instanceof ConflictError) || tries === WRITES) throw error;
-  }
-  const now = await ctx.deps.client.getById(doc.uid);
-  if (landed(now.properties, properties)) return true;
-  if (!heldBy(now.properties, claimed.token, ctx.task.name)) return false;
-  return write(ctx, claimed, properties, { ...doc, changeToken: now.changeToken }, tries + 1);
 }
 
 function takenOver(ctx: TaskContext, record: ClaimedDocument): TaskRecord {

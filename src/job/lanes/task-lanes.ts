@@ -8,14 +8,12 @@ import type { LaneDeps, TaskContext } from './context.js';
 import { Lane, type ErpSystemLine } from './lane.js';
 import type { Outage } from './system-health.js';
 import { Waiters } from './waiters.js';
-import type { RepositoryDocument } from '../../repository/document.js';
-import type { LabelClaim } from './label-claims.js';
+import type { Claim } from '../claims/claim.js';
 import { release } from './settle.js';
 
-/** What a task's lanes take from the run: its systems, claim tokens, where a run-scope failure goes. */
+/** What a task's lanes take from the run: its systems, where a run-scope failure goes. */
 export interface LaneRun {
   system: (name: string, transport: Outage['transport']) => ErpSystemLine;
-  token: () => string;
   failed: (error: unknown) => void;
 }
 
@@ -55,7 +53,6 @@ export class TaskLanes {
     let lane = this.lanes.get(system);
     if (lane === undefined) {
       lane = new Lane(this.ctx, this.run.system(system, this.task.function), this.adapter(system), this.after(system), {
-        token: this.run.token,
         roomChanged: () => this.waiters.wake(),
         failed: this.run.failed,
       });
@@ -91,12 +88,8 @@ export class TaskLanes {
    * with its record. After a failure of the run's scope the writes may fail too: what cannot be
    * given back stays claimed until its claim expires, and the run reports its own failure.
    */
-  async giveBack(left: Array<{ doc: RepositoryDocument; claim: LabelClaim }>, message: string): Promise<void> {
-    await Promise.allSettled(
-      left.map(async ({ doc, claim }) =>
-        this.ctx.onRecord(await release(this.ctx, { doc, token: claim.token }, message)),
-      ),
-    );
+  async giveBack(left: Claim[], message: string): Promise<void> {
+    await Promise.allSettled(left.map(async (claim) => this.ctx.onRecord(await release(this.ctx, claim, message))));
   }
 
   /** Resolves once the task may read its next page: a lane that is not down has room, or none has been met. */

@@ -1,9 +1,6 @@
-import { heldBy } from '../../status/facet.js';
-import { inProgress } from '../../status/transitions.js';
-import type { LabelWrite } from '../intake/apply.js';
+import type { ClaimTerms } from '../claims/claim.js';
 import type { DocumentPlan } from '../intake/plan.js';
-import { base, safeToRepeat } from '../lanes/context.js';
-import type { LabelClaims } from '../lanes/label-claims.js';
+import { safeToRepeat } from '../lanes/context.js';
 import type { TaskLanes } from '../lanes/task-lanes.js';
 
 /**
@@ -13,13 +10,9 @@ import type { TaskLanes } from '../lanes/task-lanes.js';
  * `filter` (the repository checks that after the labelling), with a call safe to repeat (a claim a
  * crash leaves is looked up in SAP once it expires, never left to an operator), and a lane for the
  * system that is not down. The run asks for none in a dry run, or with `--limit` (a pilot hands out
- * documents a unit at a time). The claim is held in `claims` once the write went through.
+ * documents a unit at a time). Answers the task to claim it for (claims/claims.ts `label`), if any.
  */
-export function claimAtLabel(
-  tasks: TaskLanes[],
-  claims: LabelClaims,
-  token: () => string,
-): (plan: DocumentPlan) => LabelWrite | undefined {
+export function claimAtLabel(tasks: TaskLanes[]): (plan: DocumentPlan) => ClaimTerms | undefined {
   return (plan) => {
     if (plan.missing.length > 0) return undefined;
     const system = String({ ...plan.doc.properties, ...plan.values }['erpHttpContent:source']);
@@ -28,14 +21,6 @@ export function claimAtLabel(
     const [lanes] = takers;
     const { task, ctx } = lanes;
     if (task.filter !== undefined || !safeToRepeat(ctx.call) || !lanes.canSend(system)) return undefined;
-    const claim = { token: token(), at: ctx.now() };
-    return {
-      properties: inProgress(claim.token, task.name, claim.at, task.claimTimeoutMs),
-      labelled: (doc) => {
-        claims.hold(task.name, doc, claim);
-        ctx.deps.inFlight.set(doc.uid, base(ctx, doc));
-      },
-      holds: (properties) => heldBy(properties, claim.token, task.name),
-    };
+    return task;
   };
 }

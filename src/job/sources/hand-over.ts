@@ -22,8 +22,8 @@ export async function handOver(
   from: 'intake' | 'search',
 ): Promise<void> {
   // A document the intake claimed as it labelled it is the intake's to hand over, even if a search meets it first.
-  const { labelClaims } = task.ctx.deps;
-  const mine = page.filter((doc) => (from === 'intake' || !labelClaims.has(doc.uid)) && inHand.take(doc.uid, from));
+  const { claims } = task.ctx.deps;
+  const mine = page.filter((doc) => (from === 'intake' || !claims.awaitsLane(doc.uid)) && inHand.take(doc.uid, from));
   if (mine.length === 0) return;
   task.touch();
   const admitted = await whenAll(
