@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pLimit, { type LimitFunction } from 'p-limit';
+import PQueue from 'p-queue';
 import { NotSentError } from '../common/errors.js';
 
 /** A signal that never fires: the default for code run without a stop controller. */
@@ -11,19 +11,22 @@ export const notSent = (stop: AbortSignal, what: string): NotSentError =>
   new NotSentError(`${what}: not sent, the run is stopping (${String(stop.reason)})`, { target: what });
 
 /**
- * A concurrency limit for calls to the ERP. Once the run stops, calls still waiting for
- * their turn are refused at once with a NotSentError (they never leave, so their documents
- * can be released within the grace period); calls under way go on.
+ * A concurrency limit for calls to the ERP, on p-queue. Once the run stops, calls still waiting for
+ * their turn are refused at once with a NotSentError (they never leave, so their documents can be
+ * released within the grace period); calls under way go on. Each waiting call has a signal of its
+ * own, aborted by the run's stop only while it waits: p-queue races a running task against its
+ * signal too, and a call under way must not be cut off by the stop.
  */
-export class StoppableLimit {
-  private readonly limit: LimitFunction;
+export class StopAwareQueue {
+  private readonly queue: PQueue;
+  /** Refuses each call still waiting; one listener on the stop for all of them. */
   private readonly waiting = new Set<() => void>();
 
   constructor(
     concurrency: number,
     private readonly stop: AbortSignal,
   ) {
-    this.limit = pLimit(concurrency);
+    this.queue = new PQueue({ concurrency });
     stop.addEventListener(
       'abort',
       () => {
@@ -36,15 +39,16 @@ export class StoppableLimit {
 
   run<T>(what: string, work: () => Promise<T>): Promise<T> {
     if (this.stop.aborted) return Promise.reject(notSent(this.stop, what));
-    return new Promise<T>((resolve, reject) => {
-      const refuse = (): void => reject(notSent(this.stop, what));
-      this.waiting.add(refuse);
-      void this.limit(async () => {
-        // Refused while it waited: its turn comes, but it is never sent.
-        if (!this.waiting.delete(refuse)) return;
-        await work().then(resolve, reject);
-      });
-    });
+    const turn = new AbortController();
+    const refuse = (): void => turn.abort(notSent(this.stop, what));
+    this.waiting.add(refuse);
+    return this.queue.add(
+      () => {
+        this.waiting.delete(refuse);
+        return work();
+      },
+      { signal: turn.signal },
+    );
   }
 
   /** Waits for a turn held across steps: resolves with the function that gives it back. */

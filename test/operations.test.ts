@@ -7,7 +7,7 @@ import { sandboxEnv, type Env } from './helpers/env.js';
 import { startCli, type Running } from './helpers/run-cli.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
 import type { RunReport } from '../src/job/report/report.js';
-import { StoppableLimit, withinGrace } from '../src/stop.js';
+import { StopAwareQueue, withinGrace } from '../src/stop.js';
 import { NotSentError } from '../common/errors.js';
 
 /** Signals, deadlines and overlapping runs, each with real processes against the sandboxes. */
@@ -259,7 +259,7 @@ t.test(
   'the ERP concurrency limit: once stopped, waiting calls are refused at once and later ones at the door; calls under way finish',
   async (t) => {
     const stop = new AbortController();
-    const limit = new StoppableLimit(1, stop.signal);
+    const limit = new StopAwareQueue(1, stop.signal);
     const underWay = limit.run('first', () => sleep(50).then(() => 'answered'));
     const waiting = limit.run('second', async () => 'sent');
     await sleep(5); // the first is under way, the second waits for its turn

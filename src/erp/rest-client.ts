@@ -4,7 +4,7 @@ import { CookieJar } from 'tough-cookie';
 import type { ErpSystemConfig } from '../config/erp-schema.js';
 import { BusinessRefusal, PermanentError, SystemRefusalError, SystemUnavailableError } from '../../common/errors.js';
 import { heldToAnswerLimit } from '../bounded-body.js';
-import { NEVER, StoppableLimit } from '../stop.js';
+import { NEVER, StopAwareQueue } from '../stop.js';
 import { basicAuthorization, certificateRefused } from '../http-options.js';
 import { connectionOptions } from './rest-connection.js';
 import type { Logger } from '../log.js';
@@ -81,7 +81,7 @@ const shown = (request: RestRequest): string => withoutSignature(`${request.meth
  */
 export class RestClient implements ErpConnection<RestRequest> {
   private readonly http: Got;
-  private readonly limit: StoppableLimit;
+  private readonly limit: StopAwareQueue;
   private readonly tokens = new Map<string, Promise<string>>();
   private readonly client: Record<string, string>;
   /** Basic auth, or OAuth 2.0 client credentials (oauth/client-credentials.ts). */
@@ -95,7 +95,7 @@ export class RestClient implements ErpConnection<RestRequest> {
     private readonly log: Logger,
     stop = NEVER,
   ) {
-    this.limit = new StoppableLimit(system.maxConcurrentCalls, stop);
+    this.limit = new StopAwareQueue(system.maxConcurrentCalls, stop);
     this.client = { 'sap-client': system.client, ...(system.language ? { 'sap-language': system.language } : {}) };
     const { auth } = system.rest;
     this.http = got.extend({

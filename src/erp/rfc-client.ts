@@ -5,7 +5,7 @@ import { readBounded } from '../bounded-body.js';
 import { RfcFault } from './rfc-fault.js';
 import { answerTooLarge, networkFailure, statusFailure } from './failure.js';
 import { CertificateCheck } from './certificate-check.js';
-import { NEVER, StoppableLimit } from '../stop.js';
+import { NEVER, StopAwareQueue } from '../stop.js';
 import { basicAuthorization, dispatcherFor, requestTarget } from '../http-options.js';
 import type { Logger } from '../log.js';
 import type { ErpConnection, PlannedCall } from '../ports/erp-port.js';
@@ -47,7 +47,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
   /** The service's origin and path with the client (and language) in its query, as every call is sent. */
   private readonly target: { origin: string; path: string };
   private readonly headers: Record<string, string>;
-  private readonly limit: StoppableLimit;
+  private readonly limit: StopAwareQueue;
   /** Set when the system signs in with a client certificate: checked before the first call. */
   private readonly certificate?: CertificateCheck;
 
@@ -57,7 +57,7 @@ export class RfcClient implements ErpConnection<RfcRequest> {
     stop = NEVER,
   ) {
     const { rfc } = system;
-    this.limit = new StoppableLimit(system.maxConcurrentCalls, stop);
+    this.limit = new StopAwareQueue(system.maxConcurrentCalls, stop);
     const url = new URL(rfc.url);
     url.searchParams.set('sap-client', system.client);
     if (system.language !== undefined) url.searchParams.set('sap-language', system.language);

@@ -9,6 +9,7 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import { STATUS } from '../../status/facet.js';
 import { openUrl } from './open-url.js';
 import { readBack, type ReadBack } from './read-back.js';
+import type { CallOutcome } from './execute.js';
 import type { DateFormat } from './values.js';
 
 /** What a linked document gets written with its DONE: "Open in SAP", SAP's data, and what could not be had. */
@@ -59,4 +60,28 @@ export function afterLink(
     const data = await readBack(read, port, doc, { typeOf, dateFormat, now: now() });
     return { properties: { ...properties, ...data.properties }, problems: [...problems, ...data.problems] };
   };
+}
+
+/**
+ * Linked documents get "Open in SAP" and SAP's data, read one after another while the slot is
+ * held (a read is a call to the system too), and written with their DONE; what could not be had
+ * joins the message.
+ */
+export async function afterLinked(
+  after: AfterLink | undefined,
+  docs: RepositoryDocument[],
+  outcomes: CallOutcome[],
+): Promise<CallOutcome[]> {
+  if (after === undefined) return outcomes;
+  const linked: CallOutcome[] = [];
+  for (const [i, outcome] of outcomes.entries()) {
+    if (!('reference' in outcome) || outcome.planned !== undefined) {
+      linked.push(outcome);
+      continue;
+    }
+    const { properties, problems } = await after(docs[i]);
+    const message = [outcome.message, ...problems].filter((m) => m !== undefined && m !== '').join('; ');
+    linked.push({ ...outcome, written: properties, message: message === '' ? undefined : message });
+  }
+  return linked;
 }

@@ -1,38 +1,14 @@
-import { BusinessRefusal, NotSentError, UncertainError, type Connect2ErpError } from '../../../common/errors.js';
-import { notSent, type StoppableLimit } from '../../stop.js';
-import type { AfterLink } from '../calls/after-link.js';
-import { execute, type CallAdapter, type CallItem, type CallOutcome, type SettledOutcome } from '../calls/execute.js';
-import { CLAIM_WAIT_MS } from '../../config/claim-budget.js';
+import { BusinessRefusal, NotSentError } from '../../../common/errors.js';
+import { notSent } from '../../stop.js';
+import { afterLinked, type AfterLink } from '../calls/after-link.js';
+import { execute, type CallAdapter, type CallItem, type CallOutcome } from '../calls/execute.js';
 import { base, safeToRepeat, type TaskContext } from './context.js';
 import { release, settle } from './settle.js';
-import type { Outage, SystemHealth } from './system-health.js';
-import { renew, take, type ClaimedItem } from './take.js';
+import type { ErpSystemLine, Outage } from './system-health.js';
+import { Suspects } from './suspects.js';
+import type { ClaimedItem } from './take.js';
+import { claimAhead, claimUnit, renewed, type Ahead } from './claiming.js';
 import { whenAll } from '../when-all.js';
-
-/**
- * One SAP system in a run: its call slots (`maxConcurrentCalls`) and as many places for units
- * claimed ahead of a slot, both shared by every lane that calls it, and its health.
- */
-export interface ErpSystemLine {
-  name: string;
-  calls: number;
-  slots: StoppableLimit;
-  ahead: StoppableLimit;
-  health: SystemHealth;
-}
-
-/**
- * Runtime errors in a row, each on a document of its own sent alone, before a lane takes them for
- * its function module's rather than the documents': more than the calls that can be under way at
- * once, so that one burst of calls cannot stop a lane on documents that each dump.
- */
-const suspectLimit = (calls: number): number => Math.max(3, calls + 1);
-
-/** A unit claimed ahead of its slot: its claimed documents and its place to give back. */
-interface Ahead {
-  claimed: ClaimedItem[];
-  place: () => void;
-}
 
 /**
  * One task's calls to one SAP system: its own failure scope. A unit (a document, or a page's list
@@ -53,9 +29,8 @@ interface Ahead {
  * lane's (its function module refused) stops this lane; the system's (unreachable, its logon or
  * service refused) goes to the system's breaker, which every lane of the system consults before
  * it claims: either way the documents go back to READY with no attempt charged. A runtime error
- * on a document sent alone is held, still claimed, until the lane shows whose it is: any answer
- * of SAP's makes it the document's; suspectLimit of them in a row, the lane's; at the lane's end,
- * a probe decides. A failure of the run's scope (the repository refused the credentials) is
+ * on a document sent alone is held, still claimed, until the lane shows whose it is (suspects.ts).
+ * A failure of the run's scope (the repository refused the credentials) is
  * handed to `failed`, which stops the run.
  */
 export class Lane {
@@ -65,7 +40,7 @@ export class Lane {
   private active = 0;
   private readonly work = new Set<Promise<void>>();
   private stopped: Outage | undefined;
-  private readonly suspects: Array<{ claimed: ClaimedItem; outcome: SettledOutcome }> = [];
+  private readonly suspects: Suspects;
   /** Whether documents are claimed while they wait for a slot: the call is safe to repeat. */
   private readonly claimsAhead: boolean;
 
@@ -83,6 +58,11 @@ export class Lane {
     },
   ) {
     this.claimsAhead = safeToRepeat(ctx.call);
+    this.suspects = new Suspects(ctx, adapter, system, {
+      stopped: () => this.stopped !== undefined,
+      downReason: () => this.downReason(),
+      stop: (reason) => this.stop('unavailable', reason),
+    });
   }
 
   /** No call of this lane goes out: it stopped, or its system is down. */
@@ -129,12 +109,11 @@ export class Lane {
     try {
       const sent = await this.call(unit);
       if (sent === undefined) return;
-      this.judge(sent.map(([, outcome]) => outcome));
       await whenAll(sent.map(([claimed, outcome]) => this.outcome(claimed, outcome)));
     } finally {
       // Idle with runtime errors held (nothing in the lane may answer after them): a probe tells whose they are.
       this.active -= 1;
-      if (this.active === 0 && this.suspects.length > 0) await this.decideSuspects();
+      if (this.active === 0 && this.suspects.size > 0) await this.suspects.decide();
     }
   }
 
@@ -151,7 +130,7 @@ export class Lane {
     let sent: Array<[ClaimedItem, CallOutcome]> | undefined;
     let notSentWhy: string | undefined;
     try {
-      ahead = await this.claimAhead(unit);
+      ahead = await claimAhead(this.ctx, unit, this.system.ahead, this.what(unit), this.claimsAhead && !this.down);
       if (ahead?.claimed.length === 0) return [];
       sent = await this.system.slots.run(this.what(unit), async () => {
         leave();
@@ -159,8 +138,11 @@ export class Lane {
         if (!(await this.admits())) return undefined;
         // A probe may have taken its time: the run may be stopping by now.
         if (this.ctx.deps.stop.aborted) throw notSent(this.ctx.deps.stop, this.what(unit));
-        const claimed = ahead === undefined ? await this.claim(unit) : await this.renewed(ahead.claimed);
-        const outcomes = await this.linked(claimed, await execute(this.adapter, claimed));
+        const claimed = ahead === undefined ? await claimUnit(this.ctx, unit) : await renewed(this.ctx, ahead.claimed);
+        const docs = claimed.map((item) => item.doc);
+        const outcomes = await afterLinked(this.afterLink, docs, await execute(this.adapter, claimed));
+        // Judged before the slot frees: the next call of the system waiting for it sees the breaker as this call left it.
+        this.judge(outcomes);
         return claimed.map((item, i): [ClaimedItem, CallOutcome] => [item, outcomes[i]]);
       });
     } catch (error) {
@@ -174,72 +156,10 @@ export class Lane {
     return sent;
   }
 
-  /**
-   * A unit of a call safe to repeat, for a system that is up: a place among those claimed ahead,
-   * then its documents' claims; undefined when they wait to be claimed in their slot. A unit
-   * claimed already (with its labels, or for the list it was in) needs no place: the intake's round
-   * or the list bounds those; given up, its claim is given back as any other.
-   */
-  private async claimAhead(unit: CallItem[]): Promise<Ahead | undefined> {
-    if (unit.some((item) => item.held !== undefined)) return { claimed: await this.claim(unit), place: () => {} };
-    // A document an earlier attempt may have sent waits unclaimed, so a crash leaves it as it found it
-    // (given up claimed, settle.ts's givenBack would keep it taken over too).
-    if (!this.claimsAhead || this.down || unit.some((item) => item.repeat)) return undefined;
-    const place = await this.system.ahead.enter(this.what(unit));
-    const claimed = await this.claim(unit).catch((error: unknown) => {
-      place();
-      throw error;
-    });
-    let held = true;
-    const giveBack = (): void => {
-      if (held) place();
-      held = false;
-    };
-    return { claimed, place: giveBack };
-  }
-
-  /** The unit's documents claimed: those claimed already as they are, the others each anew; those not claimed have their records. */
-  private async claim(unit: CallItem[]): Promise<ClaimedItem[]> {
-    return claimedOf(unit.map(async (item) => take(this.ctx, item)));
-  }
-
-  /**
-   * Claims that waited CLAIM_WAIT_MS or more for their slot, written again so that they hold for the
-   * whole call (claims/claims.ts `renew`). A document whose renewal is not written goes back
-   * unsent (take.ts, `renew`).
-   */
-  private async renewed(claimed: ClaimedItem[]): Promise<ClaimedItem[]> {
-    const now = this.ctx.now().getTime();
-    return claimedOf(
-      claimed.map(async (item) => (now - item.at.getTime() < CLAIM_WAIT_MS ? item : renew(this.ctx, item))),
-    );
-  }
-
   /** A unit that never went out: claims given back (READY, no attempt charged), or records of documents never claimed. */
   private async giveUp(unit: CallItem[], ahead: Ahead | undefined, message: string): Promise<void> {
     if (ahead === undefined) return this.leave(unit, message);
     await whenAll(ahead.claimed.map(async (claimed) => this.ctx.onRecord(await release(this.ctx, claimed, message))));
-  }
-
-  /**
-   * Linked documents get "Open in SAP" and SAP's data, read one after another while the slot is
-   * held (a read is a call to the system too), and written with their DONE; what could not be had
-   * joins the message.
-   */
-  private async linked(claimed: ClaimedItem[], outcomes: CallOutcome[]): Promise<CallOutcome[]> {
-    const after = this.afterLink;
-    if (after === undefined) return outcomes;
-    const linked: CallOutcome[] = [];
-    for (const [i, outcome] of outcomes.entries()) {
-      if (!('reference' in outcome) || outcome.planned !== undefined) {
-        linked.push(outcome);
-        continue;
-      }
-      const { properties, problems } = await after(claimed[i].doc);
-      const message = [outcome.message, ...problems].filter((m) => m !== undefined && m !== '').join('; ');
-      linked.push({ ...outcome, written: properties, message: message === '' ? undefined : message });
-    }
-    return linked;
   }
 
   /**
@@ -271,63 +191,12 @@ export class Lane {
     // Sent again after a runtime error: given back unsent, it must be looked up like any repeat.
     const claimed = 'repeated' in outcome ? { ...sent, repeat: true } : sent;
     const { error } = outcome;
-    if (error === undefined || error instanceof BusinessRefusal) await this.clearSuspects();
+    if (error === undefined || error instanceof BusinessRefusal) await this.suspects.clear();
     // The repository refused the credentials while the call read the document's file (a Rest upload).
     if (error?.scope === 'run') throw error;
-    if (error?.scope === 'suspect') return this.suspect(claimed, outcome);
+    if (error?.scope === 'suspect') return this.suspects.add(claimed, outcome);
     if (error?.scope === 'lane') this.stop('refused', error.message);
     this.ctx.onRecord(await settle(this.ctx, claimed, outcome));
-  }
-
-  /** A runtime error on a document sent alone twice: held until the lane shows whose it is. */
-  private async suspect(claimed: ClaimedItem, outcome: SettledOutcome): Promise<void> {
-    // The lane has stopped on runtime errors already: one more is the same.
-    if (this.stopped !== undefined)
-      return this.ctx.onRecord(
-        await release(this.ctx, claimed, `${this.downReason()}; left for the next run, no attempt charged`),
-      );
-    this.suspects.push({ claimed, outcome });
-    const limit = suspectLimit(this.system.calls);
-    if (this.suspects.length < limit) return;
-    this.stop(
-      'unavailable',
-      `${this.adapter.name} ended in a runtime error for ${limit} documents in a row, each sent alone: ${String(outcome.error?.message)}`,
-    );
-    await this.releaseSuspects(this.downReason());
-  }
-
-  /**
-   * Runtime errors held while nothing in the lane answered after them: SAP answering a probe at all
-   * makes them the documents'; a system that does not, the system's; a run stopping leaves them.
-   */
-  private async decideSuspects(): Promise<void> {
-    try {
-      await this.adapter.probe();
-    } catch (error) {
-      const failure = error as Connect2ErpError;
-      // The run is stopping: nothing is learnt, the documents wait.
-      if (this.ctx.deps.stop.aborted) return this.releaseSuspects(failure.message);
-      if (failure.scope === 'system' || failure instanceof UncertainError) {
-        this.system.health.failed(failure);
-        return this.releaseSuspects(failure.message);
-      }
-      // Any other answer (RFC_PING refused the user, say) is SAP answering.
-    }
-    await this.clearSuspects();
-  }
-
-  /** SAP answered in this lane: the runtime errors held were the documents' own. */
-  private async clearSuspects(): Promise<void> {
-    const held = this.suspects.splice(0);
-    await whenAll(
-      held.map(async ({ claimed, outcome }) => this.ctx.onRecord(await settle(this.ctx, claimed, outcome))),
-    );
-  }
-
-  private async releaseSuspects(reason: string): Promise<void> {
-    const held = this.suspects.splice(0);
-    const message = `${reason}; left for the next run, no attempt charged`;
-    await whenAll(held.map(async ({ claimed }) => this.ctx.onRecord(await release(this.ctx, claimed, message))));
   }
 
   private stop(kind: Outage['kind'], reason: string): void {
@@ -347,9 +216,4 @@ export class Lane {
       ? `${this.adapter.name} for ${unit[0].doc.path}`
       : `${this.adapter.name} for ${unit.length} documents`;
   }
-}
-
-/** The documents claimed of those tried. */
-async function claimedOf(tried: Array<Promise<ClaimedItem | undefined>>): Promise<ClaimedItem[]> {
-  return (await whenAll(tried)).filter((item) => item !== undefined);
 }

@@ -1,8 +1,8 @@
 import type { TaskConfig } from '../../config/task-schema.js';
-import { StoppableLimit } from '../../stop.js';
+import { StopAwareQueue } from '../../stop.js';
 import type { TaskRecord } from '../records.js';
 import type { LaneDeps } from './context.js';
-import type { ErpSystemLine } from './lane.js';
+import type { ErpSystemLine } from './system-health.js';
 import { SystemHealth, type Outage } from './system-health.js';
 import { TaskLanes } from './task-lanes.js';
 
@@ -14,7 +14,7 @@ import { TaskLanes } from './task-lanes.js';
 export class Lanes {
   readonly tasks: TaskLanes[];
   /** Each system's call slots and places to claim ahead, shared by both its connections' lanes. */
-  private readonly limits = new Map<string, { slots: StoppableLimit; ahead: StoppableLimit }>();
+  private readonly limits = new Map<string, { slots: StopAwareQueue; ahead: StopAwareQueue }>();
   /** Each system's connections, by system and transport. */
   private readonly systems = new Map<string, ErpSystemLine>();
   private readonly halt = new AbortController();
@@ -61,7 +61,7 @@ export class Lanes {
       const calls = this.deps.system(name).maxConcurrentCalls;
       let limits = this.limits.get(name);
       if (limits === undefined) {
-        limits = { slots: new StoppableLimit(calls, this.deps.stop), ahead: new StoppableLimit(calls, this.deps.stop) };
+        limits = { slots: new StopAwareQueue(calls, this.deps.stop), ahead: new StopAwareQueue(calls, this.deps.stop) };
         this.limits.set(name, limits);
       }
       line = {

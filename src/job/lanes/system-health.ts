@@ -1,3 +1,4 @@
+import type { StopAwareQueue } from '../../stop.js';
 import { errorMessage, UncertainError, type Connect2ErpError } from '../../../common/errors.js';
 import type { Logger } from '../../log.js';
 
@@ -129,4 +130,16 @@ export class SystemHealth {
   private fields(error: Connect2ErpError): Record<string, unknown> {
     return { system: this.name, transport: this.transport, reason: error.message };
   }
+}
+
+/**
+ * One SAP system in a run: its call slots (`maxConcurrentCalls`) and as many places for units
+ * claimed ahead of a slot, both shared by every lane that calls it, and its health.
+ */
+export interface ErpSystemLine {
+  name: string;
+  calls: number;
+  slots: StopAwareQueue;
+  ahead: StopAwareQueue;
+  health: SystemHealth;
 }

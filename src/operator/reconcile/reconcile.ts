@@ -1,4 +1,4 @@
-import pLimit from 'p-limit';
+import PQueue from 'p-queue';
 import { errorMessage, type Connect2ErpError } from '../../../common/errors.js';
 import type { ErpSystemConfig } from '../../config/erp-schema.js';
 import type { TaskConfig } from '../../config/task-schema.js';
@@ -110,7 +110,7 @@ class TaskSide {
   /** Content repositories per system, as the DONE documents name them. */
   readonly repositories = new Map<string, Set<string>>();
   private readonly adapters = new Map<string, CallAdapter>();
-  private readonly limits = new Map<string, ReturnType<typeof pLimit>>();
+  private readonly limits = new Map<string, PQueue>();
   private readonly down = new Set<string>();
 
   constructor(
@@ -136,14 +136,14 @@ class TaskSide {
     if (adapter === undefined) {
       adapter = callAdapter(this.call, config, this.deps.erpFor, this.deps.client);
       this.adapters.set(system, adapter);
-      this.limits.set(system, pLimit(config.maxConcurrentCalls));
+      this.limits.set(system, new PQueue({ concurrency: config.maxConcurrentCalls }));
     }
     return adapter;
   }
 
   /** At most the system's `maxConcurrentCalls` at once, as the job: what was agreed with the SAP team. */
   limited<T>(system: string, work: () => Promise<T>): Promise<T> {
-    return (this.limits.get(system) as ReturnType<typeof pLimit>)(work);
+    return (this.limits.get(system) as PQueue).add(work);
   }
 
   isDown(system: string): boolean {
