@@ -83,7 +83,7 @@ export function identityOf(der: Buffer): CertificateIdentity {
   const [tbs] = childrenOf(readAsn(der), TAG.sequence, 'the certificate');
   const fields = childrenOf(tbs, TAG.sequence, 'the certificate body');
   // version is [0] EXPLICIT, absent from a v1 certificate; then serialNumber, signature, issuer.
-  const [serial, , issuer] = fields[0].tag === TAG.context(0) ? fields.slice(1) : fields;
+  const [serial, , issuer] = fields[0]?.tag === TAG.context(0) ? fields.slice(1) : fields;
   const extensions = fields.find((f) => f.tag === TAG.context(3));
   return {
     issuer: expect(issuer, TAG.sequence, 'the issuer').bytes,
