@@ -91,3 +91,57 @@ t.test('a secKey whose SignedData lacks its fields is no signature', async (t) =
     reason: /not a PKCS#7 signature \(the SignedData is cut short\)/,
   });
 });
+
+/** An element with a two-octet length, which any contents here fit. */
+const long = (tag: number, ...inner: Buffer[]): Buffer => {
+  const contents = Buffer.concat(inner);
+  return Buffer.concat([Buffer.from([tag, 0x82, contents.length >> 8, contents.length & 0xff]), contents]);
+};
+/** The digest and signature algorithms of a SignerInfo: SHA-1, DSA with SHA-1. */
+const DSA_SHA1 = hex(`${sequence('06 05 2b 0e 03 02 1a')} ${sequence('06 07 2a 86 48 ce 38 04 03')}`);
+
+/** An OCTET STRING in chunks of chunks, `depth` constructed levels around 04 01 61. */
+function chunksOfChunks(depth: number): Buffer {
+  const headers: Buffer[] = [];
+  let length = 3;
+  for (let level = 0; level < depth; level++) {
+    const octets = length < 0x80 ? [length] : [0x82, length >> 8, length & 0xff];
+    headers.push(Buffer.from([TAG.constructedOctetString, ...octets]));
+    length += 1 + octets.length;
+  }
+  return Buffer.concat([...headers.reverse(), hex('04 01 61')]);
+}
+
+t.test(
+  'chunks of chunks are joined a few levels deep, and refused thousands deep (a stack overflow before)',
+  async (t) => {
+    t.equal(octetsOf(readAsn(chunksOfChunks(5)), 'x').toString(), 'a');
+    // 2,500 levels, 10 kB, overflowed the stack with a RangeError: a secKey's signature is read this way.
+    t.throws(() => octetsOf(readAsn(chunksOfChunks(3000)), 'the signature'), /the signature is nested too deeply/);
+    const withSignature = (signature: Buffer): Buffer =>
+      long(
+        TAG.sequence,
+        hex('06 09 2a 86 48 86 f7 0d 01 07 02'),
+        long(
+          TAG.context(0),
+          long(
+            TAG.sequence,
+            hex(`02 01 01 31 00 ${sequence('06 09 2a 86 48 86 f7 0d 01 07 01')}`),
+            long(TAG.set, long(TAG.sequence, hex(`02 01 01 ${sequence(sequence(), '02 01 01')}`), DSA_SHA1, signature)),
+          ),
+        ),
+      );
+    t.match(verifySecKey(withSignature(chunksOfChunks(3000)).toString('base64'), Buffer.from('m'), []), {
+      valid: false,
+      reason: /not a PKCS#7 signature \(the signature is nested too deeply\)/,
+    });
+    t.match(verifySecKey(withSignature(chunksOfChunks(2)).toString('base64'), Buffer.from('m'), []), {
+      valid: false,
+      reason: /signed by no approved certificate/,
+    });
+  },
+);
+
+t.test('a certificate body without fields is refused as malformed (a TypeError before)', async (t) => {
+  t.throws(() => identityOf(hex('30 02 30 00')), /the issuer is missing or malformed/);
+});

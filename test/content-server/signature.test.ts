@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { childrenOf, readAsn, type Element } from '../../src/content-server/signatures/asn1.js';
+import { ArchiveLinkError, STATUS } from '../../src/content-server/protocol/protocol.js';
 import { readCertificateFile } from '../../src/content-server/signatures/certificate-file.js';
 import { trusted, type StoredCertificate } from '../../src/content-server/signatures/certificates.js';
 import { verifySecKey, type TrustedCertificate } from '../../src/content-server/signatures/signature.js';
@@ -91,6 +92,21 @@ t.test('putCert bodies: DER, PEM, PKCS#7 with the certificate, and SAP-style SSF
   t.equal(new Set(fingerprints).size, 1, 'all four read as the same certificate');
   t.throws(() => readCertificateFile(Buffer.from('hello')), /neither an X\.509 certificate nor a PKCS#7/);
 });
+
+t.test(
+  'a putCert certificate whose validity OpenSSL reads but cannot print is not recognised (a RangeError before)',
+  async (t) => {
+    const der = fixture('dsa.der');
+    const notBefore = der.indexOf(Buffer.from('170d', 'hex'));
+    const bad = Buffer.from(der);
+    bad[notBefore + 2] = 0;
+    t.throws(() => readCertificateFile(bad), {
+      constructor: ArchiveLinkError,
+      status: STATUS.certificateNotRecognised,
+      message: /the certificate's validity is no time \(Bad time value\)/,
+    });
+  },
+);
 
 t.test("the ERP sandbox's signer signs as SAP does, and the verifier takes it", async (t) => {
   const signer = new ArchiveLinkSigner();

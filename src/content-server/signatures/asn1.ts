@@ -120,7 +120,13 @@ export function oidOf(element: Element | undefined, what: string): string {
 
 /** An OCTET STRING's bytes, BER's constructed form (chunks) included. */
 export function octetsOf(element: Element | undefined, what: string): Buffer {
-  if (element?.tag === TAG.constructedOctetString)
-    return Buffer.concat(childrenOf(element, TAG.constructedOctetString, what).map((chunk) => octetsOf(chunk, what)));
-  return expect(element, TAG.octetString, what).value;
+  return joined(element, what, 0);
+}
+
+/** Chunks may hold chunks (X.690 §8.7.3.2): bounded as span's nesting is, or a few kilobytes of secKey overflow the stack. */
+function joined(element: Element | undefined, what: string, depth: number): Buffer {
+  if (element?.tag !== TAG.constructedOctetString) return expect(element, TAG.octetString, what).value;
+  if (depth >= MAX_DEPTH) throw new AsnError(`${what} is nested too deeply`);
+  const chunks = childrenOf(element, TAG.constructedOctetString, what);
+  return Buffer.concat(chunks.map((chunk) => joined(chunk, what, depth + 1)));
 }

@@ -71,9 +71,20 @@ export function readCertificateFile(body: Buffer): CertificateFile {
     issuer: certificate.issuer.split('\n').join(', '),
     serialNumber: certificate.serialNumber,
     fingerprint: createHash('sha256').update(der).digest('hex').toUpperCase(),
-    notBefore: new Date(certificate.validFrom).toISOString(),
-    notAfter: new Date(certificate.validTo).toISOString(),
+    notBefore: isoTime(certificate.validFrom),
+    notAfter: isoTime(certificate.validTo),
   };
+}
+
+/**
+ * A validity time as ISO 8601. OpenSSL accepts times it cannot print (a NUL among a UTCTime's
+ * digits comes out as "Bad time value"), of which Date makes nothing: putCert answered 500 then.
+ */
+function isoTime(text: string): string {
+  const time = new Date(text);
+  if (Number.isNaN(time.getTime()))
+    throw new ArchiveLinkError(STATUS.certificateNotRecognised, `the certificate's validity is no time (${text})`);
+  return time.toISOString();
 }
 
 const SUBJECT_KEY_IDENTIFIER = '2.5.29.14';
@@ -83,7 +94,7 @@ export function identityOf(der: Buffer): CertificateIdentity {
   const [tbs] = childrenOf(readAsn(der), TAG.sequence, 'the certificate');
   const fields = childrenOf(tbs, TAG.sequence, 'the certificate body');
   // version is [0] EXPLICIT, absent from a v1 certificate; then serialNumber, signature, issuer.
-  const [serial, , issuer] = fields[0].tag === TAG.context(0) ? fields.slice(1) : fields;
+  const [serial, , issuer] = fields[0]?.tag === TAG.context(0) ? fields.slice(1) : fields;
   const extensions = fields.find((f) => f.tag === TAG.context(3));
   return {
     issuer: expect(issuer, TAG.sequence, 'the issuer').bytes,

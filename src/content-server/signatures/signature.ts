@@ -42,7 +42,7 @@ const digestOf = (oid: string, legacy: readonly LegacyDigest[]): string | undefi
   DIGESTS[oid] ?? legacy.find((name) => LEGACY_DIGESTS[name] === oid);
 
 /** What a SignerInfo says (RFC 5652 §5.3), as far as checking it needs. */
-interface Signer {
+export interface Signer {
   sid: { issuer: Buffer; serialNumber: Buffer } | { keyId: Buffer };
   digest: string;
   signedAttrs?: SignedAttributes;
@@ -50,13 +50,13 @@ interface Signer {
 }
 
 /** The signed attributes as encoded, and the first value of each, by type. */
-interface SignedAttributes {
+export interface SignedAttributes {
   bytes: Buffer;
   values: Map<string, Element | undefined>;
 }
 
 /** A SignedData (RFC 5652 §5.1): the content it carries, if any, and its signers. */
-interface SignedData {
+export interface SignedData {
   content?: Buffer;
   signers: Signer[];
 }
@@ -71,7 +71,8 @@ export function signedDataFields(der: Buffer): Element[] {
   return fields;
 }
 
-function readSignedData(der: Buffer): SignedData {
+/** What a secKey says; exported for the fuzz test, which compares it with a general CMS parser's reading. */
+export function readSignedData(der: Buffer): SignedData {
   // version, digestAlgorithms, encapContentInfo, [0] certificates, [1] crls, signerInfos.
   const fields = signedDataFields(der);
   const [, eContent] = childrenOf(fields[2], TAG.sequence, 'the encapsulated content');
