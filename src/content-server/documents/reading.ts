@@ -240,7 +240,7 @@ function attributeConditions(pattern: string, keys: KeyField[]): Array<KeyField 
  * <record type><parameters>`; DKEY lines declare attributes (name, 40 bytes; offset and length in
  * the DAIN parameters, 3 digits each); DAIN lines hold the values. Every condition of the pattern
  * must hold; the answer lists the data ranges of the matching DAIN lines (SAP's attrSearch page
- * and the spec tables, ../shared/reference and the notes of issue 20).
+ * and the spec tables, docs/reference/sap-interfaces.md §3 and the notes of issue 20).
  */
 export async function attrSearch(context: CommandContext): Promise<void> {
   const document = await addressedDocument(context);

@@ -124,7 +124,7 @@ async function* documentsOf(parts: MultipartBody): AsyncGenerator<IncomingDocume
  * them, 201 when all were created, 250 when the others existed already, 500 when one failed.
  *
  * The URL carries the first document's docId, and the signature covers it
- * (../shared/reference/sap-interfaces.md §3, the commands' table: "first docId also in the URL
+ * (docs/reference/sap-interfaces.md §3, the commands' table: "first docId also in the URL
  * (signed)"); the others ride on it, as the protocol has it. The safe reading taken: the body must
  * begin with the signed document, or nothing is created (401), so that a signed URL never creates
  * only documents it does not name. A body that cannot be read on (malformed, a part too large)

@@ -1,6 +1,6 @@
 /**
  * SAP Content Server HTTP interface 4.5: its commands, the access mode each needs and the
- * parameters each signs (../shared/reference/sap-interfaces.md §3, "Commands" and "Security").
+ * parameters each signs (docs/reference/sap-interfaces.md §3, "Commands" and "Security").
  */
 
 export type AccessMode = 'r' | 'c' | 'u' | 'd';
