@@ -4,7 +4,8 @@ import { TLSSocket } from 'node:tls';
 import { Faults } from '../faults.js';
 import { basicCredentials, close, listen, readBody, sendJson } from '../http.js';
 import { loadCustomizing, type Customizing } from './customizing.js';
-import { AbapException, RFC_FUNCTIONS, type ErpTables } from './functions.js';
+import { AbapException, type ErpTables } from './call-context.js';
+import { RFC_FUNCTIONS } from './functions.js';
 import { certificateSubject, TOKEN_PATH, TokenIssuer } from './oauth.js';
 import { INTERFACES, readParams, UnreadableValue, type FunctionInterface } from './interfaces.js';
 import {
