@@ -57,7 +57,7 @@ export class CsrfSessions {
   }
 }
 
-export interface RestContext {
+interface RestContext {
   req: IncomingMessage;
   res: ServerResponse;
   url: URL;

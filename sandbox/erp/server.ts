@@ -26,14 +26,14 @@ import { exceptionXml, readCall, responseXml, runtimeFaultXml } from './soap-cod
  * does not say what level 1 does with a certificate it cannot verify, the sandbox takes the
  * stricter reading: the handshake fails as at level 2.
  */
-export interface ErpSandboxTls {
+interface ErpSandboxTls {
   cert: Buffer;
   key: Buffer;
   clientCa: Buffer;
   verifyClient: 1 | 2;
 }
 
-export interface ErpSandboxOptions {
+interface ErpSandboxOptions {
   host?: string;
   port?: number;
   tls?: ErpSandboxTls;

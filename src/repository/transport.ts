@@ -39,7 +39,7 @@ export class AnswerTooLargeError extends PermanentError {
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 
-export interface RepositoryRequest {
+interface RepositoryRequest {
   /** What the request does, for messages and logs: `update <uid>`, `search`. */
   what: string;
   method: 'GET' | 'PUT' | 'POST' | 'DELETE';

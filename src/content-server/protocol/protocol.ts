@@ -3,7 +3,7 @@
  * parameters each signs (docs/reference/sap-interfaces.md §3, "Commands" and "Security").
  */
 
-export type AccessMode = 'r' | 'c' | 'u' | 'd';
+type AccessMode = 'r' | 'c' | 'u' | 'd';
 
 export type CommandName =
   | 'serverInfo'

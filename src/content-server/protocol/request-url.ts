@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { ArchiveLinkError, STATUS, isCommand, type CommandName } from './protocol.js';
 
 /** One parameter as it stands in the URL: `raw` still %-encoded (what SAP signs), `value` decoded. */
-export interface UrlParameter {
+interface UrlParameter {
   key: string;
   raw: string;
   value: string;
