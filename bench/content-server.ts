@@ -37,7 +37,7 @@ export interface ContentServerFigures {
 }
 
 /** One round of gets at a latency and concurrency: each way's docs/s and CPU per get. */
-export interface GetRound {
+interface GetRound {
   direct: number;
   /** Through the benchmark's forwarder (bench/forwarder.ts): the same two requests, and nothing else. */
   forwarded: number;

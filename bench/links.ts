@@ -44,7 +44,7 @@ export interface LinkRate {
 }
 
 /** One run that labels new invoices and links them: what a scheduled run over a backlog does. */
-export interface WholeRun {
+interface WholeRun {
   docs: number;
   /**
    * Invoices labelled and linked a second, over the run's own span (its report's start to end, the

@@ -2,7 +2,7 @@
  * Typed errors, raised where the failure is known, so that retry logic asks `error.transient`
  * and `error.scope` instead of parsing messages.
  */
-export interface ErrorDetails {
+interface ErrorDetails {
   /** HTTP status of the answer, when there was one. */
   status?: number;
   /** What was being accessed: a URL path, a file, a document. */
@@ -20,7 +20,7 @@ export interface ErrorDetails {
  *   alone to tell (src/job/lanes/lane.ts);
  * - `run`: the repository or the configuration; the run stops.
  */
-export type FailureScope = 'document' | 'lane' | 'system' | 'suspect' | 'run';
+type FailureScope = 'document' | 'lane' | 'system' | 'suspect' | 'run';
 
 export abstract class Connect2ErpError extends Error {
   abstract readonly transient: boolean;

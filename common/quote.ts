@@ -1,5 +1,5 @@
 /** How much of a value a message quotes: enough to recognise it, never the whole of a large one. */
-export const QUOTED_MAX = 80;
+const QUOTED_MAX = 80;
 
 /**
  * A value as a message quotes it: cut after QUOTED_MAX characters with its full length named, so

@@ -18,7 +18,7 @@ import { projectRoot } from '../common/project.js';
 
 const PROJECT = projectRoot(import.meta.dirname);
 const ADMIN = 'Administrator';
-export const CONFIG_TITLE = 'Connect to ERP Feature Configuration';
+const CONFIG_TITLE = 'Connect to ERP Feature Configuration';
 /** The mapped folders, the admin folder and the content server's storage folder (config/contentServer.yaml). */
 const FOLDERS = ['admin', 'ERP', 'ERP/Barcode', 'ERP/Invoices', 'ERP/Workflow', 'sap-archive', 'sap-archive/Z1'];
 const SAMPLES: Array<[string, string]> = [

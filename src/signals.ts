@@ -1,7 +1,7 @@
 /** The signals that ask a command to stop: what Kubernetes and `docker stop` send, and Ctrl-C. */
-export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 
-export type SignalListener = (signal: NodeJS.Signals) => void;
+type SignalListener = (signal: NodeJS.Signals) => void;
 
 /**
  * `listener` for the first signal only; the ones after it are ignored. For what a command says

@@ -6,7 +6,7 @@
 export type Literal =
   { kind: 'string'; value: string } | { kind: 'number'; value: number } | { kind: 'date'; value: string };
 
-export type Comparison = '=' | '<>' | '<' | '<=' | '>' | '>=';
+type Comparison = '=' | '<>' | '<' | '<=' | '>' | '>=';
 
 export type Condition =
   | { kind: 'and' | 'or'; left: Condition; right: Condition }
@@ -18,7 +18,7 @@ export type Condition =
   | { kind: 'startswith'; property: string; prefix: string }
   | { kind: 'null'; property: string; negated: boolean };
 
-export interface OrderBy {
+interface OrderBy {
   property: string;
   descending: boolean;
 }

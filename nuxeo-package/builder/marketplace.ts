@@ -12,13 +12,13 @@ import { webUiBundle } from './web-ui-bundle.js';
  */
 
 /** The package name: Web UI loads `ui/<installed addon package name>.bundle.js` (nuxeo-web-ui, ui/config.jsp). */
-export const PACKAGE_NAME = 'connect2erp';
-export const SYMBOLIC_NAME = 'org.connect2erp';
+const PACKAGE_NAME = 'connect2erp';
+const SYMBOLIC_NAME = 'org.connect2erp';
 
 /** Entries are dated alike, so that the same sources build the same bytes. */
 const DATE = new Date(Date.UTC(2026, 0, 1));
 
-export interface BuiltPackage {
+interface BuiltPackage {
   fileName: string;
   zip: Buffer;
 }
@@ -34,7 +34,7 @@ export async function marketplacePackage(packageDir: string, version: string): P
 }
 
 /** The bundle: the schemas and facets, the deployment fragment, the ERP tab and its labels. */
-export async function bundleJar(packageDir: string, version: string): Promise<Buffer> {
+async function bundleJar(packageDir: string, version: string): Promise<Buffer> {
   const jar = new JSZip();
   const osgi = join(packageDir, 'OSGI-INF');
   const components = readdirSync(osgi).filter((f) => f !== 'deployment-fragment.xml' && f.endsWith('.xml'));

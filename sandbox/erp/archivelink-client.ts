@@ -41,7 +41,7 @@ const encode = (value: string): string => encodeURIComponent(value).replace(/%2C
 /** `YYYYMMDDHHMMSS`, UTC. */
 const stamp = (date: Date): string => date.toISOString().replace(/[-:T]/g, '').slice(0, 14);
 
-export interface Answer {
+interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
@@ -49,7 +49,7 @@ export interface Answer {
 }
 
 /** One step of the SAP-side test sequence: what was done, what came back, whether it was right. */
-export interface CheckStep {
+interface CheckStep {
   step: string;
   status: number;
   ok: boolean;

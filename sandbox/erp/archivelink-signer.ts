@@ -39,10 +39,10 @@ const SIGNING_TIME = '1.2.840.113549.1.9.5';
 const MESSAGE_DIGEST = '1.2.840.113549.1.9.4';
 
 /**
- * SAP's side of URL signing, as the signed URLs SAP systems produced show it (../shared/reference/
- * sap-interfaces.md §3): a detached PKCS#7 SignedData, DSA with SHA-1, signed attributes
- * (contentType, signingTime, messageDigest), no certificate inside, the signer named by issuer
- * and serial number. Built with @peculiar's ASN.1 schemas, not with the product's code; OpenSSL's
+ * SAP's side of URL signing, as the signed URLs SAP systems produced show it
+ * (docs/reference/sap-interfaces.md §3, "What real SAP-signed URLs show"): a detached PKCS#7
+ * SignedData, DSA with SHA-1, signed attributes (contentType, signingTime, messageDigest), no
+ * certificate inside, the signer named by issuer and serial number. Built with @peculiar's ASN.1 schemas, not with the product's code; OpenSSL's
  * `cms -verify` takes its signatures (checked by hand when it was written).
  * The key and certificate are the sandbox's own (OpenSSL made them: DSA-1024, as SAP's SSF keys).
  */

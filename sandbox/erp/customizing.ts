@@ -8,7 +8,7 @@ const name = z.string().min(1);
 const agent = z.strictObject({ otype: z.enum(['US', 'C', 'O', 'P', 'S', 'A']), objid: name });
 
 /** The ERP sandbox's customizing file: what SAP would hold in OAC0, OAC2, OAC3, OAC5, the ArchiveLink workflow presettings, its user store and authorisations. */
-export const customizingSchema = z.strictObject({
+const customizingSchema = z.strictObject({
   clients: z.array(z.string().regex(/^\d{3}$/)).min(1),
   /** Logon users, the function modules each may call (S_RFC) and the tables each may read (S_TABU_NAM); `*` for any. */
   users: z.record(
@@ -89,7 +89,7 @@ export const customizingSchema = z.strictObject({
 
 export type Customizing = z.infer<typeof customizingSchema>;
 
-export const DEFAULT_CUSTOMIZING = join(projectRoot(import.meta.dirname), 'sandbox', 'erp', 'sap-customizing.yaml');
+const DEFAULT_CUSTOMIZING = join(projectRoot(import.meta.dirname), 'sandbox', 'erp', 'sap-customizing.yaml');
 
 export function loadCustomizing(path = DEFAULT_CUSTOMIZING): Customizing {
   return customizingSchema.parse(parse(readFileSync(path, 'utf8')));

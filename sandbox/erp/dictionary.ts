@@ -1,4 +1,4 @@
-import { fail, text, type CallContext } from './functions.js';
+import { fail, text, type CallContext } from './call-context.js';
 import type { Field, Fields, FunctionInterface } from './interfaces.js';
 import { tableColumns } from './read-table.js';
 import type { SapStructure } from './soap-codec.js';

@@ -2,7 +2,7 @@ import type { SapStructure, SapValue } from './soap-codec.js';
 
 /**
  * The interfaces of the function modules the ERP sandbox serves, as SAP declares them (sources in
- * test/fixtures/soap-rfc/README.md and ../shared/reference/sap-interfaces.md §1), and how the
+ * test/fixtures/soap-rfc/README.md and docs/reference/sap-interfaces.md §1), and how the
  * SOAP runtime reads their values: SAP's asXML rules (help.sap.com, "Mapping Rules": ABAP `d` is
  * `YYYY-MM-DD`, `t` is `hh:mm:ss`, `n` a string of digits), as the RFC WSDLs SAP generates declare
  * them (`date10`: `\d\d\d\d-\d\d-\d\d`). A value the runtime cannot read, a name not in the

@@ -1,5 +1,5 @@
 import type { Customizing } from './customizing.js';
-import { fail, rows, text, type CallContext, type ErpTables } from './functions.js';
+import { fail, rows, text, type CallContext, type ErpTables } from './call-context.js';
 import type { SapStructure } from './soap-codec.js';
 
 /**

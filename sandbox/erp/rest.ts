@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson } from '../http.js';
 import type { Customizing } from './customizing.js';
-import type { ErpTables } from './functions.js';
+import type { ErpTables } from './call-context.js';
 
 export const ATTACHMENT_SERVICE = '/sap/opu/odata/sap/API_CV_ATTACHMENT_SRV';
 
@@ -57,7 +57,7 @@ export class CsrfSessions {
   }
 }
 
-export interface RestContext {
+interface RestContext {
   req: IncomingMessage;
   res: ServerResponse;
   url: URL;

@@ -4,7 +4,8 @@ import { TLSSocket } from 'node:tls';
 import { Faults } from '../faults.js';
 import { basicCredentials, close, listen, readBody, sendJson } from '../http.js';
 import { loadCustomizing, type Customizing } from './customizing.js';
-import { AbapException, RFC_FUNCTIONS, type ErpTables } from './functions.js';
+import { AbapException, type ErpTables } from './call-context.js';
+import { RFC_FUNCTIONS } from './functions.js';
 import { certificateSubject, TOKEN_PATH, TokenIssuer } from './oauth.js';
 import { INTERFACES, readParams, UnreadableValue, type FunctionInterface } from './interfaces.js';
 import {
@@ -25,14 +26,14 @@ import { exceptionXml, readCall, responseXml, runtimeFaultXml } from './soap-cod
  * does not say what level 1 does with a certificate it cannot verify, the sandbox takes the
  * stricter reading: the handshake fails as at level 2.
  */
-export interface ErpSandboxTls {
+interface ErpSandboxTls {
   cert: Buffer;
   key: Buffer;
   clientCa: Buffer;
   verifyClient: 1 | 2;
 }
 
-export interface ErpSandboxOptions {
+interface ErpSandboxOptions {
   host?: string;
   port?: number;
   tls?: ErpSandboxTls;

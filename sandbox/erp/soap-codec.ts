@@ -20,7 +20,7 @@ export interface SapStructure {
   [field: string]: SapValue;
 }
 
-export const RFC_FUNCTIONS_NS = 'urn:sap-com:document:sap:rfc:functions';
+const RFC_FUNCTIONS_NS = 'urn:sap-com:document:sap:rfc:functions';
 const SOAP_ENV_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
 
 const builder = new XMLBuilder({ ignoreAttributes: false, suppressEmptyNode: true });

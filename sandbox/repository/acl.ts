@@ -43,7 +43,7 @@ export const KNOWN_PERMISSIONS = new Set([...Object.keys(GROUPS), ...Object.valu
 const expand = (permission: string): string[] => GROUPS[permission] ?? [permission];
 
 /** A granted permission covers the required one when it includes all that the required one means. */
-export function includes(granted: string, required: string): boolean {
+function includes(granted: string, required: string): boolean {
   const have = expand(granted);
   return granted === required || expand(required).every((p) => have.includes(p));
 }

@@ -15,7 +15,7 @@ import type { FieldDef, SchemaDef, SchemaRegistry } from '../../common/nuxeo/sch
  * - An unknown name: the end point returns SchemaManager's null, which JAX-RS answers with 204 and
  *   no body.
  */
-export type ConfigAnswer = { status: 200; body: unknown } | { status: 204 };
+type ConfigAnswer = { status: 200; body: unknown } | { status: 204 };
 
 export function configAnswer(registry: SchemaRegistry, path: string[]): ConfigAnswer | undefined {
   const [kind, name, ...rest] = path;

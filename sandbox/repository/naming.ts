@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 /** Nuxeo's default `nuxeo.path.segment.maxsize`. */
-export const MAX_SEGMENT = 24;
+const MAX_SEGMENT = 24;
 
 /**
  * PathSegmentService: trim, replace slashes, cut to 24 characters; a name made only

@@ -6,7 +6,7 @@ import { basicCredentials, readBody, sendJson } from '../http.js';
 export const NUXEO_TOKEN_PATH = '/oauth2/token';
 
 /** An entry of the `oauth2Clients` directory (schema oauth2client: clientId, clientSecret, enabled). */
-export interface OAuth2Client {
+interface OAuth2Client {
   secret: string;
   enabled: boolean;
 }

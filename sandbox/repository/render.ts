@@ -91,7 +91,7 @@ export function renderDocument(
   return entity;
 }
 
-export interface PageInfo {
+interface PageInfo {
   total: number;
   /** When the total is unknown (-1): whether a document matches after this page. */
   more?: boolean;

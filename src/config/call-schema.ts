@@ -6,7 +6,7 @@ import { z } from 'zod';
  * are checked against their ABAP field length; templates only substitute `{name}` placeholders.
  */
 
-export const TRANSFORM_NAMES = ['date', 'flag', 'upper', 'trim'] as const;
+const TRANSFORM_NAMES = ['date', 'flag', 'upper', 'trim'] as const;
 
 const transform = z.union([
   z.enum(TRANSFORM_NAMES),
@@ -61,7 +61,7 @@ export type ValueSpec = z.infer<typeof valueSpec>;
 export const TARGET = /^([A-Za-z_/][\w/]*)(?:\[(\d*)\])?(?:\.([A-Za-z_/][\w/]*))?$/;
 const target = z.string().regex(TARGET, 'NAME, STRUCT.FIELD, TABLE[].FIELD or TABLE[n].FIELD');
 
-export const parameters = z
+const parameters = z
   .record(target, valueSpec)
   .refine((p) => Object.keys(p).length > 0, { message: 'map at least one parameter' });
 
@@ -135,7 +135,7 @@ const found = z.strictObject({
 });
 export type LookupFound = z.infer<typeof found>;
 
-export const functionName = z.string().regex(/^[A-Z0-9_/]+$/, 'an upper-case function module name');
+const functionName = z.string().regex(/^[A-Z0-9_/]+$/, 'an upper-case function module name');
 
 /** A function module that reads back what a call did (ARCHIV_GET_CONNECTIONS for a link). */
 const functionLookup = z.strictObject({
@@ -255,7 +255,7 @@ export function placeholders(text: string): string[] {
 }
 
 /** A call with `TABLE[].FIELD` columns sends the documents of a batch together. */
-export const isColumn = (target: string): boolean => target.includes('[]');
+const isColumn = (target: string): boolean => target.includes('[]');
 export const batches = (parameters: Record<string, ValueSpec>): boolean => Object.keys(parameters).some(isColumn);
 
 /** Cross-field checks zod cannot express per field: every placeholder names a mapped parameter. */

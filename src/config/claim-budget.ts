@@ -4,7 +4,7 @@ import type { TaskConfig } from './task-schema.js';
 import { callFor } from './templates.js';
 
 /** What a claim outlasts beyond its calls: the writes around them and a clock that is not the repository's. */
-export const CLAIM_MARGIN_MS = 60_000;
+const CLAIM_MARGIN_MS = 60_000;
 
 /**
  * How long a document claimed ahead of its call may wait for a slot before its claim is written

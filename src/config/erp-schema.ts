@@ -20,7 +20,6 @@ const openInSap = z
       if (!Object.hasOwn(open.values, name))
         ctx.addIssue({ code: 'custom', path: ['url'], message: `{${name}} is not one of the values` });
   });
-export type OpenInSap = z.infer<typeof openInSap>;
 
 /**
  * OAuth 2.0 client credentials (RFC 6749 §4.4): the client authenticates at the token endpoint with

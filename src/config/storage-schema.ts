@@ -23,7 +23,7 @@ export const storageSchema = z.strictObject({
   pageSize: z.number().int().min(1).max(1000).default(100),
   /** Transient failures (connection errors, 429, 502/503/504) are retried this often… */
   retries: z.number().int().min(0).max(10).default(3),
-  /** …waiting this long, doubled at each try, unless the server sends Retry-After. */
+  /** …waiting up to this long (a random part of it), doubled at each try, unless the server sends Retry-After. */
   retryDelayMs: z.number().int().min(0).max(60_000).default(1_000),
   /**
    * A run labelling a file with its archive-link folder claims the file first, so that an

@@ -4,7 +4,7 @@ import { callProblems, readProblems, readSchema, restCallSchema, rfcCallSchema }
 import { parseCondition } from '../../common/nxql/parse.js';
 import { errorMessage } from '../../common/errors.js';
 
-export const USE_CASES = ['link', 'barcode', 'workflow'] as const;
+const USE_CASES = ['link', 'barcode', 'workflow'] as const;
 export type UseCase = (typeof USE_CASES)[number];
 
 const cron = z.string().superRefine((text, ctx) => {

@@ -2,7 +2,7 @@ import { errorMessage } from '../../common/errors.js';
 import type { RepositoryClient } from '../repository/client.js';
 
 /** What serverInfo reports of a connection's repository: reachable and taking the server's credentials, or why not. */
-export type RepositoryState = { running: true } | { running: false; reason: string };
+type RepositoryState = { running: true } | { running: false; reason: string };
 
 /** How long one check stands: serverInfo is unsigned, and nobody makes the repository work for each call of it. */
 export const FRESH_MS = 5_000;

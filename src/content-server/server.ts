@@ -21,10 +21,10 @@ import { attrSearch, docGet, get, info, search, serverInfo } from './documents/r
 import { RepositoryHealth } from './repository-health.js';
 import { PutCertSources } from './signatures/put-cert-sources.js';
 import { ServeMetrics, wireCounter } from './metrics.js';
-import { Cors } from './signatures/cors.js';
+import { Cors } from './protocol/cors.js';
 import { parseArchiveLinkUrl, type ArchiveLinkUrl } from './protocol/request-url.js';
 import { append, create, mCreate, remove, update } from './documents/storing.js';
-import { getCert, putCert } from './signatures/certificate-commands.js';
+import { getCert, putCert } from './certificate-commands.js';
 import { DOCUMENT_LINK_ROOT } from '../document-link.js';
 import { openLinkedDocument } from './documents/linked.js';
 

@@ -7,7 +7,7 @@ import { tableRows, type RfcParams } from './soap.js';
  * LENGTH SAP answers in FIELDS. The user needs S_TABU_NAM (or S_TABU_DIS) for the table, else the
  * call raises NOT_AUTHORIZED. `doctor` reads the customizing with it, a task's lookup a table of SAP's.
  */
-export const READ_TABLE = 'RFC_READ_TABLE';
+const READ_TABLE = 'RFC_READ_TABLE';
 
 const OPTION_ROW = 72;
 

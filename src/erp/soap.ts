@@ -1,12 +1,12 @@
 import { XMLParser, type EntityDecoderOptions } from 'fast-xml-parser';
 
 /** RFC values as SOAP-RFC carries them: scalars, structures (nested elements) and tables (rows as `<item>`). */
-export type RfcScalar = string;
+type RfcScalar = string;
 export type RfcStructure = Record<string, RfcScalar>;
-export type RfcTable = RfcStructure[];
+type RfcTable = RfcStructure[];
 export type RfcParams = Record<string, RfcScalar | RfcStructure | RfcTable>;
 
-export const RFC_NAMESPACE = 'urn:sap-com:document:sap:rfc:functions';
+const RFC_NAMESPACE = 'urn:sap-com:document:sap:rfc:functions';
 const SOAP_ENV = 'http://schemas.xmlsoap.org/soap/envelope/';
 
 const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' };
@@ -65,7 +65,7 @@ export function notInXml(value: string): string | undefined {
 }
 
 /** A `/` in an ABAP name is written `_-` in XML (`/BIC/X` → `_-BIC_-X`). */
-export const xmlName = (name: string): string => name.replace(/\//g, '_-');
+const xmlName = (name: string): string => name.replace(/\//g, '_-');
 const abapName = (name: string): string => name.replace(/_-/g, '/');
 
 // A carriage return as a reference: a parser reads a raw one as a line feed (XML 1.0 §2.11).
@@ -121,7 +121,7 @@ export interface RfcFaultDetail {
   runtime?: true;
 }
 
-export type SoapAnswer =
+type SoapAnswer =
   | { kind: 'response'; values: Record<string, unknown> }
   | { kind: 'fault'; fault: RfcFaultDetail }
   | { kind: 'unreadable' };

@@ -6,7 +6,7 @@ import { registerSecret } from '../log.js';
 const MARGIN_MS = 60_000;
 
 /** A client of the client-credentials grant, as a configuration file gives it. */
-export interface ClientCredentialsConfig {
+interface ClientCredentialsConfig {
   tokenUrl: string;
   clientId: string;
   /** Absent where the client authenticates with its TLS certificate. */

@@ -30,7 +30,7 @@ export function readLocalMapping(file: string): string {
   }
 }
 
-export interface Uploaded {
+interface Uploaded {
   path: string;
   created: boolean;
   folders: number;

@@ -10,7 +10,7 @@ import { statusQuery } from '../status/query.js';
 import { USE_CASE_FACETS } from '../status/readiness.js';
 import { putBack } from '../status/transitions.js';
 
-export interface RetryOptions {
+interface RetryOptions {
   tasks: TaskConfig[];
   /** One document; it must be FAILED and belong to one of the tasks. */
   uid?: string;

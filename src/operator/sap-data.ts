@@ -26,7 +26,7 @@ export interface SapDataRecord {
   problems: string[];
 }
 
-export interface SapDataDeps {
+interface SapDataDeps {
   client: RepositoryReader;
   writer: RepositoryWriter;
   erpFor: LaneDeps['erpFor'];

@@ -3,7 +3,7 @@ import type { RepositoryReader } from '../repository/client.js';
 import { messageOf, STATUSES } from '../status/facet.js';
 import { statusQuery } from '../status/query.js';
 
-export interface TaskStatus {
+interface TaskStatus {
   task: string;
   counts: Record<(typeof STATUSES)[number], number>;
   /** The first failures, oldest uid first, with SAP's or the job's message. */

@@ -27,7 +27,7 @@ const PAGE = 100;
 /** Every facet the intake may add; the status facet last, as it holds the claim. */
 const FACETS = [HTTP_CONTENT_FACET, ...Object.values(USE_CASE_FACETS), STATUS_FACET];
 
-export interface Unlabelled {
+interface Unlabelled {
   /** Documents relieved of the labels (or that would be, in a dry run). */
   done: number;
   /** Documents left as they are: they may be in SAP. */
@@ -37,11 +37,7 @@ export interface Unlabelled {
 }
 
 /** What becomes of each document, as it is decided: printed at once, never held. */
-export type UnlabelLine = (
-  kind: 'done' | 'left' | 'failed',
-  doc: { uid: string; path: string },
-  detail?: string,
-) => void;
+type UnlabelLine = (kind: 'done' | 'left' | 'failed', doc: { uid: string; path: string }, detail?: string) => void;
 
 const ours = (doc: RepositoryDocument): boolean => String(claimedBy(doc.properties)).startsWith(`${CLAIM}/`);
 

@@ -20,7 +20,7 @@ export interface SearchPage {
   maxPageSize?: number;
 }
 
-export interface AceEntity {
+interface AceEntity {
   username: string;
   permission: string;
   granted: boolean;

@@ -28,20 +28,18 @@ import {
 import type { Logger } from '../log.js';
 import { isWebPage, WEB_PAGE } from '../web-page.js';
 import { ANSWER_MAX_TEXT, readBounded } from '../bounded-body.js';
+import { retryDelay, TRANSIENT_STATUS, type RetryPolicy } from './retry-policy.js';
 
 /** An answer too large to hold: the repository's data, for a person to look at; not tried again. */
 export class AnswerTooLargeError extends PermanentError {
   override readonly scope = 'run';
 }
 
-/** Statuses worth another try: the server is overloaded or a gateway lost it. */
-const TRANSIENT_STATUS = new Set([429, 502, 503, 504]);
-
 /** Redirects a download follows (a blob served from elsewhere), at most MAX_REDIRECTS of them. */
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 
-export interface RepositoryRequest {
+interface RepositoryRequest {
   /** What the request does, for messages and logs: `update <uid>`, `search`. */
   what: string;
   method: 'GET' | 'PUT' | 'POST' | 'DELETE';
@@ -84,7 +82,7 @@ class StatusError extends Error {
 
 /**
  * HTTP to the repository: one limit on requests in flight, time-outs, TLS as configured,
- * transient failures retried with back-off (or the server's Retry-After), every failure
+ * transient failures retried as retry-policy.ts has it, every failure
  * typed where it is raised. undici rather than got: this is the job's hot path, one request
  * per document a few milliseconds apart, and got costs several times its CPU per request
  * (BENCHMARKS.md, "What was changed in the job").
@@ -100,9 +98,10 @@ export class RepositoryTransport {
   private readonly credentials?: ClientCredentials;
   /** The token each request went with, so that a 401 drops that one and not a newer one. */
   private readonly sentTokens = new WeakMap<RepositoryRequest, string>();
+  private readonly retryPolicy: RetryPolicy;
 
   constructor(
-    private readonly config: StorageConfig,
+    config: StorageConfig,
     private readonly log: Logger,
   ) {
     const url = new URL(`${config.url.replace(/\/$/, '')}${config.apiPath}`);
@@ -116,6 +115,11 @@ export class RepositoryTransport {
           ? { 'x-authentication-token': auth.token }
           : {};
     this.headers = { ...signIn, accept: 'application/json' };
+    this.retryPolicy = {
+      retries: config.retries,
+      delayMs: config.retryDelayMs,
+      maxRetryAfterMs: config.timeouts.requestMs,
+    };
     this.queue = new PQueue({ concurrency: config.maxConcurrentRequests });
     // Not limited to `maxConcurrentRequests`: the queue limits the requests that start, and a body
     // streamed to its reader (the content server's downloads) keeps its connection after it has
@@ -267,18 +271,12 @@ export class RepositoryTransport {
     );
   }
 
-  /** How long to wait before the next try, or undefined when there is none. */
+  /** How long to wait before the next try, or undefined when there is none: the request and the error may rule one out. */
   private retryDelay(request: RepositoryRequest, error: unknown, attempt: number): number | undefined {
-    if (request.once || request.stream !== undefined || attempt > this.config.retries || certificateRefused(error))
-      return undefined;
+    if (request.once || request.stream !== undefined || certificateRefused(error)) return undefined;
     if (error instanceof Connect2ErpError && !error.transient) return undefined;
-    if (error instanceof StatusError) {
-      if (!TRANSIENT_STATUS.has(error.status)) return undefined;
-      const asked = retryAfterMs(error.retryAfter);
-      // A server asking for longer than a request may take is left for a later run.
-      if (asked !== undefined) return asked <= this.config.timeouts.requestMs ? asked : undefined;
-    }
-    return this.config.retryDelayMs * 2 ** (attempt - 1);
+    const answer = error instanceof StatusError ? error : undefined;
+    return retryDelay(this.retryPolicy, attempt, answer, Math.random, Date.now());
   }
 }
 
@@ -300,14 +298,6 @@ function serverMessage(text: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Retry-After is seconds or an HTTP date; anything else counts as not sent. */
-function retryAfterMs(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /** Classify where the failure is raised, so retry logic never parses messages. */

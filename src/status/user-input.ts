@@ -13,7 +13,7 @@ import { missingValues } from './readiness.js';
  * object or the bar code, and a workflow's start and agent. Everything else (the SAP client, the
  * object type, the archive object) is the administrator's, set in the mapping.
  */
-export const DEFAULT_USER_INPUT: Record<UseCase, readonly string[]> = {
+const DEFAULT_USER_INPUT: Record<UseCase, readonly string[]> = {
   link: ['erpCreateALDocument:erpObjectId'],
   barcode: ['erpBarcode:barcode'],
   workflow: [

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 export const CLI = join(import.meta.dirname, 'cli.ts');
 export const PROJECT = join(import.meta.dirname, '..', '..');
 
-export interface Result {
+interface Result {
   code: number | null;
   stdout: string;
   stderr: string;
@@ -22,7 +22,7 @@ export interface Running {
   exited: Promise<Result>;
 }
 
-export interface StartOptions {
+interface StartOptions {
   /** Node options before the entry, such as `--import` of a test hook. */
   execArgv?: string[];
   /** A file descriptor for its standard output instead of a pipe read by this process. */

@@ -14,7 +14,7 @@ const CHROMIUM = '/usr/bin/chromium';
 const UI_ELEMENTS = join(PROJECT, 'node_modules', '@nuxeo', 'nuxeo-ui-elements');
 
 /** The files of the built package's bundle JAR, by path. */
-export async function packageJar(): Promise<JSZip> {
+async function packageJar(): Promise<JSZip> {
   const { version } = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')) as { version: string };
   const built = await marketplacePackage(join(PROJECT, 'nuxeo-package'), version);
   const outer = await JSZip.loadAsync(built.zip);

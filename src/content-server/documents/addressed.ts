@@ -1,9 +1,9 @@
 import type { ArchiveDocument } from './archive.js';
-import type { CommandContext } from '../context.js';
+import type { DocumentContext } from './document-context.js';
 import { ArchiveLinkError, STATUS } from '../protocol/protocol.js';
 
 /** The URL's content repository, one this connection serves (404 otherwise). */
-export function contRepOf(context: CommandContext): string {
+export function contRepOf(context: Pick<DocumentContext, 'url' | 'documents'>): string {
   const contRep = context.url.get('contRep');
   context.documents.repository(contRep);
   return contRep as string;
@@ -16,7 +16,7 @@ export function contRepOf(context: CommandContext): string {
  * on its content (a download) may start.
  */
 export async function addressedDocument(
-  context: CommandContext,
+  context: DocumentContext,
   authorised: () => void = () => undefined,
 ): Promise<ArchiveDocument> {
   const { url, req, documents, access, connection } = context;

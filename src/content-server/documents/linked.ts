@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { DOCUMENT_LINK_ROOT, documentLinkPath, linkRefusal } from '../../document-link.js';
 import type { Logger } from '../../log.js';
-import type { ConnectionServices } from '../context.js';
+import type { DocumentServices } from './document-context.js';
 import { ArchiveLinkError } from '../protocol/protocol.js';
 import { ascii, sendText } from '../protocol/answers.js';
 
@@ -26,7 +26,7 @@ function names(pathname: string): [string, string, string] | undefined {
 export async function openLinkedDocument(
   req: IncomingMessage,
   res: ServerResponse,
-  connections: ReadonlyMap<string, ConnectionServices>,
+  connections: ReadonlyMap<string, DocumentServices>,
   log: Logger,
 ): Promise<void> {
   const url = new URL(req.url as string, 'http://serve');

@@ -4,7 +4,7 @@ import type { ByteRange } from '../../repository/client.js';
 import { ascii, asciiLine, sendHtml, sendMultipart, sendText, type AnswerPart } from '../protocol/answers.js';
 import type { ArchiveDocument, Component, Prefetch } from './archive.js';
 import { addressedDocument } from './addressed.js';
-import type { CommandContext } from '../context.js';
+import type { DocumentContext } from './document-context.js';
 import { ArchiveLinkError, STATUS, sapDateTime } from '../protocol/protocol.js';
 
 const P_VERSION = '0047';
@@ -45,10 +45,10 @@ function componentHeaders(component: Component, pVersion: string): Record<string
   };
 }
 
-const pVersionOf = (context: CommandContext): string => context.url.get('pVersion') ?? P_VERSION;
+const pVersionOf = (context: DocumentContext): string => context.url.get('pVersion') ?? P_VERSION;
 
 /** `resultAs` of info and serverInfo: `ascii` (the default: the protocol's own answer) or `html`, a page for a person. */
-function resultAsOf(context: CommandContext): 'ascii' | 'html' {
+function resultAsOf(context: DocumentContext): 'ascii' | 'html' {
   const resultAs = context.url.get('resultAs') ?? 'ascii';
   if (resultAs !== 'ascii' && resultAs !== 'html')
     throw new ArchiveLinkError(STATUS.badRequest, `resultAs "${resultAs}" is neither ascii nor html`);
@@ -59,7 +59,7 @@ const fields = (headers: Record<string, string | number>): Array<[string, string
   Object.entries(headers).map(([key, value]) => [key, String(value)]);
 
 /** info: the document's and its components' attributes, one empty part per component. */
-export async function info(context: CommandContext): Promise<void> {
+export async function info(context: DocumentContext): Promise<void> {
   const document = await addressedDocument(context);
   const compId = context.url.get('compId');
   const components = compId
@@ -82,7 +82,7 @@ export async function info(context: CommandContext): Promise<void> {
 }
 
 /** docGet: every component, streamed one after the other. */
-export async function docGet(context: CommandContext): Promise<void> {
+export async function docGet(context: DocumentContext): Promise<void> {
   const document = await addressedDocument(context);
   const components = await context.documents.components(document);
   const pVersion = pVersionOf(context);
@@ -93,7 +93,7 @@ export async function docGet(context: CommandContext): Promise<void> {
   await sendMultipart(context.res, documentHeaders(document, components.length, pVersion), parts);
 }
 
-function offset(context: CommandContext, key: string, fallback: number): number {
+function offset(context: DocumentContext, key: string, fallback: number): number {
   const text = context.url.get(key);
   if (!text) return fallback;
   if (!/^-?\d+$/.test(text)) throw new ArchiveLinkError(STATUS.badRequest, `${key} "${text}" is not a number`);
@@ -101,7 +101,7 @@ function offset(context: CommandContext, key: string, fallback: number): number 
 }
 
 /** `fromOffset` and `toOffset` as the URL gives them (0 and -1, the end, by default); neither negative. */
-function offsets(context: CommandContext): { from: number; to: number } {
+function offsets(context: DocumentContext): { from: number; to: number } {
   const from = offset(context, 'fromOffset', 0);
   const to = offset(context, 'toOffset', -1);
   if (from < 0 || to < -1)
@@ -110,7 +110,7 @@ function offsets(context: CommandContext): { from: number; to: number } {
 }
 
 /** What search and attrSearch both take: how many hits at most, and whether case counts. */
-function searchOptions(context: CommandContext): { numResults: number; caseSensitive: boolean } {
+function searchOptions(context: DocumentContext): { numResults: number; caseSensitive: boolean } {
   const numResults = offset(context, 'numResults', 1);
   if (numResults < 1) throw new ArchiveLinkError(STATUS.badRequest, 'numResults must be at least 1');
   return { numResults, caseSensitive: context.url.get('caseSensitive')?.toLowerCase() === 'y' };
@@ -120,7 +120,7 @@ function searchOptions(context: CommandContext): { numResults: number; caseSensi
  * The bytes `fromOffset` to `toOffset` of a component, both included; -1 is its end. Clamped to
  * the component: Nuxeo answers a range past the end with a Content-Length it cannot fill.
  */
-function rangeOf(context: CommandContext, length: number): ByteRange | undefined {
+function rangeOf(context: DocumentContext, length: number): ByteRange | undefined {
   const { from, to: asked } = offsets(context);
   const to = asked === -1 ? length - 1 : Math.min(asked, length - 1);
   if (asked !== -1 && asked < from) throw new ArchiveLinkError(STATUS.badRequest, 'toOffset is before fromOffset');
@@ -129,7 +129,7 @@ function rangeOf(context: CommandContext, length: number): ByteRange | undefined
 }
 
 /** get: one component's bytes, or a range of them, streamed from the repository; 200 either way (206 is not in the protocol). */
-export async function get(context: CommandContext): Promise<void> {
+export async function get(context: DocumentContext): Promise<void> {
   const { url, documents } = context;
   const whole = !url.get('fromOffset') && !url.get('toOffset');
   // The content is asked for once the request is allowed, alongside the document's metadata when a
@@ -167,7 +167,7 @@ function fold(bytes: Buffer): Buffer {
  * when fromOffset is the greater), at most numResults of them. The component streams through;
  * only the pattern's length of it is kept between chunks.
  */
-export async function search(context: CommandContext): Promise<void> {
+export async function search(context: DocumentContext): Promise<void> {
   const document = await addressedDocument(context);
   const { url } = context;
   const compId = url.get('compId');
@@ -240,9 +240,9 @@ function attributeConditions(pattern: string, keys: KeyField[]): Array<KeyField 
  * <record type><parameters>`; DKEY lines declare attributes (name, 40 bytes; offset and length in
  * the DAIN parameters, 3 digits each); DAIN lines hold the values. Every condition of the pattern
  * must hold; the answer lists the data ranges of the matching DAIN lines (SAP's attrSearch page
- * and the spec tables, ../shared/reference and the notes of issue 20).
+ * and the spec tables, docs/reference/sap-interfaces.md §3 and the notes of issue 20).
  */
-export async function attrSearch(context: CommandContext): Promise<void> {
+export async function attrSearch(context: DocumentContext): Promise<void> {
   const document = await addressedDocument(context);
   const { url } = context;
   const pattern = url.bytes('pattern')?.toString('latin1');
@@ -281,7 +281,7 @@ export async function attrSearch(context: CommandContext): Promise<void> {
  * asked). Their status is the repository's as the server's own account reaches it: `error`, with
  * why, when it cannot (down, or refusing repositoryAuth), so OAC0's connection test says so.
  */
-export async function serverInfo(context: CommandContext, version: string): Promise<void> {
+export async function serverInfo(context: DocumentContext, version: string): Promise<void> {
   const { url, connection } = context;
   const asked = url.get('contRep');
   const repositories = connection.contentRepositories.filter((r) => asked === undefined || r.contRep === asked);

@@ -3,7 +3,7 @@ import { asciiLine, sendText } from '../protocol/answers.js';
 import { NAME } from './archive.js';
 import { checkCompId, type IncomingComponent } from './archive-writer.js';
 import { addressedDocument, contRepOf } from './addressed.js';
-import type { CommandContext } from '../context.js';
+import type { DocumentContext } from './document-context.js';
 import { MultipartBody, type IncomingPart } from '../protocol/multipart-body.js';
 import { ArchiveLinkError, STATUS } from '../protocol/protocol.js';
 
@@ -11,7 +11,7 @@ import { ArchiveLinkError, STATUS } from '../protocol/protocol.js';
 const mediaType = (contentType: string | undefined): string =>
   contentType?.split(';')[0].trim().toLowerCase() || 'application/octet-stream';
 
-function docIdOf(context: CommandContext): string {
+function docIdOf(context: DocumentContext): string {
   const docId = context.url.get('docId');
   if (docId === undefined || !NAME.test(docId))
     throw new ArchiveLinkError(
@@ -25,7 +25,7 @@ function docIdOf(context: CommandContext): string {
  * docProt as sent: absent means the server's default, empty means "no protection" explicitly
  * (SAP's create page: the two are different).
  */
-function docProtOf(context: CommandContext): string {
+function docProtOf(context: DocumentContext): string {
   const docProt = context.url.get('docProt') ?? context.connection.defaultProtection;
   if (!/^[rcud]*$/.test(docProt))
     throw new ArchiveLinkError(STATUS.badRequest, `docProt "${docProt}" is not letters among r, c, u and d`);
@@ -68,7 +68,7 @@ function bodyComponent(req: IncomingMessage, compId: string | undefined): Incomi
 }
 
 /** create: PUT with one component, or POST with any number; 201, or 403 when the document exists. */
-export async function create(context: CommandContext): Promise<void> {
+export async function create(context: DocumentContext): Promise<void> {
   const { url, req, res, writer, access, connection } = context;
   const contRep = contRepOf(context);
   // There is no document yet: the server's default protection says whether creating needs a signature.
@@ -124,13 +124,13 @@ async function* documentsOf(parts: MultipartBody): AsyncGenerator<IncomingDocume
  * them, 201 when all were created, 250 when the others existed already, 500 when one failed.
  *
  * The URL carries the first document's docId, and the signature covers it
- * (../shared/reference/sap-interfaces.md §3, the commands' table: "first docId also in the URL
+ * (docs/reference/sap-interfaces.md §3, the commands' table: "first docId also in the URL
  * (signed)"); the others ride on it, as the protocol has it. The safe reading taken: the body must
  * begin with the signed document, or nothing is created (401), so that a signed URL never creates
  * only documents it does not name. A body that cannot be read on (malformed, a part too large)
  * fails the request (400); the documents created before it stay, as a repeat answers 403 for them.
  */
-export async function mCreate(context: CommandContext): Promise<void> {
+export async function mCreate(context: DocumentContext): Promise<void> {
   const { url, req, res, writer, access, connection, log } = context;
   const contRep = contRepOf(context);
   await access.require(url, req.method as string, connection.defaultProtection);
@@ -177,7 +177,7 @@ export async function mCreate(context: CommandContext): Promise<void> {
 }
 
 /** append: bytes added at the end of an existing component (404 when it does not exist). */
-export async function append(context: CommandContext): Promise<void> {
+export async function append(context: DocumentContext): Promise<void> {
   const document = await addressedDocument(context);
   const compId = context.url.get('compId');
   const component = await context.documents.component(document, checkCompId(compId));
@@ -186,7 +186,7 @@ export async function append(context: CommandContext): Promise<void> {
 }
 
 /** update: PUT replaces (or adds) one component; POST makes the document exactly the components sent. */
-export async function update(context: CommandContext): Promise<void> {
+export async function update(context: DocumentContext): Promise<void> {
   const document = await addressedDocument(context);
   const { req, url, writer } = context;
   if (req.method === 'PUT') await writer.put(document, bodyComponent(req, url.get('compId')));
@@ -198,7 +198,7 @@ export async function update(context: CommandContext): Promise<void> {
 }
 
 /** delete: one component, or the whole document without compId. */
-export async function remove(context: CommandContext): Promise<void> {
+export async function remove(context: DocumentContext): Promise<void> {
   const document = await addressedDocument(context);
   const compId = context.url.get('compId');
   const component = !compId ? undefined : await context.documents.component(document, compId);

@@ -1,9 +1,9 @@
 /**
  * SAP Content Server HTTP interface 4.5: its commands, the access mode each needs and the
- * parameters each signs (../shared/reference/sap-interfaces.md §3, "Commands" and "Security").
+ * parameters each signs (docs/reference/sap-interfaces.md §3, "Commands" and "Security").
  */
 
-export type AccessMode = 'r' | 'c' | 'u' | 'd';
+type AccessMode = 'r' | 'c' | 'u' | 'd';
 
 export type CommandName =
   | 'serverInfo'

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { ArchiveLinkError, STATUS, isCommand, type CommandName } from './protocol.js';
 
 /** One parameter as it stands in the URL: `raw` still %-encoded (what SAP signs), `value` decoded. */
-export interface UrlParameter {
+interface UrlParameter {
   key: string;
   raw: string;
   value: string;
@@ -23,7 +23,8 @@ export interface ArchiveLinkUrl {
 /**
  * `%XX` decoded to bytes, nothing else: a `+` is a plus (base64's in a secKey, the separator in an
  * attrSearch pattern), never a space as URLSearchParams reads it, and SAP encodes text in Latin-1
- * (`M%FCller`), on which decodeURIComponent throws (../shared/reference/sap-interfaces.md §3).
+ * (`M%FCller`), on which decodeURIComponent throws (docs/reference/sap-interfaces.md §3, the URL
+ * form: only ASCII, everything else %-encoded).
  */
 function percentDecode(raw: string): Buffer {
   // The request line is Latin-1 as Node reads it: one character per byte.

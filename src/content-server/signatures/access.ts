@@ -16,7 +16,7 @@ function expirationOf(text: string): number | undefined {
 }
 
 /**
- * Whether a URL may do what it asks (../shared/reference/sap-interfaces.md §3, "Security"): a
+ * Whether a URL may do what it asks (docs/reference/sap-interfaces.md §3, "Security"): a
  * signature is needed when the command's access mode is in the document's protection; then
  * the URL's accessMode must include it, it must not have expired, and its secKey must be a
  * signature over its signed parameters by a certificate an administrator approved for this

@@ -1,7 +1,7 @@
 import { CertificateStore, signsAt, trusted, type StoredCertificate } from './certificates.js';
 import type { TrustedCertificate } from './signature.js';
 
-export interface Signers {
+interface Signers {
   /** Approved, unexpired and readable: the certificates a signature is checked against. */
   trusted: TrustedCertificate[];
   /** Filed for this content repository and authId but not approved (for the refusal's reason). */

@@ -4,11 +4,11 @@ import type { RepositoryDocument } from '../../repository/document.js';
 import { identityOf, type CertificateFile } from './certificate-file.js';
 import type { TrustedCertificate } from './signature.js';
 
-export const CERTIFICATE_FACET = 'fct_erp_certificate';
+const CERTIFICATE_FACET = 'fct_erp_certificate';
 /** The folder below `adminPath` that holds SAP's certificates: administrators only, like the mapping file. */
-export const CERTIFICATES_FOLDER = 'sap-certificates';
+const CERTIFICATES_FOLDER = 'sap-certificates';
 
-export const CERTIFICATE_STATUSES = ['pending', 'approved', 'revoked'] as const;
+const CERTIFICATE_STATUSES = ['pending', 'approved', 'revoked'] as const;
 export type CertificateStatus = (typeof CERTIFICATE_STATUSES)[number];
 
 export interface StoredCertificate {

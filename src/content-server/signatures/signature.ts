@@ -35,8 +35,8 @@ const DIGESTS: Record<string, string> = {
  * The digests the 4.5 interface also allows (§3: "MD5 or RIPEMD-160"), accepted only for a content
  * repository whose `legacyDigests` names them: MD5 is broken, and most systems sign with SHA-1.
  */
-export const LEGACY_DIGESTS = { md5: '1.2.840.113549.2.5', ripemd160: '1.3.36.3.2.1' } as const;
-export type LegacyDigest = keyof typeof LEGACY_DIGESTS;
+const LEGACY_DIGESTS = { md5: '1.2.840.113549.2.5', ripemd160: '1.3.36.3.2.1' } as const;
+type LegacyDigest = keyof typeof LEGACY_DIGESTS;
 
 const digestOf = (oid: string, legacy: readonly LegacyDigest[]): string | undefined =>
   DIGESTS[oid] ?? legacy.find((name) => LEGACY_DIGESTS[name] === oid);
@@ -152,7 +152,7 @@ function signedBytes(signer: Signer, message: Buffer, digest: string): Buffer | 
   return encoded;
 }
 
-export type Verdict = { valid: true; certificate: TrustedCertificate } | { valid: false; reason: string };
+type Verdict = { valid: true; certificate: TrustedCertificate } | { valid: false; reason: string };
 
 const refuse = (reason: string): Verdict => ({ valid: false, reason });
 

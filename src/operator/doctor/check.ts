@@ -1,7 +1,7 @@
 import { errorMessage } from '../../../common/errors.js';
 
 /** A check passed, failed, or could not be made (nothing to check, or what it needs failed first). */
-export type Outcome = 'pass' | 'fail' | 'skip';
+type Outcome = 'pass' | 'fail' | 'skip';
 
 /** One line of `doctor`: where, what was found, and for a failure what to do. */
 export interface Check {

@@ -4,7 +4,6 @@ import { signedInAs } from './sign-in.js';
 import { FunctionRefusalError, SystemRefusalError, errorMessage } from '../../../common/errors.js';
 import type { ErpSystemConfig } from '../../config/erp-schema.js';
 import type { TaskConfig } from '../../config/task-schema.js';
-import type { RfcRequest } from '../../erp/rfc-client.js';
 import { RfcFault } from '../../erp/rfc-fault.js';
 import type { RfcParams } from '../../erp/soap.js';
 import { readTableRequest, readTableRows } from '../../erp/read-table.js';
@@ -15,12 +14,8 @@ import { callFor } from '../../config/templates.js';
 import { withoutCredentials } from '../../http-options.js';
 import { Section } from './check.js';
 import { checkInterfaces } from './interfaces.js';
+import type { DoctorRfc } from './rfc.js';
 import { literal, tasksCalling } from './system-inputs.js';
-
-/** What the ERP checks send: one call, its answer or its typed failure. */
-export interface DoctorRfc {
-  send(request: RfcRequest): Promise<Record<string, unknown>>;
-}
 
 type RfcSystem = ErpSystemConfig & { rfc: NonNullable<ErpSystemConfig['rfc']> };
 

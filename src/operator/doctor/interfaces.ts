@@ -4,7 +4,7 @@ import type { TaskConfig } from '../../config/task-schema.js';
 import { RfcFault } from '../../erp/rfc-fault.js';
 import { tableRows } from '../../erp/soap.js';
 import type { Section } from './check.js';
-import type { DoctorRfc } from './erp.js';
+import type { DoctorRfc } from './rfc.js';
 
 /**
  * What no document can tell about SAP, read from the customer's own system before anything is

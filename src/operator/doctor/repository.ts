@@ -16,7 +16,7 @@ import { withoutCredentials } from '../../http-options.js';
 import { Section } from './check.js';
 
 /** What the repository's checks read: requests that change nothing. */
-export type DoctorRepository = RepositoryReader &
+type DoctorRepository = RepositoryReader &
   Pick<
     RepositoryClient,
     'me' | 'capabilities' | 'declaration' | 'declaredSchemas' | 'permissionsAt' | 'operationAccepted'

@@ -15,7 +15,7 @@ import { Section } from './check.js';
 import { literal, tasksCalling } from './system-inputs.js';
 
 /** What the Rest checks send: a read, and the CSRF handshake a write would make. */
-export interface DoctorRest {
+interface DoctorRest {
   send(request: RestRequest): Promise<Record<string, unknown>>;
   csrfToken(service: string): Promise<string>;
 }

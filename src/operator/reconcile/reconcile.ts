@@ -31,7 +31,7 @@ import { sapListings, type DayRange, type SapRow } from './sap-side.js';
  * ones back to READY for the next run.
  */
 
-export type FindingKind = 'absent' | 'not done' | 'twice' | 'not checked';
+type FindingKind = 'absent' | 'not done' | 'twice' | 'not checked';
 
 export interface Finding {
   kind: FindingKind;
@@ -46,7 +46,7 @@ export interface Finding {
   requeued?: boolean;
 }
 
-export interface TaskReconciliation {
+interface TaskReconciliation {
   task: string;
   /** DONE documents looked up in SAP. */
   looked: number;
@@ -72,7 +72,7 @@ export interface Reconciliation {
   unlisted: number;
 }
 
-export interface ReconcileDeps {
+interface ReconcileDeps {
   client: RepositoryReader;
   writer: RepositoryWriter;
   erpFor: <T extends keyof ErpPorts>(system: string, transport: T) => ErpPorts[T] | undefined;
@@ -83,7 +83,7 @@ export interface ReconcileDeps {
 }
 
 /** Findings listed in full; past it they are counted (a commit SAP never made would make one per document). */
-export const LISTED_MAX = 1000;
+const LISTED_MAX = 1000;
 const PAGE = 100;
 const DOC_ID = 'erpHttpContent:docId';
 const SOURCE = 'erpHttpContent:source';

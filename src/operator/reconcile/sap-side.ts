@@ -22,7 +22,7 @@ export interface DayRange {
 }
 
 /** How SAP lists the rows of one content repository for a task's use case, a read at a time; each read-only. */
-export type SapListing = (
+type SapListing = (
   erp: ErpPort<RfcRequest>,
   repository: string,
   range: DayRange,

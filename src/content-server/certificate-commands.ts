@@ -1,11 +1,31 @@
 import type { IncomingMessage } from 'node:http';
-import { asciiLine, sendText } from '../protocol/answers.js';
-import { readCertificateFile } from './certificate-file.js';
-import { contRepOf } from '../documents/addressed.js';
-import type { CommandContext } from '../context.js';
-import { ArchiveLinkError, STATUS } from '../protocol/protocol.js';
+import type { ContentServerConnection } from '../config/content-server-schema.js';
+import { contRepOf } from './documents/addressed.js';
+import type { DocumentServices } from './documents/document-context.js';
+import { asciiLine, sendText } from './protocol/answers.js';
+import type { CommandRequest } from './protocol/command-request.js';
+import { ArchiveLinkError, STATUS } from './protocol/protocol.js';
+import type { ApprovedCertificates } from './signatures/approved-certificates.js';
+import { readCertificateFile } from './signatures/certificate-file.js';
+import type { CertificateStore } from './signatures/certificates.js';
+import type { PutCertSources } from './signatures/put-cert-sources.js';
 
 // The commands about SAP's certificates: putCert files one, getCert lists the active ones.
+
+/** What one connection's certificate commands work with. */
+export interface CertificateServices {
+  connection: ContentServerConnection;
+  certificates: CertificateStore;
+  approved: ApprovedCertificates;
+  /** Where putCert is taken from (the connection's putCertFrom), or undefined for anywhere. */
+  putCertSources?: PutCertSources;
+}
+
+/** One request to a certificate command; the documents say which content repositories there are. */
+export interface CertificateContext extends CertificateServices, CommandRequest, Pick<DocumentServices, 'documents'> {
+  /** The largest certificate putCert takes. */
+  maxCertificateBytes: number;
+}
 
 async function smallBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -24,7 +44,7 @@ async function smallBody(req: IncomingMessage, limit: number): Promise<Buffer> {
  * so nothing it sends can approve, replace or revoke a certificate: that is an administrator's
  * `connect2erp certs`.
  */
-export async function putCert(context: CommandContext): Promise<void> {
+export async function putCert(context: CertificateContext): Promise<void> {
   const { url, req, res, certificates, approved, connection, log, putCertSources } = context;
   const contRep = contRepOf(context);
   const authId = url.get('authId');
@@ -65,7 +85,7 @@ export async function putCert(context: CommandContext): Promise<void> {
  * read, so it is sent as `certificate` (the certificate's DER, which putCert's body carried).
  * Unsigned: certificates are public.
  */
-export async function getCert(context: CommandContext): Promise<void> {
+export async function getCert(context: CertificateContext): Promise<void> {
   const { connection, approved } = context;
   const contRep = contRepOf(context);
   const lines = [asciiLine([['security', connection.signatures === 'off' ? '2' : '1']])];
