@@ -9,7 +9,7 @@
 # TypeScript sources): a per-minute CronJob loads a few files instead of some 150 modules and their
 # libraries' (BENCHMARKS.md, "Start-up"). It installs the program's dependencies as the lock file
 # has them, without the dev ones, and the bundler alone (deploy/package.json: the same esbuild as
-# the project's): 84 packages and esbuild, where the dev ones made 715. Type-checking is CI's
+# the project's): 82 packages and esbuild, where the dev ones made 715. Type-checking is CI's
 # (.ci/run), on every commit.
 FROM node:26-trixie-slim AS build
 WORKDIR /app
