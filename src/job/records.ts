@@ -39,7 +39,7 @@ export interface PlannedFor {
  * - GONE: deleted while this run worked on it.
  * - ERROR: the repository refused or lost this document's write; the message says what state it was left in.
  */
-export type TaskResult =
+type TaskResult =
   | 'DONE'
   | 'RETRY'
   | 'FAILED'

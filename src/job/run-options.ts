@@ -29,4 +29,4 @@ export interface RunOptions {
 }
 
 /** Where every document's record goes, by phase (`INTAKE` or `taskPhase(name)`). */
-export type DocumentSink = (phase: string, record: IntakeRecord | TaskRecord) => void;
+type DocumentSink = (phase: string, record: IntakeRecord | TaskRecord) => void;

@@ -17,7 +17,7 @@ import { settleRun } from './stages/end.js';
 import { prepare, type Prepared } from './stages/prepare.js';
 import { runSources } from './stages/sources.js';
 
-export type { DocumentSink, RunOptions } from './run-options.js';
+export type { RunOptions } from './run-options.js';
 
 export const DEFAULT_GRACE_MS = 20_000;
 

@@ -21,7 +21,7 @@ export interface ReadBack {
 }
 
 /** The read's request, and the port it goes through: reads go out in a dry run too. */
-export type ReadPort =
+type ReadPort =
   { transport: 'RFC'; erp: ErpPort<RfcRequest> } | { transport: 'Rest'; erp: ErpPort<RestRequest> };
 
 /**

@@ -17,7 +17,7 @@ import {
 import type { ClaimedDocument } from '../records.js';
 import type { Claim, ClaimTerms, Ending } from './claim.js';
 
-export interface ClaimsDeps {
+interface ClaimsDeps {
   client: RepositoryReader;
   writer: RepositoryWriter;
   runId: string;

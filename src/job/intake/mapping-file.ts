@@ -93,7 +93,7 @@ async function mappingText(client: RepositoryReader, uid: string, file: string):
 }
 
 /** A mapping file's usable entries, and the problems of the others (each names its entry's index). */
-export interface MappingEntries {
+interface MappingEntries {
   mapping: MappingFile;
   problems: ConfigProblem[];
 }

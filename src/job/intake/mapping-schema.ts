@@ -52,7 +52,7 @@ export const mappingRules = (config: Pick<Config, 'erp' | 'tasks'>, registry: Sc
  * fill takes 255 characters. A value is copied onto every document of its folder, into their
  * status and the reports: it is refused, not carried.
  */
-export const MAPPING_VALUE_MAX = 1_000;
+const MAPPING_VALUE_MAX = 1_000;
 
 export function mappingSchema(rules: MappingRules) {
   const entry = z

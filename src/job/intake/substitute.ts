@@ -1,6 +1,6 @@
 import { propertyValue, type RepositoryDocument } from '../../repository/document.js';
 
-export type Resolved = { ok: true; value: unknown } | { ok: false; reference: string };
+type Resolved = { ok: true; value: unknown } | { ok: false; reference: string };
 
 /** The property a `$` value refers to (with its path into a complex value), or undefined for a literal, `$$…` or `$id`. */
 export function referenceOf(value: unknown): string | undefined {

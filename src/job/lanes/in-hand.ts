@@ -1,7 +1,7 @@
 import { Waiters } from './waiters.js';
 
 /** How many settled documents a run remembers, so that a search index lagging behind its writes does not hand them over again. */
-export const RECENT_HELD = 10_000;
+const RECENT_HELD = 10_000;
 
 /**
  * The documents of a run that a lane holds, from the moment a source hands one over until its

@@ -14,7 +14,7 @@ import type { ClaimedItem } from './take.js';
 const suspectLimit = (calls: number): number => Math.max(3, calls + 1);
 
 /** What the suspects see of their lane. */
-export interface SuspectsLane {
+interface SuspectsLane {
   stopped: () => boolean;
   /** Why no call of the lane goes out. */
   downReason: () => string;

@@ -21,7 +21,7 @@ export interface Outage {
  * lanes go on trying. Whatever did not reach SAP is left for the next run either way, and a run
  * whose last call to a system failed reports the outage, as nothing answered after it.
  */
-export const OPEN_AFTER = 3;
+const OPEN_AFTER = 3;
 /** After the breaker opens, the first probe waits this long, each failed one twice as long again, up to a minute. */
 const FIRST_PROBE_MS = 5_000;
 const LAST_PROBE_MS = 60_000;

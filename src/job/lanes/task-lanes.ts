@@ -12,7 +12,7 @@ import type { Claim } from '../claims/claim.js';
 import { release } from './settle.js';
 
 /** What a task's lanes take from the run: its systems, where a run-scope failure goes. */
-export interface LaneRun {
+interface LaneRun {
   system: (name: string, transport: Outage['transport']) => ErpSystemLine;
   failed: (error: unknown) => void;
 }

@@ -4,7 +4,7 @@ export class Html {
 }
 
 /** What may be put into `html`: markup as it is, anything else as escaped text. */
-export type Interpolated = Html | readonly Html[] | string | number | undefined;
+type Interpolated = Html | readonly Html[] | string | number | undefined;
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 

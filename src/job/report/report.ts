@@ -8,7 +8,7 @@ import { EXIT } from '../../exit-codes.js';
  * while the run went on (the intake, when the mapping file cannot be used). For all but the
  * first, `reason` says why (a signal, --max-duration, the error, the mapping file).
  */
-export type PhaseState = 'finished' | 'stopped' | 'not run' | 'skipped';
+type PhaseState = 'finished' | 'stopped' | 'not run' | 'skipped';
 
 export interface Phase {
   state: PhaseState;
@@ -77,7 +77,7 @@ export interface RunReport {
   exitCode: number;
 }
 
-export interface TaskSummary extends Phase {
+interface TaskSummary extends Phase {
   counts: Record<string, number>;
   documents: TaskRecord[];
   unlisted: number;

@@ -4,7 +4,7 @@ import { Cron } from 'croner';
 import type { CrontabEntry } from '../../config/crontab.js';
 import type { Logger } from '../../log.js';
 
-export interface ScheduleOptions {
+interface ScheduleOptions {
   entries: CrontabEntry[];
   /** Every enabled task, for lines that run them all. */
   taskNames: string[];
@@ -13,7 +13,7 @@ export interface ScheduleOptions {
   log: Logger;
 }
 
-export interface Scheduler {
+interface Scheduler {
   /** Stop ticking, pass SIGTERM on to the runs under way and wait for them to end. */
   stop(): Promise<void>;
 }

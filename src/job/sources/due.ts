@@ -6,7 +6,7 @@ import type { TaskLanes } from '../lanes/task-lanes.js';
 import { handOver } from './hand-over.js';
 import { taskReads } from './reads.js';
 
-export interface DueSourceDeps {
+interface DueSourceDeps {
   client: RepositoryReader;
   inHand: InHand;
   /** Which documents the run takes, as a condition on the uuid ('' for every document). */

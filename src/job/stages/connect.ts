@@ -19,7 +19,7 @@ import type { Prepared } from './prepare.js';
 const RUN_LISTENERS = 10;
 
 /** The run's ports and claims, and the mapping file when it can be used. */
-export interface Connected {
+interface Connected {
   deps: LaneDeps;
   mapping: MappingFile | undefined;
 }

@@ -20,7 +20,7 @@ import { taskReads } from '../sources/reads.js';
 import { whenAll } from '../when-all.js';
 
 /** What the sources of a run work with. */
-export interface Sources {
+interface Sources {
   options: RunOptions;
   report: RunReport;
   config: Config;
