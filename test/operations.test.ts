@@ -104,7 +104,7 @@ t.test(
     uids.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
     env.erp.faults.hold(); // SAP answers none of the calls: they are still under way when the grace period ends
     const run = runProcess(env, ['--task', 'link', '--grace', '500ms', '--report', join(env.dir, 'report.json')]);
-    await env.erp.faults.whenHeld(8);
+    await env.erp.faults.whenHeld(16);
     await until(() => count(statuses(env, uids), 'IN_PROGRESS') === 16, 'the next 8 claimed ahead');
     await sleep(100);
     t.equal(
@@ -158,7 +158,7 @@ t.test('--max-duration stops a run like SIGTERM does', async (t) => {
   // machine. The deadline only has to come after the run's first eight calls, a few requests in.
   env.erp.faults.hold();
   const run = runProcess(env, ['--task', 'workflow', '--max-duration', '3s', '--report', join(env.dir, 'report.json')]);
-  await env.erp.faults.whenHeld(8);
+  await env.erp.faults.whenHeld(16);
   t.equal(
     count(statuses(env, uids), 'IN_PROGRESS'),
     8,
@@ -206,10 +206,15 @@ t.test(
     );
     const invoices = await uploadMany(env, 'ERP/Invoices', 'invoice', 30);
     env.sandbox.faults.latencyMs = 5;
-    env.erp.faults.latencyMs = 100; // 120 work items, 4 at a time: 3 s for one run alone
+    env.erp.faults.latencyMs = 100; // 120 work items, 8 at a time (maxConcurrentCalls): 1.5 s for one run alone
+    // SAP holds every call until both runs have their 8 under way (a run alone has at most 8), so
+    // they overlap however late the second process starts on a busy machine.
+    env.erp.faults.hold();
     const dir = env.dir;
     const first = runProcess(env, ['--report', join(dir, 'a.json')]);
     const second = runProcess(env, ['--report', join(dir, 'b.json')]);
+    await env.erp.faults.whenHeld(16);
+    env.erp.faults.release();
     const [a, b] = await Promise.all([first.exited, second.exited]);
     t.same([a.code, b.code], [0, 0], 'both runs succeed: a document the other run has is not a failure');
 
