@@ -104,7 +104,7 @@ t.test(
     uids.forEach((uid, i) => env.fill(uid, { 'erpCreateALDocument:erpObjectId': `INV-${i}` }));
     env.erp.faults.hold(); // SAP answers none of the calls: they are still under way when the grace period ends
     const run = runProcess(env, ['--task', 'link', '--grace', '500ms', '--report', join(env.dir, 'report.json')]);
-    await env.erp.faults.whenHeld(16);
+    await env.erp.faults.whenHeld(8);
     await until(() => count(statuses(env, uids), 'IN_PROGRESS') === 16, 'the next 8 claimed ahead');
     await sleep(100);
     t.equal(
@@ -158,7 +158,7 @@ t.test('--max-duration stops a run like SIGTERM does', async (t) => {
   // machine. The deadline only has to come after the run's first eight calls, a few requests in.
   env.erp.faults.hold();
   const run = runProcess(env, ['--task', 'workflow', '--max-duration', '3s', '--report', join(env.dir, 'report.json')]);
-  await env.erp.faults.whenHeld(16);
+  await env.erp.faults.whenHeld(8);
   t.equal(
     count(statuses(env, uids), 'IN_PROGRESS'),
     8,
