@@ -13,9 +13,9 @@ export const notSent = (stop: AbortSignal, what: string): NotSentError =>
 /**
  * A concurrency limit for calls to the ERP, on p-queue. Once the run stops, calls still waiting for
  * their turn are refused at once with a NotSentError (they never leave, so their documents can be
- * released within the grace period); calls under way go on. Each waiting call has a signal of its
- * own, aborted by the run's stop only while it waits: p-queue races a running task against its
- * signal too, and a call under way must not be cut off by the stop.
+ * released within the grace period); calls under way go on. A refused call's turn still comes, and
+ * does nothing: p-queue's own `signal` would take it out of the queue, but a signal of its own for
+ * each call cost about 20 µs of CPU more per call, and a link makes three (BENCHMARKS.md, issue 57).
  */
 export class StopAwareQueue {
   private readonly queue: PQueue;
@@ -39,16 +39,15 @@ export class StopAwareQueue {
 
   run<T>(what: string, work: () => Promise<T>): Promise<T> {
     if (this.stop.aborted) return Promise.reject(notSent(this.stop, what));
-    const turn = new AbortController();
-    const refuse = (): void => turn.abort(notSent(this.stop, what));
-    this.waiting.add(refuse);
-    return this.queue.add(
-      () => {
-        this.waiting.delete(refuse);
-        return work();
-      },
-      { signal: turn.signal },
-    );
+    return new Promise<T>((resolve, reject) => {
+      const refuse = (): void => reject(notSent(this.stop, what));
+      this.waiting.add(refuse);
+      void this.queue.add(async () => {
+        // Refused while it waited: its turn comes, but it is never sent.
+        if (!this.waiting.delete(refuse)) return;
+        await work().then(resolve, reject);
+      });
+    });
   }
 
   /** Waits for a turn held across steps: resolves with the function that gives it back. */
