@@ -21,8 +21,7 @@ export interface ReadBack {
 }
 
 /** The read's request, and the port it goes through: reads go out in a dry run too. */
-type ReadPort =
-  { transport: 'RFC'; erp: ErpPort<RfcRequest> } | { transport: 'Rest'; erp: ErpPort<RestRequest> };
+type ReadPort = { transport: 'RFC'; erp: ErpPort<RfcRequest> } | { transport: 'Rest'; erp: ErpPort<RestRequest> };
 
 /**
  * SAP's data about a linked document's business object (a task's `read`), as properties of the
