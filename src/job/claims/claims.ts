@@ -46,7 +46,7 @@ const WRITES = 3;
  */
 export class Claims {
   /** A new token for each claim of the run. */
-  readonly token: () => string;
+  private readonly token: () => string;
   /** Documents claimed and not settled yet, by uid: what a run cut short leaves claimed. */
   private readonly held = new Map<string, Claim>();
   /**
@@ -81,10 +81,7 @@ export class Claims {
    * holds when its expiry was not moved on. An error of the run's scope is thrown.
    */
   async renew(claim: Claim): Promise<Renewal> {
-    const renewed = this.fresh(claim.doc, {
-      name: claim.task,
-      claimTimeoutMs: claim.expires.getTime() - claim.at.getTime(),
-    });
+    const renewed = this.fresh(claim.doc, { name: claim.task, claimTimeoutMs: timeoutOf(claim) });
     let refused: unknown;
     try {
       const { changeToken } = await this.deps.writer.update(claim.doc, this.inProgress(renewed));
@@ -224,7 +221,7 @@ export class Claims {
   }
 
   private inProgress(claim: Claim): Record<string, unknown> {
-    return inProgress(claim.token, claim.task, claim.at, claim.expires.getTime() - claim.at.getTime());
+    return inProgress(claim.token, claim.task, claim.at, timeoutOf(claim));
   }
 
   /** After a 409 on `claim`: held when the document carries its token (the write went through, its answer lost). */
@@ -270,6 +267,9 @@ export class Claims {
     return this.write(claim, properties, { ...doc, changeToken: now.changeToken }, tries + 1);
   }
 }
+
+/** How long `claim` holds from when it was written: its task's claimTimeoutMs. */
+const timeoutOf = (claim: Claim): number => claim.expires.getTime() - claim.at.getTime();
 
 /** The properties a write meant to leave are there: its answer was lost, and the client's repeat met its own write. */
 function landed(now: Record<string, unknown>, written: Record<string, unknown>): boolean {

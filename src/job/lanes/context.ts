@@ -30,7 +30,6 @@ export interface LaneDeps {
   /** Every system of erpHttp.yaml, by name. */
   systemNames: string[];
   log: Logger;
-  runId: string;
   /** Fires when the run must stop: nothing more is claimed, calls under way get the grace period. */
   stop: AbortSignal;
   /** Every claim the run writes, renews, settles or gives back goes through these. */

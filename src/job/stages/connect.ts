@@ -57,7 +57,6 @@ export async function connect(
     system: (name: string) => systems.get(name)!,
     systemNames: [...systems.keys()],
     log,
-    runId: report.runId,
     stop,
     claims: new Claims({ client, writer, runId: report.runId, now }),
     scope: scopeCondition(options.shard, options.doc),
