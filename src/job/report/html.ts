@@ -1,7 +1,7 @@
 import { EXIT, EXIT_MEANING } from '../../exit-codes.js';
 import { html, type Html } from './markup.js';
 import { LISTED_MAX, outageText, phaseNote, taskDetail, type Phase, type RunReport } from './report.js';
-import type { TaskRecord } from '../records.js';
+import type { IntakeRecord, TaskRecord } from '../records.js';
 
 /** Rows listed per section; the JSON report has them all. */
 export const MAX_ROWS = 1000;
@@ -106,54 +106,21 @@ function totals(report: RunReport): Html {
   }
   return table(['phase', 'result', 'documents'], rows);
 }
+type Attention = { failed: Row[]; waiting: Row[]; wouldProcess: Row[]; done: Row[] };
+
 /**
  * The failed documents, the waiting ones (for input, for a retry, or left claimed by a cut-short
  * run), in a dry run the ones a task would process, with the call each would get, and those the
  * run put in SAP, with SAP's reference.
  */
-function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldProcess: Row[]; done: Row[] } {
-  const failed: Row[] = [];
-  const waiting: Row[] = [];
-  const wouldProcess: Row[] = [];
-  const done: Row[] = [];
-  for (const d of report.intake.documents) {
-    if (d.result === 'error')
-      failed.push({
-        phase: 'intake',
-        uid: d.uid,
-        path: d.path,
-        result: 'error',
-        reason: String(d.error),
-        next: nextStep('error', d.uid),
-      });
-    else if (d.status === 'PENDING_INPUT')
-      waiting.push({
-        phase: 'intake',
-        uid: d.uid,
-        path: d.path,
-        result: 'PENDING_INPUT',
-        reason: `waiting for ${d.missing.join(', ')}`,
-        next: nextStep('PENDING_INPUT', d.uid),
-      });
-  }
+function attention(report: RunReport): Attention {
+  const rows: Attention = { failed: [], waiting: [], wouldProcess: [], done: [] };
+  for (const d of report.intake.documents) intakeAttention(d, rows);
   for (const [name, task] of Object.entries(report.tasks)) {
-    for (const d of task.documents) {
-      const row = {
-        phase: `task ${name}`,
-        uid: d.uid,
-        path: d.path,
-        result: d.result,
-        reason: d.message ?? '',
-        next: nextStep(d.result, d.uid),
-      };
-      if (d.result === 'FAILED' || d.result === 'ERROR') failed.push(row);
-      else if (d.result === 'PENDING_INPUT' || d.result === 'RETRY' || d.result === 'RELEASED') waiting.push(row);
-      else if (d.result === 'PLANNED') wouldProcess.push({ ...row, reason: taskDetail(d) });
-      else if (d.result === 'DONE') done.push({ ...row, reason: doneReason(d), next: 'nothing' });
-    }
+    for (const d of task.documents) taskAttention(`task ${name}`, d, rows);
   }
   for (const d of report.interrupted?.leftClaimed ?? []) {
-    waiting.push({
+    rows.waiting.push({
       phase: `task ${d.task}`,
       uid: d.uid,
       path: d.path,
@@ -162,7 +129,45 @@ function attention(report: RunReport): { failed: Row[]; waiting: Row[]; wouldPro
       next: nextStep('IN_PROGRESS', d.uid),
     });
   }
-  return { failed, waiting, wouldProcess, done };
+  return rows;
+}
+
+/** An intake record that needs a person: an error, or values to fill in. */
+function intakeAttention(d: IntakeRecord, rows: Attention): void {
+  if (d.result === 'error')
+    rows.failed.push({
+      phase: 'intake',
+      uid: d.uid,
+      path: d.path,
+      result: 'error',
+      reason: String(d.error),
+      next: nextStep('error', d.uid),
+    });
+  else if (d.status === 'PENDING_INPUT')
+    rows.waiting.push({
+      phase: 'intake',
+      uid: d.uid,
+      path: d.path,
+      result: 'PENDING_INPUT',
+      reason: `waiting for ${d.missing.join(', ')}`,
+      next: nextStep('PENDING_INPUT', d.uid),
+    });
+}
+
+/** A task record in the list its result belongs to. */
+function taskAttention(phase: string, d: TaskRecord, rows: Attention): void {
+  const row = {
+    phase,
+    uid: d.uid,
+    path: d.path,
+    result: d.result,
+    reason: d.message ?? '',
+    next: nextStep(d.result, d.uid),
+  };
+  if (d.result === 'FAILED' || d.result === 'ERROR') rows.failed.push(row);
+  else if (d.result === 'PENDING_INPUT' || d.result === 'RETRY' || d.result === 'RELEASED') rows.waiting.push(row);
+  else if (d.result === 'PLANNED') rows.wouldProcess.push({ ...row, reason: taskDetail(d) });
+  else if (d.result === 'DONE') rows.done.push({ ...row, reason: doneReason(d), next: 'nothing' });
 }
 
 const STYLE = html`body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -172,26 +177,55 @@ th{background:#f3f3f3}.bad{color:#a00}.warn{color:#a60}.ok{color:#070}dl{display
 
 /** The run report as one self-contained HTML page: no scripts, no external style sheets or images. */
 export function renderHtml(report: RunReport): string {
+  const notes = noteItems(report);
+  const { failed, waiting, wouldProcess, done } = attention(report);
+  return html`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>connect2erp run ${report.runId}</title>
+<style>${STYLE}</style></head>
+<body>
+<h1>connect2erp run report</h1>
+<dl>${facts(report).map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
+${notes.length > 0 ? html`<ul>${notes}</ul>` : html``}
+<h2>Totals</h2>
+${totals(report)}
+<h2>Time per phase</h2>
+${durations(report)}
+${documentSection(report, 'Failed documents', failed)}
+${documentSection(report, 'Waiting documents', waiting)}
+${documentSection(report, 'Documents the tasks would process', wouldProcess)}
+${documentSection(report, 'Documents in SAP now', done)}
+${plannedCalls(report)}
+</body></html>
+`.text;
+}
+
+/** The run's facts: which run, how it ended, what it worked with. */
+function facts(report: RunReport): Array<[string, Html | string | undefined]> {
   const meaning = EXIT_MEANING[report.exitCode];
   const status = report.exitCode === EXIT.ok ? 'ok' : report.exitCode === EXIT.interrupted ? 'warn' : 'bad';
-  const facts: Array<[string, Html | string | undefined]> = [
+  const rows: Array<[string, Html | string | undefined]> = [
     ['run', report.runId],
     ['mode', report.dryRun ? 'dry run: nothing was written' : 'live'],
     ['started', report.startedAt],
     ['finished', report.finishedAt],
     ['exit code', html`<span class="${status}">${report.exitCode} (${meaning})</span>`],
   ];
-  if (report.repositoryUrl) facts.push(['repository', report.repositoryUrl]);
-  if (report.erpSystems && report.erpSystems.length > 0) facts.push(['SAP', report.erpSystems.join('; ')]);
-  if (report.mappingFile) facts.push(['mapping file', report.mappingFile.path]);
+  if (report.repositoryUrl) rows.push(['repository', report.repositoryUrl]);
+  if (report.erpSystems && report.erpSystems.length > 0) rows.push(['SAP', report.erpSystems.join('; ')]);
+  if (report.mappingFile) rows.push(['mapping file', report.mappingFile.path]);
   if (report.interrupted) {
     const grace = report.interrupted.graceExpired
       ? 'the grace period ran out with work in flight'
       : 'in-flight work finished';
-    facts.push(['interrupted', `${report.interrupted.reason}: ${grace}`]);
+    rows.push(['interrupted', `${report.interrupted.reason}: ${grace}`]);
   }
+  return rows;
+}
+
+/** What stopped or troubled the run, and how much of the lists below is shown. */
+function noteItems(report: RunReport): Html[] {
   const unlisted = report.intake.unlisted + Object.values(report.tasks).reduce((sum, t) => sum + t.unlisted, 0);
-  const notes = [
+  return [
     ...(report.failure === undefined ? [] : [html`<li class="bad">error: the run stopped: ${report.failure}</li>`]),
     ...report.problems.map((p) => html`<li class="bad">configuration problem: ${p}</li>`),
     ...report.outages.map(
@@ -204,32 +238,15 @@ export function renderHtml(report: RunReport): string {
         ]
       : []),
   ];
-  const { failed, waiting, wouldProcess, done } = attention(report);
-  const planned =
-    report.plannedCalls.length > 0
-      ? html`<h2>ERP calls that would be made (${report.plannedCalls.length})</h2>\n${table(
-          ['system', 'call', 'parameters'],
-          report.plannedCalls
-            .slice(0, MAX_ROWS)
-            .map((c) => [c.system, c.call, html`<code>${JSON.stringify(c.params)}</code>`]),
-        )}`
-      : html``;
-  return html`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>connect2erp run ${report.runId}</title>
-<style>${STYLE}</style></head>
-<body>
-<h1>connect2erp run report</h1>
-<dl>${facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
-${notes.length > 0 ? html`<ul>${notes}</ul>` : html``}
-<h2>Totals</h2>
-${totals(report)}
-<h2>Time per phase</h2>
-${durations(report)}
-${documentSection(report, 'Failed documents', failed)}
-${documentSection(report, 'Waiting documents', waiting)}
-${documentSection(report, 'Documents the tasks would process', wouldProcess)}
-${documentSection(report, 'Documents in SAP now', done)}
-${planned}
-</body></html>
-`.text;
+}
+
+/** A dry run's ERP calls, as they would be made. */
+function plannedCalls(report: RunReport): Html {
+  if (report.plannedCalls.length === 0) return html``;
+  return html`<h2>ERP calls that would be made (${report.plannedCalls.length})</h2>\n${table(
+    ['system', 'call', 'parameters'],
+    report.plannedCalls
+      .slice(0, MAX_ROWS)
+      .map((c) => [c.system, c.call, html`<code>${JSON.stringify(c.params)}</code>`]),
+  )}`;
 }

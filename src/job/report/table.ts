@@ -30,6 +30,12 @@ const unlistedNote = (n: number): string[] =>
 
 /** The run report as a person reads it on a terminal. */
 export function renderReport(report: RunReport): string {
+  const out = [...headLines(report), '', ...intakeLines(report), ...taskLines(report), ...plannedCallLines(report)];
+  return out.join('\n');
+}
+
+/** The run, its mapping file, and what stopped or troubled it. */
+function headLines(report: RunReport): string[] {
   const out: string[] = [];
   out.push(`connect2erp run ${report.runId}${report.dryRun ? ' (dry run: nothing was written)' : ''}`);
   if (report.mappingFile) out.push(`mapping file: ${report.mappingFile.path}`);
@@ -43,14 +49,18 @@ export function renderReport(report: RunReport): string {
       `interrupted (${reason}): ${graceExpired ? `the grace period ran out; ${leftClaimed.length} document(s) still in flight stay claimed until their claims expire` : 'work under way finished, the rest is left for the next run'}`,
     );
   }
+  return out;
+}
+
+/** The intake's line, its documents, and in a dry run the values it would write. */
+function intakeLines(report: RunReport): string[] {
   const docs = report.intake.documents;
   const c = report.intake.counts;
   const skipped = c.skipped > 0 ? `, ${c.skipped} left to another run` : '';
   const counts = `${report.dryRun ? `${c.planned} to label` : `${c.labelled} labelled`} (${c.ready} ready, ${c.pendingInput} waiting for input)${skipped}, ${c.errors} errors`;
-  out.push(
-    '',
+  const out = [
     `intake: ${phaseLine(phaseNote(report.intake), ['not run', 'skipped'].includes(report.intake.state) ? '' : counts)}`,
-  );
+  ];
   if (docs.length > 0) {
     out.push(
       table(
@@ -74,6 +84,12 @@ export function renderReport(report: RunReport): string {
       for (const [key, value] of Object.entries(d.values)) out.push(`    ${key} = ${JSON.stringify(value)}`);
     }
   }
+  return out;
+}
+
+/** Each task's line and its documents. */
+function taskLines(report: RunReport): string[] {
+  const out: string[] = [];
   for (const [name, task] of Object.entries(report.tasks)) {
     const counts = Object.entries(task.counts)
       .map(([result, n]) => `${n} ${result}`)
@@ -89,9 +105,15 @@ export function renderReport(report: RunReport): string {
     }
     out.push(...unlistedNote(task.unlisted));
   }
-  if (report.plannedCalls.length > 0) {
-    out.push('', 'ERP calls that would be made:');
-    for (const call of report.plannedCalls) out.push(`  ${call.system} ${call.call} ${JSON.stringify(call.params)}`);
-  }
-  return out.join('\n');
+  return out;
+}
+
+/** A dry run's ERP calls, as they would be made. */
+function plannedCallLines(report: RunReport): string[] {
+  if (report.plannedCalls.length === 0) return [];
+  return [
+    '',
+    'ERP calls that would be made:',
+    ...report.plannedCalls.map((call) => `  ${call.system} ${call.call} ${JSON.stringify(call.params)}`),
+  ];
 }
