@@ -54,7 +54,7 @@ function askedFunctions(env: Env): string[] {
 async function looksUpFirst(t: Test, env: Env): Promise<void> {
   env.erp.faults.clear();
   const asked = askedFunctions(env);
-  const next = await env.job({ task: 'link', now: () => new Date(Date.now() + 1_000) });
+  const next = await env.job({ task: 'link', observer: { now: () => new Date(Date.now() + 1_000) } });
   t.same(next.tasks.link.counts, { DONE: 1 });
   t.same(asked, ['ARCHIV_GET_CONNECTIONS', 'ARCHIV_CONNECTION_INSERT'], 'looked up first');
 }
@@ -75,7 +75,10 @@ t.test('a claim that waited more than 30 s for its slot is written again before 
   };
   let clock = Date.now();
   env.erp.faults.hold(); // the first call holds the one slot
-  const run = runJob({ location: env.location, dryRun: false, task: 'link', now: () => new Date(clock) }, quietLog);
+  const run = runJob(
+    { location: env.location, dryRun: false, task: 'link', observer: { now: () => new Date(clock) } },
+    quietLog,
+  );
   await env.erp.faults.whenHeld(1);
   await until(() => status(env, first) === 'IN_PROGRESS' && status(env, second) === 'IN_PROGRESS', 'both claimed');
   const claimedAt = (uid: string): number => Date.parse(String(env.props(uid)['erpTaskStatus:lastAttempt']));
@@ -116,7 +119,10 @@ t.test(
     env.erp.faults.release(); // SAP makes the 8 links it had; the answers go nowhere
     const later = new Date(Date.now() + 3_600_000); // the dead run's claims have expired
     env.sandbox.index.catchUp();
-    const next = await runJob({ location: env.location, dryRun: false, task: 'link', now: () => later }, quietLog);
+    const next = await runJob(
+      { location: env.location, dryRun: false, task: 'link', observer: { now: () => later } },
+      quietLog,
+    );
     t.same(next.tasks.link.counts, { DONE: 24 }, 'taken over and looked up: none for an operator');
     t.equal(env.erp.tables.links.length, 24, 'one link per invoice');
     t.equal(new Set(env.erp.tables.links.map((link) => link.ARC_DOC_ID)).size, 24);
@@ -253,7 +259,10 @@ t.test(
     const asked = askedFunctions(env);
     const later = new Date(Date.now() + 1_000); // every claim given back expired at once
     env.sandbox.index.catchUp();
-    const next = await runJob({ location: env.location, dryRun: false, task: 'barcode', now: () => later }, quietLog);
+    const next = await runJob(
+      { location: env.location, dryRun: false, task: 'barcode', observer: { now: () => later } },
+      quietLog,
+    );
     t.same(next.tasks.barcode.counts, { DONE: 2, FAILED: 1 });
     t.ok(
       asked.includes('RFC_READ_TABLE') && asked.indexOf('RFC_READ_TABLE') < asked.indexOf('BAPI_BARCODE_SENDLIST'),

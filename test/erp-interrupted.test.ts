@@ -54,7 +54,7 @@ t.test(
     );
 
     const later = new Date(Date.now() + 3_600_000); // the claims have expired
-    const next = await env.job({ now: () => later });
+    const next = await env.job({ observer: { now: () => later } });
     t.same(next.tasks.link.counts, { DONE: 1 }, 'the link is found in SAP and counts as done');
     t.same(next.tasks.barcode.counts, { DONE: 1 }, 'the bar code is found in BDS_BAR_EX and counts as done');
     t.same(next.tasks.workflow.counts, { FAILED: 1 }, 'the work item cannot be looked up: an operator decides');
@@ -65,7 +65,7 @@ t.test(
       env.props(approval)['erpTaskStatus:message'],
       /^run [0-9a-f-]+ was interrupted while sending this document and SAP may have it already: check in SAP transaction SWI1 \(work items by date\) or the inbox of the agents of document type ZINVWF \(SBWP\): a work item for document [0-9a-f-]+, then `connect2erp retry --doc /,
     );
-    await env.job({ now: () => later });
+    await env.job({ observer: { now: () => later } });
     t.equal(env.erp.tables.inbox.length, 1, 'and no later run sends it by itself');
   },
 );

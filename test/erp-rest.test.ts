@@ -110,7 +110,7 @@ t.test(
         /SAP is asked at the next attempt, before anything is sent again$/,
       );
     const later = new Date(Date.now() + 3_600_000);
-    const second = await env.job({ now: () => later });
+    const second = await env.job({ observer: { now: () => later } });
     t.same(second.tasks.link.counts, { DONE: 3 });
     const mine = env.erp.tables.attachments.filter((a) => a.ArchiveDocumentID !== 'BYHAND');
     t.same(
@@ -201,9 +201,11 @@ t.test(
         location: env.location,
         dryRun: false,
         task: 'link',
-        now: () => new Date(clock),
-        onDocument: (_, record) => {
-          if ('result' in record && record.result === 'RELEASED' && ++released === 4) clock += 10_000;
+        observer: {
+          now: () => new Date(clock),
+          document: (_, record) => {
+            if ('result' in record && record.result === 'RELEASED' && ++released === 4) clock += 10_000;
+          },
         },
       },
       quietLog,

@@ -124,7 +124,10 @@ t.test(
     env.erp.faults.release(); // SAP does the work it had; the answers go nowhere
     const later = new Date(Date.now() + 3_600_000); // the dead run's claims have expired
     env.sandbox.index.catchUp();
-    const next = await runJob({ location: env.location, dryRun: false, task: 'workflow', now: () => later }, quietLog);
+    const next = await runJob(
+      { location: env.location, dryRun: false, task: 'workflow', observer: { now: () => later } },
+      quietLog,
+    );
     t.same(
       next.tasks.workflow.counts,
       { FAILED: 8, DONE: 32 },

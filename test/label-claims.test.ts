@@ -86,7 +86,7 @@ t.test(
         dryRun: false,
         stop: stop.signal,
         // The first document labelled stops the run: its page is labelled, nothing of it handed to a lane.
-        onDocument: (phase) => phase === 'intake' && stop.abort('SIGTERM'),
+        observer: { document: (phase) => phase === 'intake' && stop.abort('SIGTERM') },
       },
       quietLog,
     );
@@ -183,7 +183,7 @@ async function lateRenewal(t: Test, renewal: Renewal) {
   if (renewal.write !== undefined)
     env.sandbox.faults.add({ method: 'PUT', path: `/id/${uid}`, skip: 1, ...renewal.write });
   if (renewal.read !== undefined) env.sandbox.faults.add({ method: 'GET', path: `/id/${uid}`, ...renewal.read });
-  const report = await env.job({ now: () => new Date(clock) });
+  const report = await env.job({ observer: { now: () => new Date(clock) } });
   return { env, uid, report, records: report.tasks.barcode?.documents ?? [] };
 }
 

@@ -166,7 +166,7 @@ t.test('a task stopped while it sends what the intake labelled claims nothing mo
       location: env.location,
       dryRun: false,
       stop: stop.signal,
-      onDocument: (phase) => phase === 'task workflow' && stop.abort('SIGTERM'),
+      observer: { document: (phase) => phase === 'task workflow' && stop.abort('SIGTERM') },
     },
     quietLog,
   );
@@ -256,9 +256,11 @@ t.test(
       {
         location: env.location,
         dryRun: false,
-        onDocument: (phase) => {
-          ahead += phase === 'intake' ? 1 : -1;
-          most = Math.max(most, ahead);
+        observer: {
+          document: (phase) => {
+            ahead += phase === 'intake' ? 1 : -1;
+            most = Math.max(most, ahead);
+          },
         },
       },
       quietLog,

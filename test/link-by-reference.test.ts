@@ -138,7 +138,7 @@ t.test(
     t.same(first.tasks.link.counts, { RETRY: 2 });
     t.equal(env.erp.tables.attachments.length, 3, 'both reached SAP');
     const later = new Date(Date.now() + 3_600_000);
-    const second = await env.job({ task: 'link', now: () => later });
+    const second = await env.job({ task: 'link', observer: { now: () => later } });
     t.same(second.tasks.link.counts, { DONE: 2 }, 'each found by its address: nothing sent again');
     t.equal(env.erp.tables.attachments.length, 3, 'no second attachment');
     for (const uid of [landed, lost])

@@ -33,7 +33,7 @@ async function untilQuiet(env: Env, start: number, most = 10): Promise<number> {
   for (let run = 1; run <= most; run++) {
     const later = new Date(start + run * 3_600_000);
     env.sandbox.index.catchUp();
-    const report = await runJob({ location: env.location, dryRun: false, now: () => later }, quietLog);
+    const report = await runJob({ location: env.location, dryRun: false, observer: { now: () => later } }, quietLog);
     if (report.problems.length > 0) throw new Error(report.problems.join('\n'));
     const touched = Object.values(report.tasks).reduce((sum, task) => sum + task.documents.length, 0);
     if (touched === 0 && report.intake.counts.labelled === 0) return run;
@@ -198,7 +198,10 @@ t.test(
     );
     const later = new Date(Date.now() + 3_600_000);
     env.sandbox.index.catchUp();
-    const second = await runJob({ location: env.location, dryRun: false, task: 'barcode', now: () => later }, quietLog);
+    const second = await runJob(
+      { location: env.location, dryRun: false, task: 'barcode', observer: { now: () => later } },
+      quietLog,
+    );
     t.same(second.tasks.barcode.counts, { DONE: 6 });
     t.same(
       env.erp.tables.barcodes.map((row) => row.BARCODE).sort(),
@@ -210,11 +213,14 @@ t.test(
     // Without S_TABU_NAM for BDS_BAR_EX a bar code whose answer was lost cannot be looked up: an operator decides.
     const [blind] = addFiles(env, 'Barcode', ['BC-100']);
     env.erp.faults.add({ functionName: 'BAPI_BARCODE_SENDLIST', loseAnswer: true });
-    await runJob({ location: env.location, dryRun: false, task: 'barcode', now: () => later }, quietLog);
+    await runJob({ location: env.location, dryRun: false, task: 'barcode', observer: { now: () => later } }, quietLog);
     env.erp.customizing.users.CONNECTOR.tables = [];
     const even = new Date(later.getTime() + 3_600_000);
     env.sandbox.index.catchUp();
-    const third = await runJob({ location: env.location, dryRun: false, task: 'barcode', now: () => even }, quietLog);
+    const third = await runJob(
+      { location: env.location, dryRun: false, task: 'barcode', observer: { now: () => even } },
+      quietLog,
+    );
     t.same(third.tasks.barcode.counts, { FAILED: 1 });
     t.match(
       env.props(blind)['erpTaskStatus:message'],
@@ -237,7 +243,10 @@ t.test(
     const at = (hours: number) => new Date(start + hours * 3_600_000);
     const run = async (hours: number) => {
       env.sandbox.index.catchUp();
-      return runJob({ location: env.location, dryRun: false, task: 'link', now: () => at(hours) }, quietLog);
+      return runJob(
+        { location: env.location, dryRun: false, task: 'link', observer: { now: () => at(hours) } },
+        quietLog,
+      );
     };
     t.same((await run(0)).tasks.link.counts, { RETRY: 1 });
     t.same(
@@ -270,7 +279,10 @@ t.test(
     const at = (hours: number) => new Date(Date.now() + hours * 3_600_000);
     const run = async (hours: number) => {
       env.sandbox.index.catchUp();
-      return runJob({ location: env.location, dryRun: false, task: 'link', now: () => at(hours) }, quietLog);
+      return runJob(
+        { location: env.location, dryRun: false, task: 'link', observer: { now: () => at(hours) } },
+        quietLog,
+      );
     };
     t.same((await run(0)).tasks.link.counts, { RETRY: 1 }, 'its one attempt used up, but its answer lost: asked again');
     t.same((await run(1)).tasks.link.counts, { FAILED: 1 });

@@ -136,7 +136,10 @@ async function landscape(teardowns: Array<() => Promise<void> | void>, s: Scenar
 
 async function run(env: Env, at: number) {
   env.sandbox.index.catchUp();
-  const report = await runJob({ location: env.location, dryRun: false, now: () => new Date(at) }, quietLog);
+  const report = await runJob(
+    { location: env.location, dryRun: false, observer: { now: () => new Date(at) } },
+    quietLog,
+  );
   if (report.problems.length > 0) throw new Error(report.problems.join('\n'));
   return report;
 }

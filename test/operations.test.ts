@@ -143,7 +143,7 @@ t.test(
 
     env.erp.faults.release(); // SAP does the held work after all; its answers go nowhere
     const later = new Date(Date.now() + 3_600_000); // the claims have expired
-    const next = await env.job({ task: 'link', now: () => later });
+    const next = await env.job({ task: 'link', observer: { now: () => later } });
     t.equal(next.tasks.link.counts.DONE, 16);
     t.equal(env.erp.tables.links.length, 16, 'one link per invoice: the taken-over ones are looked up first');
     t.equal(new Set(env.erp.tables.links.map((l) => l.ARC_DOC_ID)).size, 16);

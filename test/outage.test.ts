@@ -34,7 +34,7 @@ async function logged(env: Env, options: { task?: string; hoursLater?: number } 
   const later = new Date(Date.now() + (options.hoursLater ?? 0) * 3_600_000);
   env.sandbox.index.catchUp();
   const report = await runJob(
-    { location: env.location, dryRun: false, task: options.task, now: () => later },
+    { location: env.location, dryRun: false, task: options.task, observer: { now: () => later } },
     createLogger({ stream, json: true, level: 'warn' }),
   );
   const lines = text
@@ -245,10 +245,12 @@ t.test(
         location: env.location,
         dryRun: false,
         task: 'workflow',
-        now: () => new Date(clock),
-        onDocument: (_, record) => {
-          // Each document left while the breaker is open moves the clock on: 6 s, less than a probe's 10 s after a failed one.
-          if ('result' in record && record.result === 'RELEASED' && ++released >= 4) clock += 6_000;
+        observer: {
+          now: () => new Date(clock),
+          document: (_, record) => {
+            // Each document left while the breaker is open moves the clock on: 6 s, less than a probe's 10 s after a failed one.
+            if ('result' in record && record.result === 'RELEASED' && ++released >= 4) clock += 6_000;
+          },
         },
       },
       createLogger({ stream, json: true, level: 'warn' }),
@@ -390,9 +392,11 @@ t.test('a probe SAP does not answer in time is a failed probe: the breaker stays
       location: env.location,
       dryRun: false,
       task: 'workflow',
-      now: () => new Date(clock),
-      onDocument: (_, record) => {
-        if ('result' in record && record.result === 'RELEASED' && ++released === 4) clock += 6_000;
+      observer: {
+        now: () => new Date(clock),
+        document: (_, record) => {
+          if ('result' in record && record.result === 'RELEASED' && ++released === 4) clock += 6_000;
+        },
       },
     },
     createLogger({ stream: new PassThrough(), level: 'error' }),
@@ -443,8 +447,10 @@ for (const probeFails of [true, false])
           dryRun: false,
           task: 'workflow',
           stop: stop.signal,
-          now: () => new Date(clock),
-          onDocument: () => void (clock += 6_000),
+          observer: {
+            now: () => new Date(clock),
+            document: () => void (clock += 6_000),
+          },
         },
         createLogger({ stream: new PassThrough(), level: 'error' }),
       );

@@ -178,7 +178,7 @@ t.test(
     const stop = new AbortController();
     // Stopped as the first document is labelled: at most the two pages under way and the one read
     // ahead are labelled, no page after them is read.
-    const report = await env.job({ stop: stop.signal, onDocument: () => stop.abort('SIGTERM') });
+    const report = await env.job({ stop: stop.signal, observer: { document: () => stop.abort('SIGTERM') } });
     t.equal(report.exitCode, 3);
     t.match(report.intake, { state: 'stopped', reason: 'SIGTERM' });
     t.ok(

@@ -40,7 +40,7 @@ t.test('an SAP that answers but does not keep the link: RETRY, not DONE; sent ag
   });
   env.erp.uncommitted.clear();
   const later = new Date(Date.now() + 10 * 60_000);
-  await env.job({ task: 'link', now: () => later });
+  await env.job({ task: 'link', observer: { now: () => later } });
   t.equal(env.props(uid)['erpTaskStatus:status'], 'DONE');
   t.equal(env.erp.tables.links.length, 1, 'linked once');
 });
@@ -57,7 +57,7 @@ t.test('a read back that fails leaves the document uncertain too: looked up at i
     message: /reading the work back \(verify\) could not be made \(.*\): whether SAP kept it is not known/,
   });
   const later = new Date(Date.now() + 10 * 60_000);
-  await env.job({ task: 'link', now: () => later });
+  await env.job({ task: 'link', observer: { now: () => later } });
   t.equal(env.props(uid)['erpTaskStatus:status'], 'DONE', 'found by its lookup, not sent twice');
   t.equal(env.erp.tables.links.length, 1);
 });

@@ -233,9 +233,13 @@ async function runCommand(options: RunCommandOptions, signals: StopSignals): Pro
         task: options.task,
         stop: stop.signal,
         graceMs,
-        onDocument,
-        onFound: progress && ((phase, count) => progress.found(phase, count)),
-        onSettled: progress && ((phase) => progress.settle(phase)),
+        observer: {
+          document: onDocument,
+          ...(progress && {
+            found: (phase: string, count: number) => progress.found(phase, count),
+            settled: (phase: string) => progress.settle(phase),
+          }),
+        },
         shard,
         limit,
         doc,

@@ -7,8 +7,14 @@ import type { RunReport } from '../report/report.js';
 import { loadMapping, type LoadedMapping } from './mapping-file.js';
 import { mappingRules } from './mapping-schema.js';
 
+/** The mapping file as read, and what the report says of it. */
+export interface MappingRead {
+  loaded?: LoadedMapping;
+  told: Pick<RunReport, 'mappingFile' | 'problems' | 'warnings'>;
+}
+
 /**
- * The mapping file's usable entries. Its problems are the run's (exit 2), but documents already
+ * The mapping file's usable entries (`loaded`, undefined when the file cannot be used at all). Its problems are the run's (exit 2), but documents already
  * labelled are no less ready: an entry with a problem stops its own folder's intake, a file that
  * cannot be used at all stops the intake, and the tasks run either way.
  */
@@ -16,9 +22,8 @@ export async function usableMapping(
   client: RepositoryClient,
   config: Config,
   registry: SchemaRegistry,
-  report: RunReport,
   log: Logger,
-): Promise<LoadedMapping | undefined> {
+): Promise<MappingRead> {
   let loaded: LoadedMapping;
   try {
     loaded = await loadMapping(client, {
@@ -28,22 +33,25 @@ export async function usableMapping(
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    report.problems.push(...error.problems.map(formatProblem));
     log.error('mapping file refused', { problems: error.problems.length });
-    return undefined;
+    return { told: { problems: error.problems.map(formatProblem), warnings: [] } };
   }
-  report.mappingFile = { uid: loaded.document.uid, path: loaded.document.path, readableBy: loaded.readableBy };
+  const { uid, path } = loaded.document;
+  const told: MappingRead['told'] = {
+    mappingFile: { uid, path, readableBy: loaded.readableBy },
+    problems: loaded.problems.map(formatProblem),
+    warnings: [],
+  };
   if (loaded.problems.length > 0) {
-    report.problems.push(...loaded.problems.map(formatProblem));
     log.error('mapping entries refused', { problems: loaded.problems.length, kept: loaded.mapping.mapping.length });
   }
   if (loaded.readableBy.length > 0) {
     const warning = `the mapping file ${loaded.document.path} can be read by ${loaded.readableBy.join(', ')}; only administrators should (spec §5.2)`;
-    report.warnings.push(warning);
+    told.warnings.push(warning);
     log.warn('mapping file readable by non-administrators', {
       path: loaded.document.path,
       readableBy: loaded.readableBy,
     });
   }
-  return loaded;
+  return { loaded, told };
 }

@@ -1,6 +1,7 @@
 import type { TaskConfig } from '../../config/task-schema.js';
 import { StopAwareQueue } from '../../stop.js';
 import type { TaskRecord } from '../records.js';
+import type { RunSignals } from '../run-signals.js';
 import type { LaneDeps } from './context.js';
 import type { ErpSystemLine } from './system-health.js';
 import { SystemHealth, type Outage } from './system-health.js';
@@ -8,8 +9,7 @@ import { TaskLanes } from './task-lanes.js';
 
 /**
  * A run's lanes: one TaskLanes per task, the SAP systems they share (call slots and health), and
- * the run's halt. A failure of the run's scope in any lane halts the sources
- * (`halted`) and is thrown by `drained`.
+ * A failure of the run's scope in any lane ends the sources' reading (RunSignals) and is thrown by `drained`.
  */
 export class Lanes {
   readonly tasks: TaskLanes[];
@@ -17,12 +17,12 @@ export class Lanes {
   private readonly limits = new Map<string, { slots: StopAwareQueue; ahead: StopAwareQueue }>();
   /** Each system's connections, by system and transport. */
   private readonly systems = new Map<string, ErpSystemLine>();
-  private readonly halt = new AbortController();
   private failure: { error: unknown } | undefined;
 
   constructor(
     private readonly deps: LaneDeps,
     tasks: TaskConfig[],
+    private readonly signals: RunSignals,
     onRecord: (task: TaskConfig, record: TaskRecord) => void,
   ) {
     const run = {
@@ -32,11 +32,6 @@ export class Lanes {
     this.tasks = tasks.map(
       (task) => new TaskLanes(task, deps, this.sendsTo(task), run, (record) => onRecord(task, record)),
     );
-  }
-
-  /** Fires when a lane met a failure of the run's scope: no source reads on. */
-  get halted(): AbortSignal {
-    return this.halt.signal;
   }
 
   /** Every unit sent is settled; the first failure of the run's scope, if any, is thrown. */
@@ -83,6 +78,6 @@ export class Lanes {
 
   private fail(error: unknown): void {
     this.failure ??= { error };
-    this.halt.abort(error);
+    this.signals.endReading(error);
   }
 }

@@ -89,14 +89,13 @@ interface TaskSummary extends Phase {
  */
 export const LISTED_MAX = 1000;
 
-export function newReport(runId: string, dryRun: boolean): RunReport {
-  return {
-    runId,
+/** What the sources and lanes count and list as documents settle: the report's phases. */
+export type Tally = Pick<RunReport, 'dryRun' | 'intake' | 'tasks'>;
+
+/** The phases before any document: every task the run runs has its entry, whether it gets to it or not. */
+export function newTally(dryRun: boolean, tasks: string[] = []): Tally {
+  const tally: Tally = {
     dryRun,
-    startedAt: new Date().toISOString(),
-    warnings: [],
-    problems: [],
-    outages: [],
     intake: {
       state: 'not run',
       counts: { labelled: 0, planned: 0, ready: 0, pendingInput: 0, skipped: 0, errors: 0 },
@@ -105,6 +104,22 @@ export function newReport(runId: string, dryRun: boolean): RunReport {
       durationMs: 0,
     },
     tasks: {},
+  };
+  for (const task of tasks) taskSummary(tally, task);
+  return tally;
+}
+
+export function newReport(runId: string, dryRun: boolean): RunReport {
+  const { intake, tasks } = newTally(dryRun);
+  return {
+    runId,
+    dryRun,
+    startedAt: new Date().toISOString(),
+    warnings: [],
+    problems: [],
+    outages: [],
+    intake,
+    tasks,
     plannedCalls: [],
     exitCode: EXIT.ok,
   };
@@ -119,7 +134,7 @@ function list<T>(phase: { documents: T[]; unlisted: number }, record: T): void {
  * Counts and lists an intake record, and returns it as the report keeps it: in a dry run nothing
  * was written, so what the intake labelled is `planned`.
  */
-export function recordIntake(report: RunReport, emitted: IntakeRecord): IntakeRecord {
+export function recordIntake(report: Tally, emitted: IntakeRecord): IntakeRecord {
   const record: IntakeRecord =
     report.dryRun && emitted.result === 'labelled' ? { ...emitted, result: 'planned' } : emitted;
   list(report.intake, record);
@@ -135,7 +150,7 @@ export function recordIntake(report: RunReport, emitted: IntakeRecord): IntakeRe
 }
 
 /** A task's entry, made before the task begins: a task that never ran, or had nothing to do, is reported too. */
-export function taskSummary(report: RunReport, task: string): TaskSummary {
+export function taskSummary(report: Pick<Tally, 'tasks'>, task: string): TaskSummary {
   report.tasks[task] ??= { state: 'not run', counts: {}, documents: [], unlisted: 0, durationMs: 0 };
   return report.tasks[task];
 }
@@ -144,7 +159,7 @@ export function taskSummary(report: RunReport, task: string): TaskSummary {
  * Counts and lists a task record, and returns it as the report keeps it: in a dry run a document
  * whose work SAP already has was not marked DONE, only found so.
  */
-export function recordTask(report: RunReport, emitted: TaskRecord): TaskRecord {
+export function recordTask(report: Tally, emitted: TaskRecord): TaskRecord {
   const record: TaskRecord =
     report.dryRun && emitted.result === 'DONE'
       ? { ...emitted, result: 'PLANNED', message: 'already in SAP: would be marked DONE' }

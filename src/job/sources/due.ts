@@ -2,6 +2,7 @@ import type { RepositoryReader } from '../../repository/client.js';
 import { drain, eachPage } from '../../repository/pager.js';
 import { taskQuery } from '../../status/query.js';
 import type { InHand } from '../lanes/in-hand.js';
+import type { RunSignals } from '../run-signals.js';
 import type { TaskLanes } from '../lanes/task-lanes.js';
 import { handOver } from './hand-over.js';
 import { taskReads } from './reads.js';
@@ -11,8 +12,8 @@ interface DueSourceDeps {
   inHand: InHand;
   /** Which documents the run takes, as a condition on the uuid ('' for every document). */
   scope: string;
-  /** Fires when no page may be read any more: the run stops, or a lane failed in the run's scope. */
-  stop: AbortSignal;
+  /** The run's signals: this search is a source below their `reading`. */
+  signals: RunSignals;
   /** Hears how many documents the search found (its first page's count), for progress. */
   found: (count: number) => void;
 }
@@ -25,22 +26,21 @@ interface DueSourceDeps {
  */
 export async function dueSource(task: TaskLanes, deps: DueSourceDeps): Promise<void> {
   if (task.allDown) return;
-  const allDown = new AbortController();
-  const stop = AbortSignal.any([deps.stop, allDown.signal]);
+  const own = deps.signals.source();
   const query = `${taskQuery(task.task, task.ctx.now())}${deps.scope}`;
   const pages = drain(
     deps.client,
     query,
     task.task.batchSize,
-    stop,
+    own.signal,
     taskReads(task.task, task.ctx.call, task.ctx.deps.systemNames.map(task.ctx.deps.system)),
     deps.found,
   );
   const room = async (running: ReadonlySet<Promise<void>>): Promise<void> => {
     // A page being handed over has not queued its units yet: the room is known once it has.
     await Promise.allSettled(running);
-    await task.room(stop);
-    if (task.allDown) allDown.abort();
+    await task.room(own.signal);
+    if (task.allDown) own.end();
   };
   await eachPage(pages, room, (page) => handOver(deps.inHand, task, page, 'search'));
 }

@@ -2,24 +2,25 @@ import type { Logger } from '../../log.js';
 import type { Claims } from '../claims/claims.js';
 import type { Lanes } from '../lanes/lanes.js';
 import type { BatchLog } from '../report/batch-log.js';
-import { outageText, taskSummary, type RunReport } from '../report/report.js';
+import type { Outage } from '../lanes/system-health.js';
+import { outageText } from '../report/report.js';
 import { whenAll } from '../when-all.js';
+
+/** What stopped SAP systems or lanes in the run, and each task they stopped, with why. */
+export interface Ended {
+  outages: Outage[];
+  stopped: Array<{ task: string; reason: string }>;
+}
 
 /**
  * The last stage, whatever stopped the sources: what the lanes have under way settled, the claims
- * the intake wrote that no lane took given back, the batch logs flushed and the outages reported.
+ * the intake wrote that no lane took given back, the batch logs flushed, and the outages.
  */
-export async function settleRun(
-  lanes: Lanes,
-  claims: Claims,
-  batches: BatchLog[],
-  report: RunReport,
-  log: Logger,
-): Promise<void> {
+export async function settleRun(lanes: Lanes, claims: Claims, batches: BatchLog[], log: Logger): Promise<Ended> {
   await Promise.all(lanes.tasks.map((task) => task.drained()));
   await giveBack(lanes, claims);
   for (const batch of batches) batch.flush();
-  reportOutages(report, lanes, log);
+  return outagesOf(lanes, log);
 }
 
 /** Claims the intake wrote with documents' labels that no lane took (the run stopped reading first): given back. */
@@ -36,18 +37,16 @@ async function giveBack(lanes: Lanes, claims: Claims): Promise<void> {
 }
 
 /** The run's outages, each task stopped by one of them, and one line at level error each. */
-function reportOutages(report: RunReport, lanes: Lanes, log: Logger): void {
-  report.outages = lanes.outages();
-  for (const outage of report.outages) log.error('ERP outage', { ...outage });
-  for (const task of lanes.tasks) {
-    const stoppedBy = report.outages.filter((o) =>
+function outagesOf(lanes: Lanes, log: Logger): Ended {
+  const outages = lanes.outages();
+  for (const outage of outages) log.error('ERP outage', { ...outage });
+  const stopped = lanes.tasks.flatMap((task) => {
+    const stoppedBy = outages.filter((o) =>
       o.task === undefined
         ? o.transport === task.task.function && task.systems.includes(o.system)
         : o.task === task.task.name,
     );
-    if (stoppedBy.length === 0) continue;
-    const summary = taskSummary(report, task.task.name);
-    summary.state = 'stopped';
-    summary.reason = stoppedBy.map(outageText).join('; ');
-  }
+    return stoppedBy.length === 0 ? [] : [{ task: task.task.name, reason: stoppedBy.map(outageText).join('; ') }];
+  });
+  return { outages, stopped };
 }

@@ -10,8 +10,10 @@ import type { Lanes } from '../lanes/lanes.js';
 import type { IntakeRecord } from '../records.js';
 import { BatchLog } from '../report/batch-log.js';
 import { INTAKE, taskPhase } from '../report/report-file.js';
-import { recordIntake, taskSummary, type Phase, type RunReport } from '../report/report.js';
+import { recordIntake, taskSummary, type Phase, type Tally } from '../report/report.js';
+import type { RunObserver } from '../run-observer.js';
 import type { RunOptions } from '../run-options.js';
+import type { RunSignals } from '../run-signals.js';
 import { claimAtLabel } from '../sources/claim-at-label.js';
 import { dueSource } from '../sources/due.js';
 import { intakeSource } from '../sources/intake.js';
@@ -20,17 +22,17 @@ import { taskReads } from '../sources/reads.js';
 import { whenAll } from '../when-all.js';
 
 /** What the sources of a run work with. */
-interface Sources {
+export interface Sources {
   options: RunOptions;
-  report: RunReport;
+  /** The intake's and each task's counts and records: what this stage leaves for the report. */
+  tally: Tally;
   config: Config;
   deps: LaneDeps;
   lanes: Lanes;
   inHand: InHand;
-  /** Fires when no source may read on: the run stops, a source failed, or a lane met a failure of the run's scope. */
-  reading: AbortSignal;
-  /** A source failed: the others read no further page. */
-  halt: (error: unknown) => void;
+  /** `reading` fires when no source may read on; a source that fails ends it for the others. */
+  signals: RunSignals;
+  observer: RunObserver;
 }
 
 /**
@@ -40,24 +42,23 @@ interface Sources {
  */
 export async function runSources(run: Sources, mapping: MappingFile | undefined): Promise<void> {
   if (mapping === undefined) {
-    run.report.intake.state = 'skipped';
-    run.report.intake.reason = 'the mapping file cannot be used (see the problems); the tasks run on';
+    run.tally.intake.state = 'skipped';
+    run.tally.intake.reason = 'the mapping file cannot be used (see the problems); the tasks run on';
   } else await labelNew(run, mapping);
   await sendDue(run);
 }
 
 /** The intake: new files labelled, each READY one handed to its tasks' lanes as it is. */
 async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
-  const { options, report, config, deps, lanes, inHand, reading } = run;
-  const onFound = options.onFound ?? (() => undefined);
-  const sink = options.onDocument ?? (() => undefined);
+  const { options, tally, config, deps, lanes, inHand, observer } = run;
+  const reading = run.signals.reading;
   const tasks = lanes.tasks.map((task) => task.task);
   const alsoReads = (useCase: UseCase): string[] =>
     tasks
       .filter((task) => task.useCase === useCase)
       .flatMap((task) => taskReads(task, callFor(task).call, config.erp.systems));
   const feed = new LabelledFeed(lanes.tasks, inHand, deps.client, reading, (task, count) =>
-    onFound(taskPhase(task.task.name), count),
+    observer.found(taskPhase(task.task.name), count),
   );
   const intakeDeps = {
     client: deps.client,
@@ -69,42 +70,41 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
     stop: reading,
     alsoReads,
     limits: fieldLimits(config.tasks),
-    found: intakeCounted(mapping.mapping.length, options),
+    found: intakeCounted(mapping.mapping.length, observer),
     scope: deps.scope,
     folderChain: folderChainProbe(deps.client, deps.log),
     claimAtLabel: options.dryRun || deps.budget.limit !== undefined ? undefined : claimAtLabel(lanes.tasks),
   };
   const batch = new BatchLog(deps.log, 'documents labelled', { phase: INTAKE }, config.storage.pageSize);
   const onRecord = (record: IntakeRecord): void => {
-    sink(INTAKE, recordIntake(report, record));
+    observer.document(INTAKE, recordIntake(tally, record));
     batch.add(record.result === 'labelled' ? String(record.status) : record.result);
   };
   const intake = (): Promise<void> =>
     intakeSource(mapping, intakeDeps, feed, inHand, onRecord).catch((error: unknown) => {
-      run.halt(error);
+      run.signals.endReading(error);
       throw error;
     });
   try {
-    await timed(report.intake, reading, intake);
+    await timed(tally.intake, reading, intake);
   } finally {
     batch.flush();
   }
 }
 
 /** The intake's searches, one per mapping entry, each telling its count; the last one settles the intake's backlog. */
-function intakeCounted(entries: number, options: RunOptions): (count: number) => void {
+function intakeCounted(entries: number, observer: RunObserver): (count: number) => void {
   let told = 0;
   return (count) => {
-    options.onFound?.(INTAKE, count);
-    if (++told === entries) options.onSettled?.(INTAKE);
+    observer.found(INTAKE, count);
+    if (++told === entries) observer.settled(INTAKE);
   };
 }
 
 /** Each task's search for its due documents, and its lanes settled: a phase per task, timed from its first document. */
 async function sendDue(run: Sources): Promise<void> {
-  const { options, report, deps, lanes, inHand, reading } = run;
-  const onFound = options.onFound ?? (() => undefined);
-  const source = { client: deps.client, inHand, scope: deps.scope, stop: reading };
+  const { tally, deps, lanes, inHand, signals, observer } = run;
+  const source = { client: deps.client, inHand, scope: deps.scope, signals };
   await whenAll(
     // A task the run stopped before, with nothing handed to it, never ran.
     lanes.tasks
@@ -112,17 +112,17 @@ async function sendDue(run: Sources): Promise<void> {
       .map((task) => {
         // The intake has ended: the due search's count is the last this task will hear.
         const found = (count: number): void => {
-          onFound(taskPhase(task.task.name), count);
-          options.onSettled?.(taskPhase(task.task.name));
+          observer.found(taskPhase(task.task.name), count);
+          observer.settled(taskPhase(task.task.name));
         };
         const phase = async (): Promise<void> => {
           await dueSource(task, { ...source, found }).catch((error: unknown) => {
-            run.halt(error);
+            signals.endReading(error);
             throw error;
           });
           await task.drained();
         };
-        return timed(taskSummary(report, task.task.name), reading, phase, task.startedAt);
+        return timed(taskSummary(tally, task.task.name), signals.reading, phase, task.startedAt);
       }),
   );
 }
