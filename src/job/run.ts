@@ -7,8 +7,9 @@ import { InHand } from './lanes/in-hand.js';
 import { Lanes } from './lanes/lanes.js';
 import { SendBudget } from './lanes/send-budget.js';
 import { BatchLog } from './report/batch-log.js';
-import { taskPhase } from './report/report-file.js';
-import { newTally, recordTask, type RunReport, type Tally } from './report/report.js';
+import { INTAKE } from './report/report-file.js';
+import { newTally, type RunReport, type Tally } from './report/report.js';
+import { RunRecords } from './run-records.js';
 import { observerOf, type RunObserver } from './run-observer.js';
 import type { RunOptions } from './run-options.js';
 import { RunSignals } from './run-signals.js';
@@ -107,26 +108,28 @@ async function work(frame: RunFrame, results: StageResults): Promise<void> {
     options.dryRun,
     prepared.tasks.map((task) => task.name),
   ));
-  const { lanes, inHand, batches } = wire(prepared, deps, frame, tally);
+  const { lanes, inHand, records } = wire(prepared, deps, frame, tally);
   try {
-    const run = { options, tally, config: prepared.config, deps, lanes, inHand, signals, observer };
+    const run = { options, tally, records, config: prepared.config, deps, lanes, inHand, signals, observer };
     await runSources(run, repository.mapping.loaded?.mapping);
   } finally {
-    results.ended = await settleRun(lanes, deps.claims, [...batches.values()], log);
+    results.ended = await settleRun(lanes, deps.claims, records, log);
   }
   await lanes.drained();
 }
 
-/** The lanes of the run's tasks, each record they make going to the tally, the observer, its task's batch log and InHand. */
+/** The lanes of the run's tasks, and where every record goes: the tally, the observer, the batch logs, InHand. */
 function wire({ config, tasks }: Prepared, deps: LaneDeps, { signals, observer }: RunFrame, tally: Tally) {
   const inHand = new InHand(config.storage.intakeRoundSize);
-  const batches = new Map(
-    tasks.map((task) => [task.name, new BatchLog(deps.log, 'documents settled', { task: task.name }, task.batchSize)]),
-  );
-  const lanes = new Lanes(deps, tasks, signals, (task, record) => {
-    observer.document(taskPhase(task.name), recordTask(tally, record));
-    batches.get(task.name)?.add(record.result);
-    inHand.done(record.uid);
-  });
-  return { lanes, inHand, batches };
+  const batches = {
+    intake: new BatchLog(deps.log, 'documents labelled', { phase: INTAKE }, config.storage.pageSize),
+    tasks: new Map(
+      tasks.map((task) => [
+        task.name,
+        new BatchLog(deps.log, 'documents settled', { task: task.name }, task.batchSize),
+      ]),
+    ),
+  };
+  const records = new RunRecords(tally, observer, inHand, batches);
+  return { lanes: new Lanes(deps, tasks, signals, records), inHand, records };
 }

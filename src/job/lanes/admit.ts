@@ -32,7 +32,7 @@ export async function admit(ctx: TaskContext, doc: RepositoryDocument): Promise<
     const attempts = attemptsOf(properties);
     return { doc, repeat: takenOver || attempts > 0, lastLook: attempts >= ctx.task.attempts };
   } catch (error) {
-    ctx.onRecord(leftAlone(base(ctx, doc), error, 'left as it was'));
+    ctx.records.task(leftAlone(base(ctx, doc), error, 'left as it was'));
     return undefined;
   }
 }
@@ -40,7 +40,7 @@ export async function admit(ctx: TaskContext, doc: RepositoryDocument): Promise<
 /** A hit the search index still had for this task: another run holds it, or it is already done with. */
 function notDue(ctx: TaskContext, doc: RepositoryDocument): undefined {
   const status = statusOf(doc.properties);
-  if (status === 'IN_PROGRESS') ctx.onRecord({ ...base(ctx, doc), result: 'CLAIMED_ELSEWHERE' });
+  if (status === 'IN_PROGRESS') ctx.records.task({ ...base(ctx, doc), result: 'CLAIMED_ELSEWHERE' });
   else ctx.deps.log.debug('search hit no longer due', { uid: doc.uid, status });
   return undefined;
 }
@@ -49,7 +49,7 @@ async function waitForInput(ctx: TaskContext, doc: RepositoryDocument, message: 
   if (statusOf(doc.properties) !== 'PENDING_INPUT' || messageOf(doc.properties) !== message) {
     await ctx.deps.writer.update(doc, pendingInput(message));
   }
-  ctx.onRecord({ ...base(ctx, doc), result: 'PENDING_INPUT', message });
+  ctx.records.task({ ...base(ctx, doc), result: 'PENDING_INPUT', message });
   return undefined;
 }
 
@@ -61,6 +61,6 @@ async function abandon(ctx: TaskContext, doc: RepositoryDocument): Promise<undef
   const message = `run ${runOf(claimedBy(doc.properties))} was interrupted while sending this document and SAP may have it already: ${operatorHint(ctx, doc)}`;
   await ctx.deps.claims.fail(doc, message);
   ctx.deps.log.warn('document left for an operator', base(ctx, doc));
-  ctx.onRecord({ ...base(ctx, doc), result: 'FAILED', message });
+  ctx.records.task({ ...base(ctx, doc), result: 'FAILED', message });
   return undefined;
 }

@@ -8,7 +8,8 @@ import type { Logger } from '../../log.js';
 import type { RepositoryReader } from '../../repository/client.js';
 import type { RepositoryDocument } from '../../repository/document.js';
 import type { RepositoryWriter } from '../../ports/repository-writer.js';
-import type { ClaimedDocument, TaskRecord } from '../records.js';
+import type { ClaimedDocument } from '../records.js';
+import type { RunRecords } from '../run-records.js';
 import { fill, mapValues } from '../calls/values.js';
 import type { Claims } from '../claims/claims.js';
 import type { SendBudget } from './send-budget.js';
@@ -47,7 +48,8 @@ export interface TaskContext {
   task: TaskConfig;
   call: RfcCallConfig | RestCallConfig;
   deps: LaneDeps;
-  onRecord: (record: TaskRecord) => void;
+  /** Where each record of the task's documents goes (the run's tally, observer, batch log). */
+  records: RunRecords;
   now: () => Date;
 }
 

@@ -97,7 +97,7 @@ export class Lane {
 
   /** Documents that never got a call: their record, nothing written. */
   leave(unit: CallItem[], message: string): void {
-    for (const { doc } of unit) this.ctx.onRecord({ ...base(this.ctx, doc), result: 'RELEASED', message });
+    for (const { doc } of unit) this.ctx.records.task({ ...base(this.ctx, doc), result: 'RELEASED', message });
   }
 
   /** Resolves once every unit sent is settled, held runtime errors included. */
@@ -159,7 +159,9 @@ export class Lane {
   /** A unit that never went out: claims given back (READY, no attempt charged), or records of documents never claimed. */
   private async giveUp(unit: CallItem[], ahead: Ahead | undefined, message: string): Promise<void> {
     if (ahead === undefined) return this.leave(unit, message);
-    await whenAll(ahead.claimed.map(async (claimed) => this.ctx.onRecord(await release(this.ctx, claimed, message))));
+    await whenAll(
+      ahead.claimed.map(async (claimed) => this.ctx.records.task(await release(this.ctx, claimed, message))),
+    );
   }
 
   /**
@@ -196,7 +198,7 @@ export class Lane {
     if (error?.scope === 'run') throw error;
     if (error?.scope === 'suspect') return this.suspects.add(claimed, outcome);
     if (error?.scope === 'lane') this.stop('refused', error.message);
-    this.ctx.onRecord(await settle(this.ctx, claimed, outcome));
+    this.ctx.records.task(await settle(this.ctx, claimed, outcome));
   }
 
   private stop(kind: Outage['kind'], reason: string): void {

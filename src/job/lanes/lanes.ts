@@ -1,6 +1,6 @@
 import type { TaskConfig } from '../../config/task-schema.js';
 import { StopAwareQueue } from '../../stop.js';
-import type { TaskRecord } from '../records.js';
+import type { RunRecords } from '../run-records.js';
 import type { RunSignals } from '../run-signals.js';
 import type { LaneDeps } from './context.js';
 import type { ErpSystemLine } from './system-health.js';
@@ -23,15 +23,13 @@ export class Lanes {
     private readonly deps: LaneDeps,
     tasks: TaskConfig[],
     private readonly signals: RunSignals,
-    onRecord: (task: TaskConfig, record: TaskRecord) => void,
+    records: RunRecords,
   ) {
     const run = {
       system: (name: string, transport: Outage['transport']) => this.system(name, transport),
       failed: (error: unknown) => this.fail(error),
     };
-    this.tasks = tasks.map(
-      (task) => new TaskLanes(task, deps, this.sendsTo(task), run, (record) => onRecord(task, record)),
-    );
+    this.tasks = tasks.map((task) => new TaskLanes(task, deps, this.sendsTo(task), run, records));
   }
 
   /** Every unit sent is settled; the first failure of the run's scope, if any, is thrown. */

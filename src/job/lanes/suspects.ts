@@ -49,7 +49,7 @@ export class Suspects {
   async add(claimed: ClaimedItem, outcome: SettledOutcome): Promise<void> {
     // The lane has stopped on runtime errors already: one more is the same.
     if (this.lane.stopped())
-      return this.ctx.onRecord(
+      return this.ctx.records.task(
         await release(this.ctx, claimed, `${this.lane.downReason()}; left for the next run, no attempt charged`),
       );
     this.held.push({ claimed, outcome });
@@ -84,13 +84,13 @@ export class Suspects {
   async clear(): Promise<void> {
     const held = this.held.splice(0);
     await whenAll(
-      held.map(async ({ claimed, outcome }) => this.ctx.onRecord(await settle(this.ctx, claimed, outcome))),
+      held.map(async ({ claimed, outcome }) => this.ctx.records.task(await settle(this.ctx, claimed, outcome))),
     );
   }
 
   private async releaseAll(reason: string): Promise<void> {
     const held = this.held.splice(0);
     const message = `${reason}; left for the next run, no attempt charged`;
-    await whenAll(held.map(async ({ claimed }) => this.ctx.onRecord(await release(this.ctx, claimed, message))));
+    await whenAll(held.map(async ({ claimed }) => this.ctx.records.task(await release(this.ctx, claimed, message))));
   }
 }

@@ -18,10 +18,10 @@ export async function take(ctx: TaskContext, item: CallItem): Promise<ClaimedIte
   if (held !== undefined) return { ...sent, ...held };
   try {
     const claim = await ctx.deps.claims.acquire(item.doc, ctx.task);
-    if (claim === undefined) ctx.onRecord({ ...base(ctx, item.doc), result: 'CLAIMED_ELSEWHERE' });
+    if (claim === undefined) ctx.records.task({ ...base(ctx, item.doc), result: 'CLAIMED_ELSEWHERE' });
     return claim && { ...sent, ...claim };
   } catch (error) {
-    ctx.onRecord(leftAlone(base(ctx, item.doc), error, 'not claimed, not sent: the next run looks at it again'));
+    ctx.records.task(leftAlone(base(ctx, item.doc), error, 'not claimed, not sent: the next run looks at it again'));
     return undefined;
   }
 }
@@ -37,10 +37,10 @@ export async function renew(ctx: TaskContext, item: ClaimedItem): Promise<Claime
   if ('claim' in renewal) return { ...item, ...renewal.claim };
   if ('unread' in renewal) {
     const state = `its claim could not be written again nor read back, so it was not sent; ${STILL_CLAIMED}`;
-    ctx.onRecord(leftAlone(base(ctx, item.doc), renewal.unread, state));
+    ctx.records.task(leftAlone(base(ctx, item.doc), renewal.unread, state));
     return undefined;
   }
   const why = `not sent: its claim could not be written again before its call (${errorMessage(renewal.refused)})`;
-  ctx.onRecord(await release(ctx, item, why));
+  ctx.records.task(await release(ctx, item, why));
   return undefined;
 }

@@ -3,7 +3,7 @@ import { callFor } from '../../config/templates.js';
 import type { CallAdapter } from '../calls/execute.js';
 import { callAdapter } from '../calls/adapter.js';
 import { afterLink, type AfterLink } from '../calls/after-link.js';
-import type { TaskRecord } from '../records.js';
+import type { RunRecords } from '../run-records.js';
 import type { LaneDeps, TaskContext } from './context.js';
 import { Lane } from './lane.js';
 import type { ErpSystemLine, Outage } from './system-health.js';
@@ -36,14 +36,14 @@ export class TaskLanes {
     /** The systems the task may send to: its `systems`, or every system with a connection for its transport. */
     readonly systems: string[],
     private readonly run: LaneRun,
-    onRecord: (record: TaskRecord) => void,
+    records: RunRecords,
   ) {
     this.call = callFor(task);
     this.ctx = {
       task,
       call: this.call.call,
       deps: { ...deps, log: deps.log.child({ task: task.name }) },
-      onRecord,
+      records,
       now: deps.now,
     };
   }
@@ -89,7 +89,7 @@ export class TaskLanes {
    * given back stays claimed until its claim expires, and the run reports its own failure.
    */
   async giveBack(left: Claim[], message: string): Promise<void> {
-    await Promise.allSettled(left.map(async (claim) => this.ctx.onRecord(await release(this.ctx, claim, message))));
+    await Promise.allSettled(left.map(async (claim) => this.ctx.records.task(await release(this.ctx, claim, message))));
   }
 
   /** Resolves once the task may read its next page: a lane that is not down has room, or none has been met. */

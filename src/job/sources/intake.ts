@@ -3,6 +3,7 @@ import type { InHand } from '../lanes/in-hand.js';
 import type { MappingFile } from '../intake/mapping-schema.js';
 import { runIntake, type IntakeRunDeps } from '../intake/run-intake.js';
 import type { IntakeRecord } from '../records.js';
+import type { RunRecords } from '../run-records.js';
 import type { LabelledFeed } from './labelled-feed.js';
 
 /**
@@ -17,7 +18,7 @@ export async function intakeSource(
   deps: IntakeRunDeps,
   feed: LabelledFeed,
   inHand: InHand,
-  onRecord: (record: IntakeRecord) => void,
+  records: RunRecords,
 ): Promise<void> {
   const afterPage = async (): Promise<void> => {
     await feed.flush();
@@ -28,7 +29,7 @@ export async function intakeSource(
       mapping,
       { ...deps, afterPage },
       (record: IntakeRecord, labelled: RepositoryDocument | undefined) => {
-        onRecord(record);
+        records.intake(record);
         if (labelled !== undefined && record.status === 'READY') feed.add(record.useCase, labelled);
       },
     );

@@ -1,7 +1,7 @@
 import type { Logger } from '../../log.js';
 import type { Claims } from '../claims/claims.js';
 import type { Lanes } from '../lanes/lanes.js';
-import type { BatchLog } from '../report/batch-log.js';
+import type { RunRecords } from '../run-records.js';
 import type { Outage } from '../lanes/system-health.js';
 import { outageText } from '../report/report.js';
 import { whenAll } from '../when-all.js';
@@ -16,10 +16,10 @@ export interface Ended {
  * The last stage, whatever stopped the sources: what the lanes have under way settled, the claims
  * the intake wrote that no lane took given back, the batch logs flushed, and the outages.
  */
-export async function settleRun(lanes: Lanes, claims: Claims, batches: BatchLog[], log: Logger): Promise<Ended> {
+export async function settleRun(lanes: Lanes, claims: Claims, records: RunRecords, log: Logger): Promise<Ended> {
   await Promise.all(lanes.tasks.map((task) => task.drained()));
   await giveBack(lanes, claims);
-  for (const batch of batches) batch.flush();
+  records.tasksEnded();
   return outagesOf(lanes, log);
 }
 

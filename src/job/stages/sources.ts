@@ -7,10 +7,9 @@ import type { MappingFile } from '../intake/mapping-schema.js';
 import type { LaneDeps } from '../lanes/context.js';
 import type { InHand } from '../lanes/in-hand.js';
 import type { Lanes } from '../lanes/lanes.js';
-import type { IntakeRecord } from '../records.js';
-import { BatchLog } from '../report/batch-log.js';
 import { INTAKE, taskPhase } from '../report/report-file.js';
-import { recordIntake, taskSummary, type Phase, type Tally } from '../report/report.js';
+import { taskSummary, type Phase, type Tally } from '../report/report.js';
+import type { RunRecords } from '../run-records.js';
 import type { RunObserver } from '../run-observer.js';
 import type { RunOptions } from '../run-options.js';
 import type { RunSignals } from '../run-signals.js';
@@ -24,8 +23,10 @@ import { whenAll } from '../when-all.js';
 /** What the sources of a run work with. */
 export interface Sources {
   options: RunOptions;
-  /** The intake's and each task's counts and records: what this stage leaves for the report. */
+  /** The intake's and each task's counts (what this stage leaves for the report), kept as its phases go. */
   tally: Tally;
+  /** Where each document's record goes. */
+  records: RunRecords;
   config: Config;
   deps: LaneDeps;
   lanes: Lanes;
@@ -75,20 +76,15 @@ async function labelNew(run: Sources, mapping: MappingFile): Promise<void> {
     folderChain: folderChainProbe(deps.client, deps.log),
     claimAtLabel: options.dryRun || deps.budget.limit !== undefined ? undefined : claimAtLabel(lanes.tasks),
   };
-  const batch = new BatchLog(deps.log, 'documents labelled', { phase: INTAKE }, config.storage.pageSize);
-  const onRecord = (record: IntakeRecord): void => {
-    observer.document(INTAKE, recordIntake(tally, record));
-    batch.add(record.result === 'labelled' ? String(record.status) : record.result);
-  };
   const intake = (): Promise<void> =>
-    intakeSource(mapping, intakeDeps, feed, inHand, onRecord).catch((error: unknown) => {
+    intakeSource(mapping, intakeDeps, feed, inHand, run.records).catch((error: unknown) => {
       run.signals.endReading(error);
       throw error;
     });
   try {
     await timed(tally.intake, reading, intake);
   } finally {
-    batch.flush();
+    run.records.intakeEnded();
   }
 }
 
