@@ -27,6 +27,8 @@ export class StopAwareQueue {
     private readonly stop: AbortSignal,
   ) {
     this.queue = new PQueue({ concurrency });
+    // NEVER is one signal for the whole process: a listener on it would keep every queue made with it alive.
+    if (stop === NEVER) return;
     stop.addEventListener(
       'abort',
       () => {

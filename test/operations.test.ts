@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { getEventListeners } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,7 +8,7 @@ import { sandboxEnv, type Env } from './helpers/env.js';
 import { startCli, type Running } from './helpers/run-cli.js';
 import { type StoredDoc } from '../sandbox/repository/store.js';
 import type { RunReport } from '../src/job/report/report.js';
-import { StopAwareQueue, withinGrace } from '../src/stop.js';
+import { NEVER, StopAwareQueue, withinGrace } from '../src/stop.js';
 import { NotSentError } from '../common/errors.js';
 
 /** Signals, deadlines and overlapping runs, each with real processes against the sandboxes. */
@@ -286,5 +287,15 @@ t.test(
       'grace counted from a stop that came before',
     );
     t.equal(await withinGrace(sleep(5), new AbortController().signal, 20), true, 'work that ends needs no stop');
+  },
+);
+
+t.test(
+  'queues made without a stop leave nothing on the process-wide NEVER: none kept alive, no listener-leak warning',
+  async (t) => {
+    const before = getEventListeners(NEVER, 'abort').length;
+    const queues = Array.from({ length: 20 }, () => new StopAwareQueue(2, NEVER));
+    t.same(await Promise.all(queues.map((queue, i) => queue.run(`call ${i}`, async () => i))), [...Array(20).keys()]);
+    t.equal(getEventListeners(NEVER, 'abort').length, before, 'no abort listener added to NEVER');
   },
 );

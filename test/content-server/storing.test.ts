@@ -241,3 +241,32 @@ t.test("the job's documents are read from SAP, but changed only in the repositor
   t.equal(update.status, 409);
   t.match(update.error, /repository document/);
 });
+
+t.test(
+  'docGet of a document of 12 components streams each in turn and leaves no listener behind on the answer',
+  async (t) => {
+    const env = await servedEnv(t);
+    await env.trust('dsa.crt');
+    t.equal((await env.call('PUT', urls.createPutA, 'first')).status, 201);
+    const pages = Array.from({ length: 12 }, (_, i) => ({
+      headers: { 'X-compId': `page${i}`, 'Content-Type': 'text/plain' },
+      body: `page ${i} `.repeat(1000),
+    }));
+    t.equal((await env.call('POST', urls.updatePostA, multipart(pages), MULTIPART)).status, 200);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    const whole = await env.call('GET', urls.docGetA);
+    await new Promise((resolve) => setImmediate(resolve)); // a warning is emitted on the next tick
+    process.off('warning', onWarning);
+    t.equal(whole.status, 200, String(whole.error));
+    const text = whole.body.toString();
+    t.equal(text.match(/X-compId: page\d+/g)?.length, 12, 'every component');
+    t.ok(text.includes(`page 11 `.repeat(1000)), 'each component whole');
+    t.same(
+      warnings.filter((w) => w.startsWith('MaxListenersExceededWarning')),
+      [],
+      'no listener-leak warning',
+    );
+  },
+);
