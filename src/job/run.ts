@@ -103,7 +103,7 @@ async function work(frame: RunFrame, results: StageResults): Promise<void> {
   if (signals.stop.aborted) return;
   const repository = (results.repository = await connectRepository(prepared, options.dryRun, log));
   if (signals.stop.aborted) return;
-  const deps = (results.deps = await connectErp(prepared, repository, { ...frame, stop: signals.stop }));
+  const deps = (results.deps = await connectErp(prepared, repository, frame));
   const tally = (results.tally = newTally(
     options.dryRun,
     prepared.tasks.map((task) => task.name),

@@ -14,9 +14,10 @@ export interface MappingRead {
 }
 
 /**
- * The mapping file's usable entries (`loaded`, undefined when the file cannot be used at all). Its problems are the run's (exit 2), but documents already
- * labelled are no less ready: an entry with a problem stops its own folder's intake, a file that
- * cannot be used at all stops the intake, and the tasks run either way.
+ * The mapping file's usable entries (`loaded`, undefined when the file cannot be used at all). Its
+ * problems are the run's (exit 2), but documents already labelled are no less ready: an entry with
+ * a problem stops its own folder's intake, a file that cannot be used at all stops the intake, and
+ * the tasks run either way.
  */
 export async function usableMapping(
   client: RepositoryClient,

@@ -8,8 +8,9 @@ import { SystemHealth, type Outage } from './system-health.js';
 import { TaskLanes } from './task-lanes.js';
 
 /**
- * A run's lanes: one TaskLanes per task, the SAP systems they share (call slots and health), and
- * A failure of the run's scope in any lane ends the sources' reading (RunSignals) and is thrown by `drained`.
+ * A run's lanes: one TaskLanes per task, and the SAP systems they share (call slots and health).
+ * A failure of the run's scope in any lane ends the sources' reading (RunSignals) and is thrown by
+ * `drained`.
  */
 export class Lanes {
   readonly tasks: TaskLanes[];

@@ -106,6 +106,7 @@ function totals(report: RunReport): Html {
   }
   return table(['phase', 'result', 'documents'], rows);
 }
+
 type Attention = { failed: Row[]; waiting: Row[]; wouldProcess: Row[]; done: Row[] };
 
 /**

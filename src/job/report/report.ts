@@ -134,11 +134,11 @@ function list<T>(phase: { documents: T[]; unlisted: number }, record: T): void {
  * Counts and lists an intake record, and returns it as the report keeps it: in a dry run nothing
  * was written, so what the intake labelled is `planned`.
  */
-export function recordIntake(report: Tally, emitted: IntakeRecord): IntakeRecord {
+export function recordIntake(tally: Tally, emitted: IntakeRecord): IntakeRecord {
   const record: IntakeRecord =
-    report.dryRun && emitted.result === 'labelled' ? { ...emitted, result: 'planned' } : emitted;
-  list(report.intake, record);
-  const counts = report.intake.counts;
+    tally.dryRun && emitted.result === 'labelled' ? { ...emitted, result: 'planned' } : emitted;
+  list(tally.intake, record);
+  const counts = tally.intake.counts;
   if (record.result === 'error') counts.errors++;
   else if (record.result === 'skipped') counts.skipped++;
   else {
@@ -150,21 +150,21 @@ export function recordIntake(report: Tally, emitted: IntakeRecord): IntakeRecord
 }
 
 /** A task's entry, made before the task begins: a task that never ran, or had nothing to do, is reported too. */
-export function taskSummary(report: Pick<Tally, 'tasks'>, task: string): TaskSummary {
-  report.tasks[task] ??= { state: 'not run', counts: {}, documents: [], unlisted: 0, durationMs: 0 };
-  return report.tasks[task];
+export function taskSummary(tally: Pick<Tally, 'tasks'>, task: string): TaskSummary {
+  tally.tasks[task] ??= { state: 'not run', counts: {}, documents: [], unlisted: 0, durationMs: 0 };
+  return tally.tasks[task];
 }
 
 /**
  * Counts and lists a task record, and returns it as the report keeps it: in a dry run a document
  * whose work SAP already has was not marked DONE, only found so.
  */
-export function recordTask(report: Tally, emitted: TaskRecord): TaskRecord {
+export function recordTask(tally: Tally, emitted: TaskRecord): TaskRecord {
   const record: TaskRecord =
-    report.dryRun && emitted.result === 'DONE'
+    tally.dryRun && emitted.result === 'DONE'
       ? { ...emitted, result: 'PLANNED', message: 'already in SAP: would be marked DONE' }
       : emitted;
-  const summary = taskSummary(report, record.task);
+  const summary = taskSummary(tally, record.task);
   list(summary, record);
   summary.counts[record.result] = (summary.counts[record.result] ?? 0) + 1;
   return record;

@@ -10,6 +10,7 @@ import type { LaneDeps } from '../lanes/context.js';
 import type { SendBudget } from '../lanes/send-budget.js';
 import type { RunObserver } from '../run-observer.js';
 import type { RunOptions } from '../run-options.js';
+import type { RunSignals } from '../run-signals.js';
 import { scopeCondition } from '../scope.js';
 import type { Prepared } from './prepare.js';
 
@@ -43,12 +44,13 @@ export async function connectErp(
     options: RunOptions;
     runId: string;
     log: Logger;
-    stop: AbortSignal;
+    signals: RunSignals;
     budget: SendBudget;
     observer: RunObserver;
   },
 ): Promise<LaneDeps> {
-  const { options, log, stop, observer } = run;
+  const { options, log, observer } = run;
+  const { stop } = run.signals;
   const systems = new Map(config.erp.systems.map((system) => [system.name, system]));
   // Each system's RFC and Rest clients and its call slots listen on the stop: more than Node's default of 10 warns about.
   setMaxListeners(RUN_LISTENERS + 3 * systems.size, stop);
